@@ -1,0 +1,138 @@
+# nlpipe — one plain Makefile.
+#
+#   make                 build libnlpipe.a, every tool in bin/ and the developer tools in tools/
+#   make test            install missing Debian packages, build, run unit + CLI + golden tests
+#   make asan            the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make demo            the main job on embedded defaults (see README.md)
+#   make bench [BENCH=name]   benchmarks, one line name<TAB>value<TAB>unit each
+#   make install PREFIX=/usr/local
+#
+# Sources are discovered: lib/<layer>/*.c go into the library, bin/<tool>.c is one
+# tool each (bin/common/*.c is linked into every tool), tools/<name>.c is one
+# developer tool each, tests/unit/test_<name>.c is one unit-test program each.
+
+VERSION   := 0.1.0
+CC        ?= cc
+CFLAGS    ?= -O2 -g -march=native
+WARN      := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wstrict-prototypes -Wmissing-prototypes
+OPENMP    ?= -fopenmp
+CPPFLAGS  += -Ilib -Ibin -D_GNU_SOURCE -DNLP_VERSION='"$(VERSION)"'
+ALLCFLAGS  = -std=c11 $(WARN) $(OPENMP) $(CFLAGS) $(CPPFLAGS)
+LDLIBS    += -lutf8proc -lyaml -ljansson -lopenblas -lm -lpthread
+PREFIX    ?= /usr/local
+SHARED    ?= ../shared
+
+# BUILD holds objects; BINDIR the tools. `make asan` uses its own pair so the
+# sanitized and the normal build never mix.
+BUILD     ?= build
+BINDIR    ?= bin
+TOOLDIR   ?= tools
+
+LIB_SRC   := $(sort $(wildcard lib/*/*.c))
+LAYERS    := base text tok nn model train decode eval
+LIB_HDR   := $(foreach l,$(LAYERS),$(sort $(wildcard lib/$(l)/*.h)))
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB       := $(BUILD)/libnlpipe.a
+CLI_SRC   := $(sort $(wildcard bin/common/*.c))
+CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TOOL_SRC  := $(sort $(wildcard bin/*.c))
+TOOLS     := $(TOOL_SRC:bin/%.c=$(BINDIR)/%)
+DEV_SRC   := $(sort $(wildcard tools/*.c))
+DEVTOOLS  := $(DEV_SRC:tools/%.c=$(TOOLDIR)/%)
+UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
+UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+DEPS_OK   := $(BUILD)/.deps-ok
+
+MAKEFLAGS += --no-builtin-rules
+.SUFFIXES:
+.SECONDARY:
+
+.PHONY: all lib tools units test asan demo bench install uninstall clean deps check-deps
+.DEFAULT_GOAL := all
+
+all: $(TOOLS) $(DEVTOOLS) $(UNITS)
+lib: $(LIB)
+tools: $(TOOLS) $(DEVTOOLS)
+units: $(UNITS)
+
+# Missing Debian packages are installed once; the stamp keeps later builds quiet.
+$(DEPS_OK): tools/install-deps
+	@tools/install-deps
+	@mkdir -p $(@D) && touch $@
+deps: $(DEPS_OK)
+
+$(BUILD)/%.o: %.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(ALLCFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BINDIR)/%: $(BUILD)/bin/%.o $(CLI_OBJ) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(OPENMP) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJ) $(LIB) $(LDLIBS)
+
+$(TOOLDIR)/%: $(BUILD)/tools/%.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(OPENMP) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(OPENMP) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+# The test command of README.md. tests/run prints the final `N passed, N failed`.
+test: $(DEPS_OK)
+	@$(MAKE) --no-print-directory all
+	@NLPIPE_BIN=$(abspath $(BINDIR)) NLPIPE_TOOLS=$(abspath $(TOOLDIR)) \
+	  NLPIPE_UNITS=$(abspath $(BUILD)/tests) SHARED=$(abspath $(SHARED)) tests/run
+
+ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+asan: $(DEPS_OK)
+	@$(MAKE) --no-print-directory all BUILD=build/asan BINDIR=build/asan/bin \
+	  TOOLDIR=build/asan/tools CFLAGS='$(ASAN_FLAGS) -march=native'
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86 UBSAN_OPTIONS=print_stacktrace=1 \
+	  NLPIPE_ASAN=1 NLPIPE_BIN=$(abspath build/asan/bin) NLPIPE_TOOLS=$(abspath build/asan/tools) \
+	  NLPIPE_UNITS=$(abspath build/asan/tests) SHARED=$(abspath $(SHARED)) tests/run
+
+demo: $(DEPS_OK)
+	@$(MAKE) --no-print-directory all
+	@NLPIPE_BIN=$(abspath $(BINDIR)) tools/demo
+
+bench: $(DEPS_OK)
+	@$(MAKE) --no-print-directory all
+	@NLPIPE_BIN=$(abspath $(BINDIR)) NLPIPE_TOOLS=$(abspath $(TOOLDIR)) \
+	  SHARED=$(abspath $(SHARED)) tools/bench/run $(BENCH)
+
+# The one public header: includes every module header, bottom layer first.
+$(BUILD)/nlpipe.h: $(LIB_HDR)
+	@mkdir -p $(@D)
+	@{ echo '/* nlpipe.h — public interface of libnlpipe $(VERSION) (generated). */'; \
+	  echo '#ifndef NLPIPE_H'; echo '#define NLPIPE_H'; \
+	  for h in $(LIB_HDR); do echo "#include \"$${h#lib/}\""; done; \
+	  echo '#endif'; } > $@
+
+install: all $(BUILD)/nlpipe.h
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	  $(DESTDIR)$(PREFIX)/include/nlpipe $(DESTDIR)$(PREFIX)/share/man/man1
+	$(if $(TOOLS),install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin)
+	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib
+	install -m 644 $(BUILD)/nlpipe.h $(DESTDIR)$(PREFIX)/include/nlpipe/nlpipe.h
+	printf '%s\n' 'prefix=$(PREFIX)' 'Name: nlpipe' 'Description: Transformer NLP toolchain core library' \
+	  'Version: $(VERSION)' 'Cflags: -I$${prefix}/include/nlpipe -fopenmp' \
+	  'Libs: -L$${prefix}/lib -lnlpipe -fopenmp $(LDLIBS)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/nlpipe.pc
+	for h in $(LIB_HDR); do \
+	  d=$(DESTDIR)$(PREFIX)/include/nlpipe/$$(basename $$(dirname $$h)); \
+	  install -d $$d && install -m 644 $$h $$d; done
+	$(if $(wildcard man/man1/*.1),install -m 644 $(wildcard man/man1/*.1) $(DESTDIR)$(PREFIX)/share/man/man1)
+
+uninstall:
+	rm -f $(TOOLS:$(BINDIR)/%=$(DESTDIR)$(PREFIX)/bin/%) $(DESTDIR)$(PREFIX)/lib/libnlpipe.a
+	rm -rf $(DESTDIR)$(PREFIX)/include/nlpipe $(DESTDIR)$(PREFIX)/lib/pkgconfig/nlpipe.pc
+	rm -f $(patsubst man/man1/%,$(DESTDIR)$(PREFIX)/share/man/man1/%,$(wildcard man/man1/*.1))
+
+clean:
+	rm -rf build $(TOOLS) $(DEVTOOLS)
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNITS:$(BUILD)/tests/%=$(BUILD)/tests/unit/%.d) \
+         $(TOOL_SRC:%.c=$(BUILD)/%.d) $(DEV_SRC:%.c=$(BUILD)/%.d)

@@ -1,0 +1,367 @@
+/*
+ * cli.c — option tables, config files and messages for every tool. See cli.h.
+ */
+#include "common/cli.h"
+#include "base/config.h"
+#include "base/mem.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_verbosity = 0;
+const char *cli_prog = "nlpipe";
+
+static nlp_config *configs;
+static size_t nconfigs;
+
+enum {
+    B_HELP = 'h', B_VERSION = 'V', B_CONFIG = 'c', B_QUIET = 'q', B_VERBOSE = 'v',
+    B_DUMP = 900,
+    OPT_BASE = 1000,  /* OPT_BASE + i: option i */
+    NEG_BASE = 20000, /* NEG_BASE + i: --no-NAME of option i */
+};
+
+static void vmsg(const char *fmt, va_list ap)
+{
+    fprintf(stderr, "%s: ", cli_prog);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg(fmt, ap);
+    va_end(ap);
+}
+
+void cli_info(const char *fmt, ...)
+{
+    if (cli_verbosity < 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg(fmt, ap);
+    va_end(ap);
+}
+
+void cli_debug(const char *fmt, ...)
+{
+    if (cli_verbosity < 1) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg(fmt, ap);
+    va_end(ap);
+}
+
+void cli_die(int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg(fmt, ap);
+    va_end(ap);
+    exit(status);
+}
+
+void cli_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg(fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "Try '%s --help' for more information.\n", cli_prog);
+    exit(NLP_EXIT_USAGE);
+}
+
+void cli_fail(int rc)
+{
+    const char *m = nlp_errmsg();
+    fprintf(stderr, "%s: %s\n", cli_prog, *m ? m : nlp_status_name(rc));
+    exit(nlp_exit_code(rc));
+}
+
+int cli_parse_long(const char *s, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno) return nlp_error(NLP_EINVAL, "'%s' is not an integer", s);
+    *out = v;
+    return NLP_OK;
+}
+
+int cli_parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno == ERANGE || !isfinite(v)) return nlp_error(NLP_EINVAL, "'%s' is not a finite number", s);
+    *out = v;
+    return NLP_OK;
+}
+
+static int choices_msg(const struct cli_opt *o, const char *arg)
+{
+    nlp_buf b = {0};
+    for (int i = 0; o->choices[i]; i++) {
+        if (i) nlp_buf_puts(&b, o->choices[i + 1] ? ", " : " or ");
+        nlp_buf_puts(&b, o->choices[i]);
+    }
+    int rc = nlp_error(NLP_EINVAL, "'%s' is not one of %s", arg, b.data ? b.data : "");
+    nlp_buf_free(&b);
+    return rc;
+}
+
+/* Applies `arg` to option o. Returns 0 or NLP_EINVAL with a message. */
+static int apply(struct cli *c, const struct cli_opt *o, const char *arg, int from_config)
+{
+    switch (o->kind) {
+    case CLI_BOOL: {
+        if (!from_config) {
+            *(int *)o->dest = 1;
+            return NLP_OK;
+        }
+        int b = arg ? nlp_parse_bool(arg) : -1;
+        if (b < 0) return nlp_error(NLP_EINVAL, "'%s' is not a boolean (true or false)", arg ? arg : "~");
+        *(int *)o->dest = b;
+        return NLP_OK;
+    }
+    case CLI_INT: {
+        long v;
+        if (!arg) return nlp_error(NLP_EINVAL, "a value is required");
+        if (cli_parse_long(arg, &v)) return NLP_EINVAL;
+        if (o->min < o->max && (v < o->min || v > o->max))
+            return nlp_error(NLP_EINVAL, "%ld is out of range (%.0f to %.0f)", v, o->min, o->max);
+        *(long *)o->dest = v;
+        return NLP_OK;
+    }
+    case CLI_DOUBLE: {
+        double v;
+        if (!arg) return nlp_error(NLP_EINVAL, "a value is required");
+        if (cli_parse_double(arg, &v)) return NLP_EINVAL;
+        if (o->min < o->max && (v < o->min || v > o->max))
+            return nlp_error(NLP_EINVAL, "%g is out of range (%g to %g)", v, o->min, o->max);
+        *(double *)o->dest = v;
+        return NLP_OK;
+    }
+    case CLI_STR:
+        *(const char **)o->dest = arg;
+        return NLP_OK;
+    case CLI_CHOICE:
+        if (!arg) return choices_msg(o, "~");
+        for (int i = 0; o->choices[i]; i++)
+            if (strcmp(arg, o->choices[i]) == 0) {
+                *(int *)o->dest = i;
+                return NLP_OK;
+            }
+        return choices_msg(o, arg);
+    case CLI_CALL: {
+        int rc = o->call(o, arg, c->ctx);
+        if (rc && !*nlp_errmsg()) nlp_error(rc, "invalid value '%s'", arg ? arg : "");
+        return rc;
+    }
+    }
+    return NLP_EINVAL;
+}
+
+static void print_number(FILE *f, double v)
+{
+    char tmp[64];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+        if (strtod(tmp, NULL) == v) break;
+    }
+    /* keep it a float for YAML readers: 1 → 1.0 */
+    if (!strpbrk(tmp, ".eEin")) strcat(tmp, ".0");
+    fputs(tmp, f);
+}
+
+static void dump_config(struct cli *c)
+{
+    printf("# %s (nlpipe) %s: effective configuration\n", c->prog, NLP_VERSION);
+    for (struct cli_opt *o = c->opts; o->name; o++) {
+        if (o->flags & CLI_NOCONFIG) continue;
+        nlp_buf b = {0};
+        switch (o->kind) {
+        case CLI_BOOL: nlp_buf_puts(&b, *(int *)o->dest ? "true" : "false"); break;
+        case CLI_INT: nlp_buf_printf(&b, "%ld", *(long *)o->dest); break;
+        case CLI_DOUBLE: break;
+        case CLI_STR: nlp_yaml_scalar(&b, *(const char **)o->dest); break;
+        case CLI_CHOICE: nlp_yaml_scalar(&b, o->choices[*(int *)o->dest]); break;
+        case CLI_CALL:
+            if (!o->show) continue;
+            nlp_yaml_scalar(&b, o->show(o, c->ctx));
+            break;
+        }
+        printf("%s: ", o->name);
+        if (o->kind == CLI_DOUBLE) print_number(stdout, *(double *)o->dest);
+        else fputs(b.data ? b.data : "", stdout);
+        putchar('\n');
+        nlp_buf_free(&b);
+    }
+}
+
+static void option_error(int ch, char **argv, const struct option *lopts, const char *shortopts)
+{
+    const char *bad = argv[optind - 1];
+    if (ch == ':') {
+        if (optopt && optopt < 256) cli_usage_error("option requires an argument -- '%c'", optopt);
+        cli_usage_error("option '%s' requires an argument", bad);
+    }
+    if (optopt && optopt < 256 && !(bad[0] == '-' && bad[1] == '-')) cli_usage_error("invalid option -- '%c'", optopt);
+    if (optopt >= OPT_BASE || optopt == B_DUMP) {
+        /* a long option given an argument it does not take */
+        for (int i = 0; lopts[i].name; i++)
+            if (lopts[i].val == optopt) cli_usage_error("option '--%s' doesn't allow an argument", lopts[i].name);
+    }
+    (void)shortopts;
+    if (bad[0] == '-' && bad[1] == '-') {
+        /* prefix of several options, or unknown */
+        const char *name = bad + 2;
+        size_t n = strcspn(name, "=");
+        int hits = 0;
+        for (int i = 0; lopts[i].name; i++) hits += strncmp(lopts[i].name, name, n) == 0;
+        if (hits > 1) cli_usage_error("option '%.*s' is ambiguous", (int)(n + 2), bad);
+        cli_usage_error("unrecognized option '%.*s'", (int)(n + 2), bad);
+    }
+    cli_usage_error("invalid option '%s'", bad);
+}
+
+int cli_parse(struct cli *c, int argc, char **argv)
+{
+    cli_prog = c->prog;
+    size_t nopt = 0;
+    while (c->opts[nopt].name) nopt++;
+
+    /* getopt tables: each option, its --no- form, and the built-ins */
+    struct option *lo = nlp_calloc(2 * nopt + 8, sizeof *lo);
+    char *so = nlp_malloc(3 * nopt + 32);
+    int *short_to = nlp_calloc(256, sizeof *short_to);
+    if (!lo || !so || !short_to) cli_fail(NLP_ENOMEM);
+    size_t k = 0;
+    char *sp = so;
+    sp += sprintf(sp, ":hVc:qv");
+    for (size_t i = 0; i < nopt; i++) {
+        const struct cli_opt *o = &c->opts[i];
+        int has = (o->kind == CLI_BOOL || (o->flags & CLI_NOARG)) ? no_argument
+                  : (o->flags & CLI_OPTARG)                        ? optional_argument
+                                                                   : required_argument;
+        lo[k++] = (struct option){o->name, has, NULL, OPT_BASE + (int)i};
+        if (o->kind == CLI_BOOL && (o->flags & CLI_NEGATABLE)) {
+            char *neg = nlp_malloc(strlen(o->name) + 4);
+            if (!neg) cli_fail(NLP_ENOMEM);
+            sprintf(neg, "no-%s", o->name);
+            lo[k++] = (struct option){neg, no_argument, NULL, NEG_BASE + (int)i};
+        }
+        if (o->key > 0 && o->key < 256) {
+            short_to[o->key] = (int)i + 1;
+            *sp++ = (char)o->key;
+            if (has == required_argument) *sp++ = ':';
+            if (has == optional_argument) {
+                *sp++ = ':';
+                *sp++ = ':';
+            }
+        }
+    }
+    *sp = 0;
+    lo[k++] = (struct option){"help", no_argument, NULL, B_HELP};
+    lo[k++] = (struct option){"version", no_argument, NULL, B_VERSION};
+    lo[k++] = (struct option){"config", required_argument, NULL, B_CONFIG};
+    lo[k++] = (struct option){"dump-config", no_argument, NULL, B_DUMP};
+    lo[k++] = (struct option){"quiet", no_argument, NULL, B_QUIET};
+    lo[k++] = (struct option){"verbose", no_argument, NULL, B_VERBOSE};
+    lo[k] = (struct option){0};
+
+    /* pass 1: syntax, built-ins, config files */
+    int help = 0, version = 0, dump = 0, ch;
+    const char **cfg = nlp_calloc((size_t)argc + 1, sizeof *cfg);
+    size_t ncfg = 0;
+    if (!cfg) cli_fail(NLP_ENOMEM);
+    opterr = 0;
+    optind = 0;
+    while ((ch = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+        switch (ch) {
+        case B_HELP: help = 1; break;
+        case B_VERSION: version = 1; break;
+        case B_CONFIG: cfg[ncfg++] = optarg; break;
+        case B_DUMP: dump = 1; break;
+        case '?':
+        case ':': option_error(ch, argv, lo, so);
+        default: break;
+        }
+    }
+    if (help) {
+        fputs(c->usage, stdout);
+        exit(0);
+    }
+    if (version) {
+        printf("%s (nlpipe) %s\n", c->prog, NLP_VERSION);
+        exit(0);
+    }
+
+    configs = nlp_calloc(ncfg + 1, sizeof *configs);
+    if (!configs) cli_fail(NLP_ENOMEM);
+    for (size_t f = 0; f < ncfg; f++) {
+        nlp_config *cf = &configs[nconfigs++];
+        int rc = nlp_config_load(cf, cfg[f]);
+        if (rc) cli_die(rc == NLP_EIO ? NLP_EXIT_FAILURE : NLP_EXIT_FORMAT, "%s", nlp_errmsg());
+        for (size_t e = 0; e < cf->n; e++) {
+            const nlp_config_entry *en = &cf->e[e];
+            const struct cli_opt *o = NULL;
+            for (size_t i = 0; i < nopt; i++)
+                if (strcmp(c->opts[i].name, en->key) == 0 && !(c->opts[i].flags & CLI_NOCONFIG)) o = &c->opts[i];
+            if (!o)
+                cli_die(NLP_EXIT_FORMAT, "'%s' line %d: unknown key '%s' (keys are the long option names of '%s --help')",
+                        cf->path, en->line, en->key, c->prog);
+            if (apply(c, o, en->value, 1))
+                cli_die(NLP_EXIT_FORMAT, "'%s' line %d: invalid value for '%s': %s", cf->path, en->line, en->key,
+                        nlp_errmsg());
+        }
+    }
+
+    /* pass 2: flags override config */
+    optind = 0;
+    while ((ch = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+        const struct cli_opt *o = NULL;
+        const char *shown = NULL;
+        if (ch == B_QUIET) cli_verbosity = -1;
+        else if (ch == B_VERBOSE) cli_verbosity = cli_verbosity < 0 ? 1 : cli_verbosity + 1;
+        else if (ch >= NEG_BASE) {
+            *(int *)c->opts[ch - NEG_BASE].dest = 0;
+            continue;
+        } else if (ch >= OPT_BASE) o = &c->opts[ch - OPT_BASE];
+        else if (ch > 0 && ch < 256 && short_to[ch]) o = &c->opts[short_to[ch] - 1];
+        if (!o) continue;
+        if (apply(c, o, optarg, 0)) {
+            static char flag[80];
+            if (ch < 256) snprintf(flag, sizeof flag, "-%c", ch);
+            else snprintf(flag, sizeof flag, "--%s", o->name);
+            shown = flag;
+            cli_usage_error("invalid value for %s: %s", shown, nlp_errmsg());
+        }
+    }
+    int first = optind;
+    if (dump) {
+        dump_config(c);
+        exit(0);
+    }
+    for (size_t i = 0; i < k; i++)
+        if (lo[i].val >= NEG_BASE) free((char *)lo[i].name);
+    free(lo);
+    free(so);
+    free(short_to);
+    free(cfg);
+    return first;
+}
+
+void cli_free(void)
+{
+    for (size_t i = 0; i < nconfigs; i++) nlp_config_free(&configs[i]);
+    free(configs);
+    configs = NULL;
+    nconfigs = 0;
+}

@@ -1,0 +1,89 @@
+/*
+ * cli.h — the command-line layer every tool shares: one declarative option
+ * table per tool, parsed by getopt_long, with YAML config files whose keys
+ * are the long option names, --dump-config, --help/--version, and the
+ * message/exit conventions of shared/CLI.md.
+ *
+ * Order of precedence: built-in defaults < config files (-c, repeatable, later
+ * wins) < flags. Config keys that are unknown or of the wrong type are errors
+ * naming file and line (exit 3); bad flag values are usage errors (exit 2).
+ *
+ * This lives in bin/ because it prints and exits; lib/ never does.
+ */
+#ifndef NLP_BIN_CLI_H
+#define NLP_BIN_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/err.h"
+
+enum cli_kind {
+    CLI_BOOL,   /* int*: flag sets 1; with CLI_NEGATABLE also --no-NAME sets 0 */
+    CLI_INT,    /* long*: integer, range [min, max] when min < max */
+    CLI_DOUBLE, /* double*: finite number, range [min, max] when min < max */
+    CLI_STR,    /* char**: the string (not copied: argv or config storage, alive until cli_free) */
+    CLI_CHOICE, /* int*: index into choices */
+    CLI_CALL,   /* custom: call(opt, arg, ctx) returns 0 or an NLP_E* status with nlp_error set */
+};
+
+enum {
+    CLI_NOCONFIG = 1,  /* flag only: not accepted in config files, not dumped */
+    CLI_NEGATABLE = 2, /* CLI_BOOL: also accept --no-NAME */
+    CLI_OPTARG = 4,    /* the argument is optional (--name[=ARG]); CLI_CALL gets NULL when absent */
+    CLI_NOARG = 8,     /* CLI_CALL takes no argument (called with NULL) */
+};
+
+struct cli_opt {
+    const char *name;  /* long name and YAML key */
+    int key;           /* short option character, or 0 */
+    enum cli_kind kind;
+    void *dest;
+    const char *const *choices; /* CLI_CHOICE: NULL-terminated list */
+    double min, max;
+    int flags;
+    int (*call)(const struct cli_opt *o, const char *arg, void *ctx);
+    /* CLI_CALL: how --dump-config shows the current value (NULL = not dumped) */
+    const char *(*show)(const struct cli_opt *o, void *ctx);
+};
+
+struct cli {
+    const char *prog;   /* tool name used in messages */
+    const char *usage;  /* the whole --help text */
+    struct cli_opt *opts; /* terminated by an entry with name == NULL */
+    void *ctx;          /* passed to call/show */
+};
+
+/* Verbosity from -q/-v (built in): -1 quiet, 0 normal, 1+ verbose. */
+extern int cli_verbosity;
+extern const char *cli_prog;
+
+/* Parses argv. Handles -h/--help, -V/--version, -c/--config, --dump-config,
+ * -q/--quiet and -v/--verbose itself. Exits 0 after help/version/dump-config,
+ * 2 on usage errors, 3 on config-file errors. Returns the index of the first
+ * positional argument (argv is permuted as getopt_long does). */
+int cli_parse(struct cli *c, int argc, char **argv);
+
+/* Releases config storage (strings from config files stay valid until then). */
+void cli_free(void);
+
+/* "prog: message" on stderr. */
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Like cli_warn but only when not quiet / when verbose. */
+void cli_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* "prog: message" and exit with `status`. */
+_Noreturn void cli_die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Usage error: "prog: message" + "Try 'prog --help' for more information.", exit 2. */
+_Noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Library failure: prints nlp_errmsg() and exits with nlp_exit_code(rc). */
+_Noreturn void cli_fail(int rc);
+
+/* Parses helpers for CLI_CALL handlers: 0 or NLP_EINVAL with message set. */
+int cli_parse_long(const char *s, long *out);
+int cli_parse_double(const char *s, double *out);
+
+#endif

@@ -1,0 +1,55 @@
+/*
+ * config.h — YAML configuration files (libyaml), flat key → value.
+ *
+ * A config file is one YAML mapping whose keys are the tools' long option
+ * names (`vocab-size: 32000`). Values are scalars or flow/block sequences of
+ * scalars (kept joined with ','). `~`/`null` values are kept as NULL so that
+ * "unset" can be expressed. Nested mappings, anchors/aliases, several
+ * documents and duplicate keys are rejected with the file, line and column.
+ * Interpretation of keys and values (which keys exist, their types) belongs
+ * to the caller; lib/ only parses and reports where things are.
+ *
+ * Not here: the option tables (bin/common/cli.c), model presets (lib/model).
+ */
+#ifndef NLP_BASE_CONFIG_H
+#define NLP_BASE_CONFIG_H
+
+#include <stddef.h>
+
+#include "base/mem.h"
+
+typedef struct nlp_config_entry {
+    char *key;
+    char *value; /* NULL for ~/null */
+    int line;    /* 1-based line of the key */
+    int is_list; /* value came from a sequence */
+} nlp_config_entry;
+
+typedef struct nlp_config {
+    nlp_config_entry *e;
+    size_t n, cap;
+    char *path; /* file name for messages */
+} nlp_config;
+
+/* Parses `path` ("-" = stdin). On error returns NLP_EIO (cannot read) or
+ * NLP_EFORMAT ("'f.yaml' line 3, column 5: ..."). The caller frees with
+ * nlp_config_free, also after an error. */
+int nlp_config_load(nlp_config *c, const char *path);
+
+/* Same from a string already in memory; `name` is used in messages. */
+int nlp_config_parse(nlp_config *c, const char *text, size_t len, const char *name);
+
+void nlp_config_free(nlp_config *c);
+
+/* The entry for `key`, or NULL. */
+const nlp_config_entry *nlp_config_get(const nlp_config *c, const char *key);
+
+/* Appends `s` as a YAML scalar that reads back as exactly s (plain when that
+ * is safe, double-quoted otherwise). NULL is written as `~`. */
+int nlp_yaml_scalar(nlp_buf *b, const char *s);
+
+/* Parses a YAML boolean (true/false/yes/no/on/off/1/0, any case):
+ * 1 or 0, or -1 if it is none of them. */
+int nlp_parse_bool(const char *s);
+
+#endif

@@ -1,0 +1,121 @@
+/*
+ * io.h — streaming line reader, buffered atomic writer, whole-file reads and
+ * read-only mappings.
+ *
+ * Reader: lines of any length (memory is the only limit) from a file or a
+ * pipe, zero-copy, with the line number and byte offset kept for error
+ * messages. Path "-" is standard input.
+ *
+ * Writer: buffered output. For a named file the bytes go to a temporary file
+ * in the same directory, and nlp_writer_close() flushes, fsyncs and renames it
+ * over the target (then fsyncs the directory), so a reader never sees a half
+ * file and an interrupted run leaves the old file intact. Path "-" writes to
+ * standard output directly.
+ *
+ * Not here: decoding of the bytes (lib/text), binary formats (their modules).
+ */
+#ifndef NLP_BASE_IO_H
+#define NLP_BASE_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+// --- reader
+
+typedef struct nlp_reader nlp_reader;
+
+enum nlp_newline {
+    NLP_NL_LF = 0,        /* lines end at '\n' (the '\r' of "\r\n" stays in the line) */
+    NLP_NL_UNIVERSAL = 1, /* "\n", "\r\n" and a lone "\r" all end a line (Python's universal newlines) */
+};
+
+/* Opens `path` ("-" = stdin). On failure returns NLP_EIO with
+ * "cannot open 'path': reason". The caller frees with nlp_reader_close. */
+int nlp_reader_open(nlp_reader **r, const char *path);
+
+/* Wraps an open descriptor; `name` is used in messages (copied). If `own`,
+ * close() is called on it by nlp_reader_close. */
+int nlp_reader_from_fd(nlp_reader **r, int fd, const char *name, int own);
+
+void nlp_reader_set_newline(nlp_reader *r, enum nlp_newline mode);
+
+/* Reads the next line. Returns 1 and sets *line and *len (terminator removed, the
+ * line NUL-terminated in place; embedded NULs possible, so use *len), 0 at end
+ * of input, or NLP_EIO. The pointer stays valid until the next call. A final
+ * line without a terminator is still returned. */
+int nlp_reader_line(nlp_reader *r, char **line, size_t *len);
+
+/* Reads up to n raw bytes (for binary streams); *got = 0 at end. Mixing with
+ * nlp_reader_line is allowed. Returns 0 or NLP_EIO. */
+int nlp_reader_read(nlp_reader *r, void *buf, size_t n, size_t *got);
+
+/* Reads exactly n bytes: 0, or NLP_EFORMAT "'name': truncated at byte X" when
+ * input ends early, or NLP_EIO. */
+int nlp_reader_read_exact(nlp_reader *r, void *buf, size_t n);
+
+const char *nlp_reader_name(const nlp_reader *r);
+uint64_t nlp_reader_lineno(const nlp_reader *r);      /* 1-based number of the last line returned */
+uint64_t nlp_reader_line_offset(const nlp_reader *r); /* byte offset where that line starts */
+uint64_t nlp_reader_offset(const nlp_reader *r);      /* bytes consumed so far */
+int nlp_reader_had_newline(const nlp_reader *r);      /* did the last line end with a terminator */
+void nlp_reader_close(nlp_reader *r);
+
+/* Reads every line of `path` into an array of NUL-terminated strings stored
+ * in one block. *lines and the block are freed together with free(*lines).
+ * Returns 0 or a negative status. */
+int nlp_read_lines(const char *path, enum nlp_newline mode, char ***lines, size_t *n);
+
+// --- writer
+
+typedef struct nlp_writer nlp_writer;
+
+enum {
+    NLP_W_DIRECT = 1, /* write a named file in place, not through temp + rename */
+};
+
+/* Opens `path` for writing ("-" = stdout). The caller must end with
+ * nlp_writer_close (commit) or nlp_writer_abort (discard). */
+int nlp_writer_open(nlp_writer **w, const char *path, int flags);
+
+int nlp_writer_write(nlp_writer *w, const void *p, size_t n);
+int nlp_writer_puts(nlp_writer *w, const char *s);
+int nlp_writer_putc(nlp_writer *w, int c);
+int nlp_writer_printf(nlp_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int nlp_writer_flush(nlp_writer *w);
+const char *nlp_writer_name(const nlp_writer *w);
+uint64_t nlp_writer_offset(const nlp_writer *w); /* bytes written so far */
+
+/* Flushes, fsyncs, renames the temporary file into place and frees w.
+ * Returns 0 or NLP_EIO (then the target is untouched and the temp removed). */
+int nlp_writer_close(nlp_writer *w);
+
+/* Discards everything written to a named file (the target is untouched) and
+ * frees w. For stdout it only flushes. */
+void nlp_writer_abort(nlp_writer *w);
+
+/* Writes `n` bytes to `path` atomically. */
+int nlp_write_file(const char *path, const void *data, size_t n);
+
+// --- whole files
+
+/* Reads all of `path` ("-" = stdin) into a NUL-terminated malloc'd block the
+ * caller frees. Returns 0 or NLP_EIO. */
+int nlp_read_file(const char *path, char **data, size_t *len);
+
+/* Read-only mapping of a whole regular file (falls back to reading it when
+ * mmap is not possible, e.g. a pipe). Free with nlp_unmap. */
+typedef struct nlp_map {
+    const void *data;
+    size_t len;
+    int mapped; /* 1 = mmap, 0 = malloc */
+} nlp_map;
+
+int nlp_map_file(nlp_map *m, const char *path);
+void nlp_unmap(nlp_map *m);
+
+/* 1 if `path` is a directory, 0 otherwise. */
+int nlp_is_dir(const char *path);
+/* 1 if `path` exists and is readable. */
+int nlp_file_exists(const char *path);
+
+#endif

@@ -1,0 +1,72 @@
+#!/usr/bin/env bats
+# Conventions every tool shares (shared/CLI.md): --help, --version, usage errors,
+# config files, and a man page in step with --help.
+
+load helper
+
+tools() { for s in "$NLPIPE_TOP"/bin/*.c; do [ -e "$s" ] && basename "$s" .c; done; }
+
+@test "every tool: --help on stdout, exit 0, starts with Usage:" {
+  for t in $(tools); do
+    run_split "$NLPIPE_BIN/$t" --help
+    [ "$status" -eq 0 ] || { echo "$t --help: status $status"; false; }
+    [ -z "$stderr" ] || { echo "$t --help wrote to stderr"; false; }
+    [[ "${lines[0]}" == Usage:\ $t* ]] || { echo "$t --help: first line '${lines[0]}'"; false; }
+  done
+}
+
+@test "every tool: --version prints 'tool (nlpipe) X.Y.Z'" {
+  for t in $(tools); do
+    run "$NLPIPE_BIN/$t" --version
+    [ "$status" -eq 0 ]
+    [[ "$output" =~ ^$t\ \(nlpipe\)\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "$t: '$output'"; false; }
+  done
+}
+
+@test "every tool: unknown option is a usage error (exit 2, Try line)" {
+  for t in $(tools); do
+    run_split "$NLPIPE_BIN/$t" --no-such-option
+    [ "$status" -eq 2 ] || { echo "$t: status $status"; false; }
+    [[ "$stderr" == *"$t: unrecognized option '--no-such-option'"* ]] || { echo "$t: $stderr"; false; }
+    [[ "$stderr" == *"Try '$t --help' for more information."* ]]
+    [ -z "$output" ]
+  done
+}
+
+@test "every tool: config file errors name file and line, exit 3" {
+  printf 'no-such-key: 1\n' >"$BATS_TEST_TMPDIR/bad.yaml"
+  printf 'a: [1\n' >"$BATS_TEST_TMPDIR/broken.yaml"
+  for t in $(tools); do
+    run_split "$NLPIPE_BIN/$t" -c "$BATS_TEST_TMPDIR/bad.yaml" --dump-config
+    [ "$status" -eq 3 ] || { echo "$t: status $status"; false; }
+    [[ "$stderr" == *"bad.yaml' line 1: unknown key 'no-such-key'"* ]] || { echo "$t: $stderr"; false; }
+    run_split "$NLPIPE_BIN/$t" -c "$BATS_TEST_TMPDIR/broken.yaml" --dump-config
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"broken.yaml' line "* ]]
+  done
+}
+
+@test "every tool: --dump-config output is a config that reads back to itself" {
+  for t in $(tools); do
+    run_split "$NLPIPE_BIN/$t" --dump-config
+    [ "$status" -eq 0 ] || { echo "$t: $stderr"; false; }
+    printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/$t.yaml"
+    run "$NLPIPE_BIN/$t" -c "$BATS_TEST_TMPDIR/$t.yaml" --dump-config
+    [ "$status" -eq 0 ]
+    [ "$output" = "$(cat "$BATS_TEST_TMPDIR/$t.yaml")" ]
+  done
+}
+
+@test "every tool: man page exists and names the same long options as --help" {
+  for t in $(tools); do
+    m="$NLPIPE_TOP/man/man1/$t.1"
+    [ -f "$m" ] || { echo "no man page for $t"; false; }
+    help_opts="$("$NLPIPE_BIN/$t" --help | long_opts)"
+    man_opts="$(sed -e 's/\\f[BIRP]//g' -e 's/\\-/-/g' "$m" | long_opts)"
+    if [ "$help_opts" != "$man_opts" ]; then
+      echo "$t: --help and man page differ (< help only, > man only):"
+      diff <(echo "$help_opts") <(echo "$man_opts") || true
+      false
+    fi
+  done
+}

@@ -1,0 +1,135 @@
+/*
+ * test.h — the unit-test harness: one program per tests/unit/test_<name>.c.
+ *
+ * Each check prints "not ok" lines with file:line on failure (and "ok" lines
+ * with -v); the program ends with the summary line
+ *   # <name>: N passed, N failed
+ * that tests/run adds up, and exits 1 if anything failed.
+ *
+ * Environment for tests: SHARED (path of ../shared; tests that need it call
+ * test_shared() and are skipped when it is absent), NLPIPE_TMP (scratch dir).
+ *
+ * Usage:
+ *   static void test_foo(void) { CHECK(x == 1); CHECK_NEAR(y, 0.5, 1e-9); }
+ *   int main(int argc, char **argv) { TEST_INIT(argc, argv); RUN(test_foo); return TEST_END(); }
+ */
+#ifndef NLP_TEST_H
+#define NLP_TEST_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int t_pass, t_fail, t_skip, t_verbose;
+static const char *t_name = "unit", *t_current = "";
+
+#define TEST_INIT(argc, argv)                                                  \
+    do {                                                                       \
+        const char *s_ = strrchr((argv)[0], '/');                              \
+        t_name = s_ ? s_ + 1 : (argv)[0];                                      \
+        if (strncmp(t_name, "test_", 5) == 0) t_name += 5;                     \
+        t_verbose = (argc) > 1 && strcmp((argv)[1], "-v") == 0;                \
+    } while (0)
+
+#define RUN(fn)                                                                \
+    do {                                                                       \
+        t_current = #fn;                                                       \
+        fn();                                                                  \
+    } while (0)
+
+#define TEST_END()                                                             \
+    (printf("# %s: %d passed, %d failed%s\n", t_name, t_pass, t_fail,          \
+            t_skip ? " (some skipped)" : ""),                                  \
+     fflush(stdout), t_fail ? 1 : 0)
+
+static inline int t_report(int ok, const char *file, int line, const char *what)
+{
+    if (ok) {
+        t_pass++;
+        if (t_verbose) printf("ok %s: %s\n", t_current, what);
+    } else {
+        t_fail++;
+        printf("not ok %s:%d %s: %s\n", file, line, t_current, what);
+    }
+    return ok;
+}
+
+#define CHECK(cond) t_report(!!(cond), __FILE__, __LINE__, #cond)
+
+#define CHECK_MSG(cond, ...)                                                   \
+    do {                                                                       \
+        if (!t_report(!!(cond), __FILE__, __LINE__, #cond)) {                  \
+            printf("    ");                                                    \
+            printf(__VA_ARGS__);                                               \
+            printf("\n");                                                      \
+        }                                                                      \
+    } while (0)
+
+#define CHECK_EQ_INT(a, b)                                                     \
+    do {                                                                       \
+        long long a_ = (long long)(a), b_ = (long long)(b);                    \
+        if (!t_report(a_ == b_, __FILE__, __LINE__, #a " == " #b))             \
+            printf("    got %lld, expected %lld\n", a_, b_);                   \
+    } while (0)
+
+#define CHECK_STR(a, b)                                                        \
+    do {                                                                       \
+        const char *a_ = (a), *b_ = (b);                                       \
+        int ok_ = a_ && b_ && strcmp(a_, b_) == 0;                             \
+        if (!t_report(ok_, __FILE__, __LINE__, #a " == " #b))                  \
+            printf("    got \"%s\", expected \"%s\"\n", a_ ? a_ : "(null)",    \
+                   b_ ? b_ : "(null)");                                        \
+    } while (0)
+
+/* |a-b| <= tol (absolute) */
+#define CHECK_NEAR(a, b, tol)                                                  \
+    do {                                                                       \
+        double a_ = (a), b_ = (b);                                             \
+        if (!t_report(fabs(a_ - b_) <= (tol), __FILE__, __LINE__,              \
+                      #a " ~ " #b))                                            \
+            printf("    got %.17g, expected %.17g (tol %g)\n", a_, b_,         \
+                   (double)(tol));                                             \
+    } while (0)
+
+/* relative: |a-b| <= rel*|b| (exact when b == 0) */
+#define CHECK_REL(a, b, rel)                                                   \
+    do {                                                                       \
+        double a_ = (a), b_ = (b);                                             \
+        int ok_ = b_ == 0 ? a_ == 0 : fabs(a_ - b_) <= (rel) * fabs(b_);       \
+        if (!t_report(ok_, __FILE__, __LINE__, #a " ~rel " #b))                \
+            printf("    got %.17g, expected %.17g (rel %g)\n", a_, b_,         \
+                   (double)(rel));                                             \
+    } while (0)
+
+/* The shared/ directory, or NULL (and a skip is counted) when absent. */
+static inline const char *test_shared(void)
+{
+    const char *s = getenv("SHARED");
+    if (!s || !*s) s = "../shared";
+    if (access(s, R_OK) != 0) {
+        t_skip++;
+        printf("# skipped %s: shared data not found at '%s'\n", t_current, s);
+        return NULL;
+    }
+    return s;
+}
+
+/* A scratch directory made once per program (removed by tests/run). */
+static inline const char *test_tmpdir(void)
+{
+    static char dir[256];
+    if (!dir[0]) {
+        const char *base = getenv("NLPIPE_TMP");
+        snprintf(dir, sizeof dir, "%s/unit-%s-XXXXXX", base && *base ? base : "/tmp", t_name);
+        if (!mkdtemp(dir)) {
+            perror("mkdtemp");
+            exit(2);
+        }
+    }
+    return dir;
+}
+
+#endif
