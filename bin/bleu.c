@@ -144,11 +144,13 @@ static int is_metric_name(const char *s)
 
 /* Rewrites argv as getopt needs it: aliases to long options, "-i A B" to
  * "-i A -i B" (argparse's nargs='*'), "-m bleu chrf" to "-m bleu,chrf". */
-static char **rewrite_argv(int argc, char **argv, int *out_argc)
+static char **rewrite_argv(int argc, char **argv, int *out_argc, char ***owned, int *nowned)
 {
     char **v = nlp_calloc(2 * (size_t)argc + 1, sizeof *v);
-    if (!v) cli_fail(NLP_ENOMEM);
+    *owned = nlp_calloc((size_t)argc + 1, sizeof **owned);
+    if (!v || !*owned) cli_fail(NLP_ENOMEM);
     int n = 0, opts_done = 0;
+    *nowned = 0;
     for (int i = 0; i < argc; i++) {
         char *a = argv[i];
         if (i == 0 || opts_done) {
@@ -176,6 +178,7 @@ static char **rewrite_argv(int argc, char **argv, int *out_argc)
             while (i + 1 < argc && is_metric_name(argv[i + 1])) nlp_buf_printf(&list, ",%s", argv[++i]);
             if (!list.data) cli_fail(NLP_ENOMEM);
             v[n++] = list.data;
+            (*owned)[(*nowned)++] = list.data;
         }
     }
     *out_argc = n;
@@ -291,8 +294,9 @@ int main(int argc, char **argv)
         {NULL, 0, 0, NULL, NULL, 0, 0, 0, NULL, NULL},
     };
     struct cli c = {"bleu", usage, table, &o};
-    int nargc;
-    char **nargv = rewrite_argv(argc, argv, &nargc);
+    int nargc, nowned;
+    char **owned;
+    char **nargv = rewrite_argv(argc, argv, &nargc, &owned, &nowned);
     int first = cli_parse(&c, nargc, nargv);
 
     const char *env_fmt = getenv("SACREBLEU_FORMAT");
@@ -439,7 +443,7 @@ int main(int argc, char **argv)
         }
         put(&out);
         free(st);
-        return 0;
+        goto done;
     }
 
     // --- one system
@@ -468,7 +472,8 @@ int main(int argc, char **argv)
         }
         if (nlp_report_single(lines, nm, json, &out)) cli_fail(NLP_ENOMEM);
         put(&out);
-        return 0;
+        for (int k = 0; k < nm; k++) free(lines[k]);
+        goto done;
     }
 
     // --- several systems
@@ -515,5 +520,28 @@ int main(int argc, char **argv)
     int rc = json ? nlp_report_table_json(&t, (int)o.width, &out) : nlp_report_table_text(&t, (int)o.width, color, &out);
     if (rc) cli_fail(rc);
     put(&out);
+    for (int k = 0; k < nm; k++) free(sigs[k]);
+    free(cells);
+    free(names);
+
+done:
+    if (fflush(stdout) != 0 || ferror(stdout)) cli_die(1, "cannot write to standard output: %s", strerror(errno));
+    for (int k = 0; k < nm; k++) nlp_metric_free(m[k]);
+    for (int s = 0; s < nsys; s++) {
+        free((char *)sys[s].name);
+        if (o.ninputs == 0) nlp_lines_free(&sys[s].lines);
+    }
+    free(sys);
+    for (size_t f = 0; f < (o.ninputs ? o.ninputs : 1); f++) nlp_textfile_free(&hypf[f]);
+    free(hypf);
+    for (int k = 0; k < nrefs; k++) nlp_textfile_free(&refs[k]);
+    free(refs);
+    nlp_buf_free(&out);
+    nlp_buf_free(&sigb);
+    free(o.inputs);
+    for (int i = 0; i < nowned; i++) free(owned[i]);
+    free(owned);
+    free(nargv);
+    cli_free();
     return 0;
 }
