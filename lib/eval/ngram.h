@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct nlp_unit {
     uint64_t hash;
@@ -55,10 +56,7 @@ int nlp_units_push(nlp_units *u, const char *p, size_t len);
 /* 1 if the units are equal (same bytes). */
 static inline int nlp_unit_eq(const nlp_unit *a, const nlp_unit *b)
 {
-    if (a->hash != b->hash || a->len != b->len) return 0;
-    for (uint32_t i = 0; i < a->len; i++)
-        if (a->p[i] != b->p[i]) return 0;
-    return 1;
+    return a->hash == b->hash && a->len == b->len && (a->p == b->p || memcmp(a->p, b->p, a->len) == 0);
 }
 
 /* Largest n-gram order the counter accepts. */

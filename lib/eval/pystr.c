@@ -53,16 +53,34 @@ size_t nlp_py_lstrip(const char *s, size_t n)
     return i;
 }
 
-int nlp_py_next_token(const char *s, size_t n, size_t *pos, size_t *tb, size_t *te)
+/* byte classes: 1 = ASCII whitespace, 2 = may start non-ASCII whitespace */
+static const unsigned char space_class[256] = {
+    [0x09] = 1, [0x0A] = 1, [0x0B] = 1, [0x0C] = 1, [0x0D] = 1, [0x1C] = 1, [0x1D] = 1, [0x1E] = 1,
+    [0x1F] = 1, [0x20] = 1, [0xC2] = 2, [0xE1] = 2, [0xE2] = 2, [0xE3] = 2,
+};
+
+int nlp_py_next_token(const char *str, size_t n, size_t *pos, size_t *tb, size_t *te)
 {
+    const unsigned char *s = (const unsigned char *)str;
     size_t i = *pos, k;
-    while (i < n && (k = nlp_py_space_len(s, n, i)) > 0) i += k;
+    for (;;) {
+        while (i < n && space_class[s[i]] == 1) i++;
+        if (i < n && space_class[s[i]] == 2 && (k = nlp_py_space_len(str, n, i)) > 0) {
+            i += k;
+            continue;
+        }
+        break;
+    }
     if (i >= n) {
         *pos = n;
         return 0;
     }
     size_t b = i;
-    while (i < n && nlp_py_space_len(s, n, i) == 0) i++;
+    while (i < n) {
+        unsigned c = space_class[s[i]];
+        if (c == 1 || (c == 2 && nlp_py_space_len(str, n, i) > 0)) break;
+        i++;
+    }
     *tb = b;
     *te = i;
     *pos = i;

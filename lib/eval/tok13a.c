@@ -18,6 +18,23 @@
 
 static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 
+/* Bytes that can take part in a rewrite of pass B/C ('.' ','), D ('-'). */
+static const unsigned char dotcomma[256] = {['.'] = 1, [','] = 1};
+static const unsigned char dash[256] = {['-'] = 1};
+
+/* Copies s[i..) up to the byte before the next byte of class `cls` (a
+ * match of passes B and D starts there; one of C starts at the class byte,
+ * which the caller then sees next) and returns the new i. */
+static inline size_t copy_run(const unsigned char *s, size_t n, size_t i, const unsigned char *cls, char **d)
+{
+    size_t k = i;
+    while (k < n && !cls[s[k]]) k++;
+    size_t stop = k == n ? n : k > i ? k - 1 : i;
+    memcpy(*d, s + i, stop - i);
+    *d += stop - i;
+    return stop;
+}
+
 /* Pass A's class: [{-~[-` -&(-+:-@/] */
 static int is_punct13a(unsigned char c)
 {
@@ -116,6 +133,8 @@ int nlp_tok13a_western(nlp_buf *buf, nlp_buf *tmp, int possessive)
     if (nlp_buf_reserve(tmp, 2 * n + 1)) return NLP_ENOMEM;
     d = tmp->data;
     for (i = 0; i < n;) {
+        i = copy_run(s, n, i, dotcomma, &d);
+        if (i >= n) break;
         if (i + 1 < n && !is_digit(s[i]) && (s[i + 1] == '.' || s[i + 1] == ',')) {
             *d++ = (char)s[i];
             *d++ = ' ';
@@ -137,6 +156,8 @@ int nlp_tok13a_western(nlp_buf *buf, nlp_buf *tmp, int possessive)
     if (nlp_buf_reserve(tmp, 2 * n + 1)) return NLP_ENOMEM;
     d = tmp->data;
     for (i = 0; i < n;) {
+        i = copy_run(s, n, i, dotcomma, &d);
+        if (i >= n) break;
         if (i + 1 < n && (s[i] == '.' || s[i] == ',') && !is_digit(s[i + 1])) {
             *d++ = ' ';
             *d++ = (char)s[i];
@@ -158,6 +179,8 @@ int nlp_tok13a_western(nlp_buf *buf, nlp_buf *tmp, int possessive)
     if (nlp_buf_reserve(tmp, 2 * n + 1)) return NLP_ENOMEM;
     d = tmp->data;
     for (i = 0; i < n;) {
+        i = copy_run(s, n, i, dash, &d);
+        if (i >= n) break;
         if (i + 1 < n && is_digit(s[i]) && s[i + 1] == '-') {
             *d++ = (char)s[i];
             *d++ = ' ';
