@@ -7,8 +7,7 @@
 # $SHARED/data/parallel/en-de/train.de: ref1 is those lines, ref2..ref4 and
 # the hypothesis are copies with deterministic word-level noise (words
 # dropped, repeated, swapped with the next word or replaced by a word seen
-# earlier) drawn from a MINSTD generator written in awk, so every machine
-# makes the same bytes. The peer, sacreBLEU 2.5, is not installable here
+# earlier; tools/noise), so every machine makes the same bytes. The peer, sacreBLEU 2.5, is not installable here
 # (PyPI only); shared/peers/README.md gives about 47 s and 117 s for it on a
 # machine of this kind.
 set -eu
@@ -18,25 +17,7 @@ d="$BENCH_TMP/bleu"
 src="$SHARED/data/parallel/en-de/train.de"
 [ -r "$src" ] || { echo "bleu.sh: '$src' not found" >&2; exit 1; }
 
-# noise SEED RATE < clean > noisy
-noise() {
-  awk -v seed="$1" -v rate="$2" '
-    function rnd() { x = (x * 48271) % 2147483647; return x / 2147483647 }
-    BEGIN { x = seed; nseen = 0 }
-    {
-      n = split($0, w, " "); out = ""; i = 1
-      while (i <= n) {
-        r = rnd()
-        if (r < rate / 4) { i++; continue }                                    # drop
-        else if (r < rate / 2) { out = out " " w[i] " " w[i]; i++ }           # repeat
-        else if (r < 3 * rate / 4 && i < n) { out = out " " w[i+1] " " w[i]; i += 2 }  # swap
-        else if (r < rate && nseen > 0) { out = out " " seen[int(rnd() * nseen)]; i++ } # replace
-        else { out = out " " w[i]; i++ }
-        if (nseen < 50000) seen[nseen++] = w[i - 1]
-      }
-      print substr(out, 2)
-    }'
-}
+noise() { "$(dirname "$0")/../noise" "$@"; }
 
 if [ ! -s "$d/hyp.de" ]; then
   mkdir -p "$d"
