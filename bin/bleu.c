@@ -192,6 +192,15 @@ typedef struct system {
     nlp_lines lines;
 } system_t;
 
+/* What main allocates, also reachable from here: cli_die() exits from the
+ * middle of main, and LeakSanitizer should not call that a leak. (Not
+ * static: the compiler would drop stores to a static nobody reads.) */
+struct bleu_keep {
+    nlp_textfile *refs, *hypf;
+    system_t *sys;
+};
+struct bleu_keep bleu_keep;
+
 static int read_or_die(nlp_textfile *f, const char *path, enum nlp_newline mode, int rstrip)
 {
     int rc = nlp_textfile_read(f, path, mode, rstrip);
@@ -330,12 +339,14 @@ int main(int argc, char **argv)
     // --- read
     nlp_textfile *refs = nlp_calloc((size_t)nrefs, sizeof *refs);
     if (!refs) cli_fail(NLP_ENOMEM);
+    bleu_keep.refs = refs;
     for (int k = 0; k < nrefs; k++) read_or_die(&refs[k], nargv[first + k], NLP_NL_LF, 1);
     int paired = o.paired_bs ? 1 : o.paired_ar ? 2 : 0;
     system_t *sys = NULL;
     int nsys = 0;
     nlp_textfile *hypf = nlp_calloc(o.ninputs ? o.ninputs : 1, sizeof *hypf);
     if (!hypf) cli_fail(NLP_ENOMEM);
+    bleu_keep.hypf = hypf;
     if (o.ninputs == 0) {
         read_or_die(&hypf[0], "-", NLP_NL_UNIVERSAL, 0);
         if (hypf[0].lines.n == 0) cli_die(1, "standard input is empty: no hypotheses to score");
@@ -344,6 +355,7 @@ int main(int argc, char **argv)
         if (rc) cli_fail(rc);
         sys = nlp_calloc((size_t)nsys, sizeof *sys);
         if (!sys) cli_fail(NLP_ENOMEM);
+        bleu_keep.sys = sys;
         for (int s = 0; s < nsys; s++) {
             char name[48];
             if (paired && s == 0) snprintf(name, sizeof name, "Baseline");
@@ -355,6 +367,7 @@ int main(int argc, char **argv)
     } else {
         sys = nlp_calloc(o.ninputs, sizeof *sys);
         if (!sys) cli_fail(NLP_ENOMEM);
+        bleu_keep.sys = sys;
         for (size_t f = 0; f < o.ninputs; f++) {
             int dup = 0;
             for (int s = 0; s < nsys; s++)

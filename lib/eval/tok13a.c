@@ -93,6 +93,45 @@ int nlp_tok13a_unescape(const char *s, size_t n, nlp_buf *out)
     return rc;
 }
 
+/* Passes B, C and D, which rewrite a pair of adjacent characters:
+ *   B: ([^0-9])([.,]) -> "\1 \2 "
+ *   C: ([.,])([^0-9]) -> " \1 \2"
+ *   D: ([0-9])(-)     -> "\1 \2 "
+ * over buf in place, non-overlapping and left to right. */
+static int pair_pass(nlp_buf *buf, nlp_buf *tmp, char pass)
+{
+    const unsigned char *s = (const unsigned char *)buf->data, *cls = pass == 'D' ? dash : dotcomma;
+    size_t n = buf->len, i;
+    nlp_buf_reset(tmp);
+    if (nlp_buf_reserve(tmp, 2 * n + 1)) return NLP_ENOMEM;
+    char *d = tmp->data;
+    for (i = 0; i < n;) {
+        i = copy_run(s, n, i, cls, &d);
+        if (i + 1 >= n) {
+            if (i < n) *d++ = (char)s[i++];
+            break;
+        }
+        unsigned char x = s[i], y = s[i + 1];
+        int hit = pass == 'B'   ? !is_digit(x) && (y == '.' || y == ',')
+                  : pass == 'C' ? (x == '.' || x == ',') && !is_digit(y)
+                                : is_digit(x) && y == '-';
+        if (!hit) {
+            *d++ = (char)s[i++];
+            continue;
+        }
+        if (pass == 'C') *d++ = ' ';
+        *d++ = (char)x;
+        *d++ = ' ';
+        *d++ = (char)y;
+        if (pass != 'C') *d++ = ' ';
+        i += 2;
+    }
+    tmp->len = (size_t)(d - tmp->data);
+    tmp->data[tmp->len] = 0;
+    swap(buf, tmp);
+    return NLP_OK;
+}
+
 int nlp_tok13a_western(nlp_buf *buf, nlp_buf *tmp, int possessive)
 {
     const unsigned char *s;
@@ -126,74 +165,7 @@ int nlp_tok13a_western(nlp_buf *buf, nlp_buf *tmp, int possessive)
         }
     }
 
-    /* B: ([^0-9])([.,]) -> "\1 \2 " */
-    s = (const unsigned char *)buf->data;
-    n = buf->len;
-    nlp_buf_reset(tmp);
-    if (nlp_buf_reserve(tmp, 2 * n + 1)) return NLP_ENOMEM;
-    d = tmp->data;
-    for (i = 0; i < n;) {
-        i = copy_run(s, n, i, dotcomma, &d);
-        if (i >= n) break;
-        if (i + 1 < n && !is_digit(s[i]) && (s[i + 1] == '.' || s[i + 1] == ',')) {
-            *d++ = (char)s[i];
-            *d++ = ' ';
-            *d++ = (char)s[i + 1];
-            *d++ = ' ';
-            i += 2;
-        } else {
-            *d++ = (char)s[i++];
-        }
-    }
-    tmp->len = (size_t)(d - tmp->data);
-    tmp->data[tmp->len] = 0;
-    swap(buf, tmp);
-
-    /* C: ([.,])([^0-9]) -> " \1 \2" */
-    s = (const unsigned char *)buf->data;
-    n = buf->len;
-    nlp_buf_reset(tmp);
-    if (nlp_buf_reserve(tmp, 2 * n + 1)) return NLP_ENOMEM;
-    d = tmp->data;
-    for (i = 0; i < n;) {
-        i = copy_run(s, n, i, dotcomma, &d);
-        if (i >= n) break;
-        if (i + 1 < n && (s[i] == '.' || s[i] == ',') && !is_digit(s[i + 1])) {
-            *d++ = ' ';
-            *d++ = (char)s[i];
-            *d++ = ' ';
-            *d++ = (char)s[i + 1];
-            i += 2;
-        } else {
-            *d++ = (char)s[i++];
-        }
-    }
-    tmp->len = (size_t)(d - tmp->data);
-    tmp->data[tmp->len] = 0;
-    swap(buf, tmp);
-
-    /* D: ([0-9])(-) -> "\1 \2 " */
-    s = (const unsigned char *)buf->data;
-    n = buf->len;
-    nlp_buf_reset(tmp);
-    if (nlp_buf_reserve(tmp, 2 * n + 1)) return NLP_ENOMEM;
-    d = tmp->data;
-    for (i = 0; i < n;) {
-        i = copy_run(s, n, i, dash, &d);
-        if (i >= n) break;
-        if (i + 1 < n && is_digit(s[i]) && s[i + 1] == '-') {
-            *d++ = (char)s[i];
-            *d++ = ' ';
-            *d++ = '-';
-            *d++ = ' ';
-            i += 2;
-        } else {
-            *d++ = (char)s[i++];
-        }
-    }
-    tmp->len = (size_t)(d - tmp->data);
-    tmp->data[tmp->len] = 0;
-    swap(buf, tmp);
+    if (pair_pass(buf, tmp, 'B') || pair_pass(buf, tmp, 'C') || pair_pass(buf, tmp, 'D')) return NLP_ENOMEM;
     return NLP_OK;
 }
 

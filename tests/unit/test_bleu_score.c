@@ -6,61 +6,47 @@
  */
 #include "test.h"
 
-#include <jansson.h>
+#include "jsonl.h"
 
 #include "eval/metric.h"
 #include "eval/ngram.h"
 #include "eval/report.h"
 
+static void check_row(json_t *o, int index)
+{
+    nlp_bleu_params p = nlp_bleu_defaults();
+    json_t *c = json_object_get(o, "correct"), *t = json_object_get(o, "total");
+    p.max_order = (int)json_array_size(c);
+    const char *m = json_string_value(json_object_get(o, "smooth_method"));
+    for (int k = 0; nlp_bleu_smooth_names[k]; k++)
+        if (strcmp(m, nlp_bleu_smooth_names[k]) == 0) p.smooth = (nlp_bleu_smooth)k;
+    json_t *sv = json_object_get(o, "smooth_value");
+    p.smooth_value = json_is_null(sv) ? NAN : json_number_value(sv);
+    p.effective_order = json_is_true(json_object_get(o, "effective_order"));
+    double st[2 + 2 * NLP_BLEU_MAX_ORDER];
+    st[0] = json_number_value(json_object_get(o, "sys_len"));
+    st[1] = json_number_value(json_object_get(o, "ref_len"));
+    for (int n = 0; n < p.max_order; n++) {
+        st[2 + n] = json_number_value(json_array_get(c, (size_t)n));
+        st[2 + p.max_order + n] = json_number_value(json_array_get(t, (size_t)n));
+    }
+    nlp_bleu_result r;
+    nlp_bleu_compute(&p, st, &r);
+    double want = json_number_value(json_object_get(o, "score"));
+    CHECK_MSG(want == 0 ? r.score == 0 : fabs(r.score - want) <= 1e-12 * fabs(want), "row %d (%s): score %.17g, want %.17g",
+              index + 1, m, r.score, want);
+    CHECK_REL(r.bp, json_number_value(json_object_get(o, "bp")), 1e-15);
+    for (int n = 0; n < p.max_order; n++) {
+        CHECK_REL(r.precisions[n], json_number_value(json_array_get(json_object_get(o, "precisions"), (size_t)n)), 1e-15);
+        CHECK_REL(r.counts[n], json_number_value(json_array_get(json_object_get(o, "counts_after"), (size_t)n)), 1e-15);
+        CHECK_REL(r.totals[n], json_number_value(json_array_get(json_object_get(o, "totals_after"), (size_t)n)), 1e-15);
+    }
+}
+
 static void test_compute_vectors(void)
 {
-    const char *sh = test_shared();
-    if (!sh) return;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/vectors/bleu/_units/compute_bleu.jsonl", sh);
-    FILE *f = fopen(path, "r");
-    CHECK(f != NULL);
-    if (!f) return;
-    char *line = NULL;
-    size_t cap = 0;
-    int rows = 0;
-    while (getline(&line, &cap, f) > 0) {
-        json_error_t err;
-        json_t *o = json_loads(line, 0, &err);
-        if (!CHECK(o != NULL)) continue;
-        nlp_bleu_params p = nlp_bleu_defaults();
-        json_t *c = json_object_get(o, "correct"), *t = json_object_get(o, "total");
-        p.max_order = (int)json_array_size(c);
-        const char *m = json_string_value(json_object_get(o, "smooth_method"));
-        for (int k = 0; nlp_bleu_smooth_names[k]; k++)
-            if (strcmp(m, nlp_bleu_smooth_names[k]) == 0) p.smooth = (nlp_bleu_smooth)k;
-        json_t *sv = json_object_get(o, "smooth_value");
-        p.smooth_value = json_is_null(sv) ? NAN : json_number_value(sv);
-        p.effective_order = json_is_true(json_object_get(o, "effective_order"));
-        double st[2 + 2 * NLP_BLEU_MAX_ORDER];
-        st[0] = json_number_value(json_object_get(o, "sys_len"));
-        st[1] = json_number_value(json_object_get(o, "ref_len"));
-        for (int n = 0; n < p.max_order; n++) {
-            st[2 + n] = json_number_value(json_array_get(c, (size_t)n));
-            st[2 + p.max_order + n] = json_number_value(json_array_get(t, (size_t)n));
-        }
-        nlp_bleu_result r;
-        nlp_bleu_compute(&p, st, &r);
-        double want = json_number_value(json_object_get(o, "score"));
-        CHECK_MSG(want == 0 ? r.score == 0 : fabs(r.score - want) <= 1e-12 * fabs(want), "row %d (%s): score %.17g, want %.17g",
-                  rows + 1, m, r.score, want);
-        CHECK_REL(r.bp, json_number_value(json_object_get(o, "bp")), 1e-15);
-        for (int n = 0; n < p.max_order; n++) {
-            CHECK_REL(r.precisions[n], json_number_value(json_array_get(json_object_get(o, "precisions"), (size_t)n)), 1e-15);
-            CHECK_REL(r.counts[n], json_number_value(json_array_get(json_object_get(o, "counts_after"), (size_t)n)), 1e-15);
-            CHECK_REL(r.totals[n], json_number_value(json_array_get(json_object_get(o, "totals_after"), (size_t)n)), 1e-15);
-        }
-        json_decref(o);
-        rows++;
-    }
-    CHECK(rows >= 160);
-    free(line);
-    fclose(f);
+    int rows = jsonl_each("vectors/bleu/_units/compute_bleu.jsonl", check_row);
+    if (rows >= 0) CHECK(rows >= 160);
 }
 
 static nlp_units words(const char *s)

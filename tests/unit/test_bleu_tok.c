@@ -6,54 +6,41 @@
  */
 #include "test.h"
 
-#include <jansson.h>
+#include "jsonl.h"
 
 #include "eval/pystr.h"
 #include "eval/tokenize.h"
 
+static nlp_evtok_buf sb;
+
+static void check_row(json_t *o, int index)
+{
+    (void)index;
+    const char *in = json_string_value(json_object_get(o, "input"));
+    size_t inlen = json_string_length(json_object_get(o, "input"));
+    nlp_buf low = {0};
+    nlp_py_lower(in, inlen, &low);
+    for (int k = 0; nlp_evtok_names[k]; k++) {
+        for (int lc = 0; lc < 2; lc++) {
+            char key[32];
+            snprintf(key, sizeof key, "%s%s", nlp_evtok_names[k], lc ? "_lc" : "");
+            json_t *want = json_object_get(o, key);
+            if (!want) continue;
+            nlp_buf got = {0};
+            nlp_evtok_string((nlp_evtok)k, lc ? (low.data ? low.data : "") : in, lc ? low.len : inlen, &got, &sb);
+            const char *w = json_string_value(want);
+            int ok = got.len == json_string_length(want) && memcmp(got.data ? got.data : "", w, got.len) == 0;
+            CHECK_MSG(ok, "%s of \"%s\": got \"%s\", want \"%s\"", key, in, got.data ? got.data : "", w);
+            nlp_buf_free(&got);
+        }
+    }
+    nlp_buf_free(&low);
+}
+
 static void test_vectors(void)
 {
-    const char *sh = test_shared();
-    if (!sh) return;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/vectors/bleu/_units/tokenize.jsonl", sh);
-    FILE *f = fopen(path, "r");
-    CHECK(f != NULL);
-    if (!f) return;
-    char *line = NULL;
-    size_t cap = 0;
-    int rows = 0;
-    nlp_evtok_buf sb = {0};
-    while (getline(&line, &cap, f) > 0) {
-        json_error_t err;
-        json_t *o = json_loads(line, 0, &err);
-        CHECK(o != NULL);
-        if (!o) continue;
-        const char *in = json_string_value(json_object_get(o, "input"));
-        size_t inlen = json_string_length(json_object_get(o, "input"));
-        nlp_buf low = {0};
-        nlp_py_lower(in, inlen, &low);
-        for (int k = 0; nlp_evtok_names[k]; k++) {
-            for (int lc = 0; lc < 2; lc++) {
-                char key[32];
-                snprintf(key, sizeof key, "%s%s", nlp_evtok_names[k], lc ? "_lc" : "");
-                json_t *want = json_object_get(o, key);
-                if (!want) continue;
-                nlp_buf got = {0};
-                nlp_evtok_string((nlp_evtok)k, lc ? (low.data ? low.data : "") : in, lc ? low.len : inlen, &got, &sb);
-                const char *w = json_string_value(want);
-                int ok = got.len == json_string_length(want) && memcmp(got.data ? got.data : "", w, got.len) == 0;
-                CHECK_MSG(ok, "%s of \"%s\": got \"%s\", want \"%s\"", key, in, got.data ? got.data : "", w);
-                nlp_buf_free(&got);
-            }
-        }
-        nlp_buf_free(&low);
-        json_decref(o);
-        rows++;
-    }
-    CHECK(rows >= 200);
-    free(line);
-    fclose(f);
+    int rows = jsonl_each("vectors/bleu/_units/tokenize.jsonl", check_row);
+    if (rows >= 0) CHECK(rows >= 200);
     nlp_evtok_buf_free(&sb);
 }
 
