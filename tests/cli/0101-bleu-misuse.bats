@@ -1,0 +1,137 @@
+#!/usr/bin/env bats
+# bleu: misuse and bad input — a clear message, the right exit status, no crash.
+
+load helper
+
+setup() {
+  cd "$BATS_TEST_TMPDIR"
+  printf 'a b c\nd e f\n' >ref.txt
+  printf 'a b c\nd e g\n' >hyp.txt
+}
+
+usage() { # status 2 with the message and the Try line
+  [ "$status" -eq 2 ] || { echo "status $status: $stderr"; return 1; }
+  [[ "$stderr" == *"$1"* ]] || { echo "stderr: $stderr"; return 1; }
+  [[ "$stderr" == *"Try 'bleu --help' for more information."* ]]
+  [ -z "$output" ]
+}
+
+@test "bleu misuse: no reference" {
+  run_split bleu -i hyp.txt
+  usage "no reference file given"
+  run_split bleu -i hyp.txt ref.txt    # -i takes every file after it
+  usage "no reference file given"
+}
+
+@test "bleu misuse: bad option values" {
+  run_split bleu ref.txt -i hyp.txt -m meteor
+  usage "'meteor' is not one of bleu, chrf or ter"
+  run_split bleu ref.txt -i hyp.txt -t moses
+  usage "invalid value for -t"
+  run_split bleu ref.txt -i hyp.txt -s laplace
+  usage "invalid value for -s"
+  run_split bleu ref.txt -i hyp.txt -w -1
+  usage "invalid value for -w"
+  run_split bleu ref.txt -i hyp.txt --max-ngram-order 0
+  usage "--max-ngram-order"
+  run_split bleu ref.txt -i hyp.txt --smooth-value x
+  usage "not a finite number"
+  run_split bleu ref.txt -i hyp.txt -m chrf --chrf-char-order 0 --chrf-word-order 0
+  usage "chrF needs"
+  run_split bleu ref.txt -i hyp.txt -f xml
+  usage "invalid value for -f"
+}
+
+@test "bleu misuse: incompatible modes" {
+  run_split bleu ref.txt -i hyp.txt hyp.txt --paired-bs --paired-ar
+  usage "cannot be used together"
+  run_split bleu ref.txt -i hyp.txt --paired-bs
+  usage "paired tests need several systems"
+  cp hyp.txt h2.txt
+  run_split bleu ref.txt -i hyp.txt h2.txt --confidence
+  usage "--confidence takes one system"
+  run_split bleu ref.txt -i hyp.txt --sentence-level -m bleu chrf
+  usage "--sentence-level takes exactly one metric"
+  run_split bleu ref.txt -i hyp.txt --sentence-level --confidence
+  usage "statistical tests are unavailable"
+  run_split bleu ref.txt -i hyp.txt h2.txt --sentence-level
+  usage "scores one system only"
+  run_split bleu ref.txt -i hyp.txt hyp.txt
+  usage "'hyp.txt' is given twice"
+  run_split env SACREBLEU_SEED=abc bleu ref.txt -i hyp.txt --confidence
+  usage "SACREBLEU_SEED='abc' is not a seed"
+}
+
+@test "bleu bad input: missing or unreadable files" {
+  run_split bleu nope.txt -i hyp.txt
+  [ "$status" -eq 1 ]
+  [ "$stderr" = "bleu: cannot open 'nope.txt': No such file or directory" ]
+  run_split bleu ref.txt -i nope.txt
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"cannot open 'nope.txt'"* ]]
+  mkdir d
+  run_split bleu d -i hyp.txt
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"'d': Is a directory"* ]]
+  if [ "$(id -u)" -ne 0 ]; then
+    cp ref.txt locked.txt; chmod 000 locked.txt
+    run_split bleu locked.txt -i hyp.txt
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == *"cannot open 'locked.txt': Permission denied"* ]]
+  fi
+}
+
+@test "bleu bad input: different line counts name both files and counts" {
+  printf 'a b c\n' >short.txt
+  run_split bleu short.txt -i hyp.txt
+  [ "$status" -eq 1 ]
+  [ "$stderr" = "bleu: 'hyp.txt' has 2 lines but 'short.txt' has 1" ]
+  run_split bleu ref.txt short.txt <hyp.txt
+  [ "$status" -eq 1 ]
+  [ "$stderr" = "bleu: '<stdin>' has 2 lines but 'short.txt' has 1" ]
+}
+
+@test "bleu bad input: invalid UTF-8 names file, line and byte" {
+  printf 'a b c\nd \xff f\n' >bad.txt
+  run_split bleu ref.txt -i bad.txt
+  [ "$status" -eq 1 ]
+  [ "$stderr" = "bleu: 'bad.txt' line 2 (byte 8): invalid UTF-8" ]
+  run_split bleu bad.txt -i hyp.txt
+  [ "$stderr" = "bleu: 'bad.txt' line 2 (byte 8): invalid UTF-8" ]
+  printf 'a \xed\xa0\x80\n' >surrogate.txt
+  run_split bleu surrogate.txt -i surrogate.txt
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"'surrogate.txt' line 1 (byte 2): invalid UTF-8"* ]]
+  run_split bleu ref.txt <bad.txt
+  [ "$stderr" = "bleu: '<stdin>' line 2 (byte 8): invalid UTF-8" ]
+}
+
+@test "bleu bad input: empty input" {
+  : >empty.txt
+  run_split bleu ref.txt -i empty.txt
+  [ "$status" -eq 1 ]
+  [ "$stderr" = "bleu: 'empty.txt' is empty: no hypotheses to score" ]
+  run_split bleu ref.txt </dev/null
+  [ "$status" -eq 1 ]
+  [ "$stderr" = "bleu: standard input is empty: no hypotheses to score" ]
+  run_split bleu empty.txt -i hyp.txt
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"has 2 lines but 'empty.txt' has 0"* ]]
+}
+
+@test "bleu bad input: systems on standard input with different tab counts" {
+  printf 'a\tb\nc\n' | { run_split bleu ref.txt; [ "$status" -eq 1 ]; [[ "$stderr" == *"'<stdin>' line 2: 1 tab-separated fields, expected 2"* ]]; }
+}
+
+@test "bleu: odd but valid input does not crash" {
+  printf '\0\0\n\t\t\t\n' >nul.txt
+  run bleu nul.txt -i nul.txt -m bleu chrf ter
+  [ "$status" -eq 0 ]
+  head -c 200000 /dev/zero | tr '\0' 'x' >long.txt
+  run bleu long.txt -i long.txt -m bleu chrf ter -b
+  [ "$status" -eq 0 ]
+  printf '%s\n' "$(seq -s ' ' 1 300)" >many.txt
+  printf '%s\n' "$(seq -s ' ' 300 -1 1)" >rev.txt
+  run bleu many.txt -i rev.txt -m ter -b
+  [ "$status" -eq 0 ]
+}
