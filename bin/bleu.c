@@ -35,7 +35,7 @@ static const char usage[] =
     "  -m, --metrics LIST          bleu, chrf, ter (comma- or space-separated; default bleu)\n"
     "      --sentence-level        one score per line (one metric, one system)\n"
     "BLEU:\n"
-    "  -t, --tokenize TOK          13a (default), intl, zh, char or none\n"
+    "      --tokenize TOK          13a (default), intl, zh, char or none (also -tok)\n"
     "      --lowercase             case-insensitive BLEU (also -lc)\n"
     "  -s, --smooth-method M       exp (default), floor, add-k or none\n"
     "      --smooth-value V        floor's value (0.1) or add-k's k (1)\n"
@@ -162,6 +162,11 @@ static char **rewrite_argv(int argc, char **argv, int *out_argc, char ***owned, 
             v[n++] = a;
             continue;
         }
+        /* sacreBLEU's test-set download options: say why they are refused
+         * rather than misreading them (-t is --threads elsewhere in nlpipe) */
+        if (strcmp(a, "-t") == 0 || strncmp(a, "--test-set", 10) == 0 || strcmp(a, "-l") == 0 ||
+            strncmp(a, "--language-pair", 15) == 0 || strcmp(a, "--echo") == 0)
+            cli_usage_error("'%s': bleu does not download test sets; give the reference files as arguments", a);
         for (size_t k = 0; k < sizeof aliases / sizeof *aliases; k++)
             if (strcmp(a, aliases[k][0]) == 0) a = (char *)aliases[k][1];
         v[n++] = a;
@@ -272,7 +277,7 @@ int main(int argc, char **argv)
         {"input", 'i', CLI_CALL, NULL, NULL, 0, 0, CLI_NOCONFIG, add_input, NULL},
         {"metrics", 'm', CLI_STR, &o.metrics, NULL, 0, 0, 0, NULL, NULL},
         {"sentence-level", 0, CLI_BOOL, &o.sentence_level, NULL, 0, 0, 0, NULL, NULL},
-        {"tokenize", 't', CLI_CHOICE, &o.tokenize, nlp_evtok_names, 0, 0, 0, NULL, NULL},
+        {"tokenize", 0, CLI_CHOICE, &o.tokenize, nlp_evtok_names, 0, 0, 0, NULL, NULL},
         {"lowercase", 0, CLI_BOOL, &o.lowercase, NULL, 0, 0, 0, NULL, NULL},
         {"smooth-method", 's', CLI_CHOICE, &o.smooth, nlp_bleu_smooth_names, 0, 0, 0, NULL, NULL},
         {"smooth-value", 0, CLI_CALL, NULL, NULL, 0, 0, 0, set_smooth_value, show_smooth_value},
@@ -305,6 +310,7 @@ int main(int argc, char **argv)
     struct cli c = {"bleu", usage, table, &o};
     int nargc, nowned;
     char **owned;
+    cli_prog = "bleu"; /* rewrite_argv may already report a usage error */
     char **nargv = rewrite_argv(argc, argv, &nargc, &owned, &nowned);
     int first = cli_parse(&c, nargc, nargv);
 

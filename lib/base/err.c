@@ -49,7 +49,15 @@ int nlp_error_prefix(int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(pre, sizeof pre, fmt, ap);
     va_end(ap);
-    snprintf(errmsg, sizeof errmsg, "%s: %s", pre, old);
+    /* pre is cut first when the whole does not fit, so the original message survives */
+    size_t np = strlen(pre), no = strlen(old);
+    if (np + 2 + no >= sizeof errmsg) np = no + 3 < sizeof errmsg ? sizeof errmsg - no - 3 : 0;
+    memcpy(errmsg, pre, np);
+    memcpy(errmsg + np, ": ", 2);
+    size_t room = sizeof errmsg - np - 3;
+    if (no > room) no = room;
+    memcpy(errmsg + np + 2, old, no);
+    errmsg[np + 2 + no] = 0;
     errcode = code;
     return code;
 }

@@ -46,8 +46,8 @@ setup() {
     [ "$status" -eq 0 ]
     [[ "$output" == *"|tok:$t|"* ]]
   done
-  [ "$(bleu ref.txt -i hyp.txt -b -w 6 -t char)" = "$(bleu ref.txt -i hyp.txt -b -w 6 -tok char)" ]
-  [ "$(bleu ref.txt -i hyp.txt -b -w 6 -t none)" != "$(bleu ref.txt -i hyp.txt -b -w 6 -t 13a)" ]
+  [ "$(bleu ref.txt -i hyp.txt -b -w 6 --tokenize char)" = "$(bleu ref.txt -i hyp.txt -b -w 6 -tok char)" ]
+  [ "$(bleu ref.txt -i hyp.txt -b -w 6 -tok none)" != "$(bleu ref.txt -i hyp.txt -b -w 6 -tok 13a)" ]
 }
 
 @test "bleu: --lowercase / -lc: case:lc and a higher score on case differences" {

@@ -26,8 +26,13 @@ usage() { # status 2 with the message and the Try line
 @test "bleu misuse: bad option values" {
   run_split bleu ref.txt -i hyp.txt -m meteor
   usage "'meteor' is not one of bleu, chrf or ter"
-  run_split bleu ref.txt -i hyp.txt -t moses
-  usage "invalid value for -t"
+  run_split bleu ref.txt -i hyp.txt --tokenize moses
+  usage "invalid value for --tokenize: 'moses' is not one of"
+  # sacreBLEU's test-set download: refused with the reason, not misread
+  run_split bleu -t wmt14 -l en-de -i hyp.txt
+  usage "'-t': bleu does not download test sets"
+  run_split bleu ref.txt --test-set wmt14 -i hyp.txt
+  usage "bleu does not download test sets"
   run_split bleu ref.txt -i hyp.txt -s laplace
   usage "invalid value for -s"
   run_split bleu ref.txt -i hyp.txt -w -1
