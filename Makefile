@@ -96,7 +96,7 @@ asan: $(DEPS_OK)
 	  NLPIPE_UNITS=$(abspath build/asan/tests) SHARED=$(abspath $(SHARED)) tests/run
 
 demo: $(DEPS_OK)
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -s all
 	@NLPIPE_BIN=$(abspath $(BINDIR)) tools/demo
 
 bench: $(DEPS_OK)
