@@ -48,6 +48,8 @@ struct nlp_added_matcher {
     struct cand *c;     /* grouped by first byte, longest first within a group */
     uint32_t start[257]; /* group of byte b is c[start[b] .. start[b+1]) */
     size_t n, nspecial;
+    int nfirst;           /* distinct first bytes */
+    unsigned char first;  /* the first byte when nfirst == 1 */
 };
 
 static int by_byte_then_len(const void *x, const void *y)
@@ -82,6 +84,11 @@ nlp_added_matcher *nlp_added_matcher_new(const nlp_added_token *t, size_t n, int
         while (k < m->n && (unsigned char)m->c[k].t->content[0] == b) k++;
     }
     m->start[256] = (uint32_t)m->n;
+    for (int b = 0; b < 256; b++)
+        if (m->start[b + 1] > m->start[b]) {
+            m->nfirst++;
+            m->first = (unsigned char)b;
+        }
     return m;
 }
 
@@ -120,6 +127,12 @@ int nlp_added_next(const nlp_added_matcher *m, const char *s, size_t n, size_t f
     if (nlp_added_matcher_empty(m, split_special)) return 0;
     size_t i = from;
     while (i < n) {
+        if (m->nfirst == 1) {
+            /* the usual case (<|endoftext|>...): let memchr find candidates */
+            const char *q = memchr(s + i, m->first, n - i);
+            if (!q) return 0;
+            i = (size_t)(q - s);
+        }
         unsigned char b = (unsigned char)s[i];
         uint32_t g0 = m->start[b], g1 = m->start[b + 1];
         const struct cand *hit = NULL;

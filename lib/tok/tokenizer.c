@@ -254,13 +254,40 @@ void nlp_tok_state_free(nlp_tok_state *st)
     free(st);
 }
 
+/* Hash of a word for the cache: two overlapping loads and one multiply
+ * for the usual short word, nlp_hash for long ones. */
+static inline uint64_t word_hash(const char *w, size_t n)
+{
+    if (n > 16) return nlp_hash(w, n, 0);
+    uint64_t a = 0, b = 0;
+    if (n >= 8) {
+        memcpy(&a, w, 8);
+        memcpy(&b, w + n - 8, 8);
+    } else if (n >= 4) {
+        uint32_t x, y;
+        memcpy(&x, w, 4);
+        memcpy(&y, w + n - 4, 4);
+        a = x;
+        b = y;
+    } else if (n > 0) {
+        a = (uint64_t)(uint8_t)w[0] | (uint64_t)(uint8_t)w[n / 2] << 8 | (uint64_t)(uint8_t)w[n - 1] << 16;
+    }
+    __uint128_t r = (__uint128_t)(a ^ 0xa0761d6478bd642full) * (b ^ n ^ 0xe7037ed1a0b428dbull);
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
 /* The model on one word, through the cache. */
 static int model_word(const nlp_tokenizer *tk, nlp_tok_state *st, const char *w, size_t n, nlp_ids *out)
 {
-    uint64_t h = nlp_hash(w, n, 0);
+    uint64_t h = word_hash(w, n);
     size_t k;
     const int32_t *hit = nlp_wordcache_get(st->cache, w, n, h, &k);
-    if (hit) return nlp_ids_append(out, hit, k);
+    if (hit) {
+        if (out->n + k > out->cap && nlp_grow(&out->v, &out->cap, out->n + k, sizeof *out->v)) return NLP_ENOMEM;
+        for (size_t i = 0; i < k; i++) out->v[out->n + i] = hit[i];
+        out->n += k;
+        return NLP_OK;
+    }
     size_t at = out->n;
     int rc = NLP_OK;
     switch (tk->s.model) {

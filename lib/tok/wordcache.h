@@ -21,7 +21,7 @@
 
 typedef struct nlp_wordcache nlp_wordcache;
 
-/* New cache for up to max_words words (0 = a default of 65536); NULL on
+/* New cache for up to max_words words (0 = a default of 131072); NULL on
  * ENOMEM. Free with nlp_wordcache_free. */
 nlp_wordcache *nlp_wordcache_new(size_t max_words);
 void nlp_wordcache_free(nlp_wordcache *c);
