@@ -99,6 +99,40 @@ oom:
     return NLP_ENOMEM;
 }
 
+int nlp_tok_spec_pipeline(nlp_tok_spec *s, nlp_tok_pipeline kind, const char *suffix)
+{
+    nlp_norm_steps_free(s->norm, s->n_norm);
+    free(s->pretok);
+    nlp_dec_steps_free(s->dec, s->n_dec);
+    nlp_postproc_free(&s->post);
+    s->norm = NULL;
+    s->pretok = NULL;
+    s->dec = NULL;
+    s->n_norm = s->n_pretok = s->n_dec = 0;
+    s->pretok = nlp_calloc(1, sizeof *s->pretok);
+    if (!s->pretok) return NLP_ENOMEM;
+    s->n_pretok = 1;
+    if (kind == NLP_PIPE_BYTELEVEL) {
+        s->pretok[0] = (nlp_pretok_step){.type = NLP_PRETOK_BYTELEVEL, .trim_offsets = 1, .use_regex = 1};
+        s->post.bytelevel = 1;
+        s->post.bl_add_prefix_space = 1;
+        s->post.bl_use_regex = 1;
+        s->dec = nlp_calloc(1, sizeof *s->dec);
+        if (!s->dec) return NLP_ENOMEM;
+        s->dec[0] = (nlp_dec_step){.type = NLP_DEC_BYTELEVEL, .add_prefix_space = 1, .trim_offsets = 1, .use_regex = 1};
+        s->n_dec = 1;
+        return NLP_OK;
+    }
+    s->pretok[0] = (nlp_pretok_step){.type = NLP_PRETOK_WHITESPACE_SPLIT};
+    if (suffix) {
+        s->dec = nlp_calloc(1, sizeof *s->dec);
+        if (!s->dec || !(s->dec[0].suffix = nlp_strdup(suffix))) return NLP_ENOMEM;
+        s->dec[0].type = NLP_DEC_BPE;
+        s->n_dec = 1;
+    }
+    return NLP_OK;
+}
+
 // --- compile
 
 void nlp_tokenizer_free(nlp_tokenizer *tk)
@@ -254,32 +288,10 @@ void nlp_tok_state_free(nlp_tok_state *st)
     free(st);
 }
 
-/* Hash of a word for the cache: two overlapping loads and one multiply
- * for the usual short word, nlp_hash for long ones. */
-static inline uint64_t word_hash(const char *w, size_t n)
-{
-    if (n > 16) return nlp_hash(w, n, 0);
-    uint64_t a = 0, b = 0;
-    if (n >= 8) {
-        memcpy(&a, w, 8);
-        memcpy(&b, w + n - 8, 8);
-    } else if (n >= 4) {
-        uint32_t x, y;
-        memcpy(&x, w, 4);
-        memcpy(&y, w + n - 4, 4);
-        a = x;
-        b = y;
-    } else if (n > 0) {
-        a = (uint64_t)(uint8_t)w[0] | (uint64_t)(uint8_t)w[n / 2] << 8 | (uint64_t)(uint8_t)w[n - 1] << 16;
-    }
-    __uint128_t r = (__uint128_t)(a ^ 0xa0761d6478bd642full) * (b ^ n ^ 0xe7037ed1a0b428dbull);
-    return (uint64_t)r ^ (uint64_t)(r >> 64);
-}
-
 /* The model on one word, through the cache. */
 static int model_word(const nlp_tokenizer *tk, nlp_tok_state *st, const char *w, size_t n, nlp_ids *out)
 {
-    uint64_t h = word_hash(w, n);
+    uint64_t h = nlp_wordcache_hash(w, n);
     size_t k;
     const int32_t *hit = nlp_wordcache_get(st->cache, w, n, h, &k);
     if (hit) {

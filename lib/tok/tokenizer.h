@@ -79,6 +79,19 @@ void nlp_tok_spec_free(nlp_tok_spec *s);
 /* Deep copy. Returns 0 or NLP_ENOMEM (dst is then empty). */
 int nlp_tok_spec_copy(nlp_tok_spec *dst, const nlp_tok_spec *src);
 
+/* The two standard BPE pipelines. */
+typedef enum nlp_tok_pipeline {
+    NLP_PIPE_BYTELEVEL,  /* GPT-2: ByteLevel pre-tokenizer (no prefix space, GPT-2 pattern),
+                            ByteLevel post-processor and decoder */
+    NLP_PIPE_WHITESPACE, /* classic: WhitespaceSplit pre-tokenizer; BPEDecoder when the
+                            model has an end-of-word suffix, else no decoder */
+} nlp_tok_pipeline;
+
+/* Replaces spec's normalizer, pre-tokenizer, post-processor and decoder
+ * with a standard pipeline (suffix: the end-of-word suffix for the
+ * decoder, or NULL). Returns 0 or NLP_ENOMEM. */
+int nlp_tok_spec_pipeline(nlp_tok_spec *s, nlp_tok_pipeline kind, const char *suffix);
+
 typedef struct nlp_tokenizer nlp_tokenizer;
 
 /* Compiles a spec. On success the tokenizer owns the spec's contents and

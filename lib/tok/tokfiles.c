@@ -77,35 +77,11 @@ static int read_text(const char *path, char **data, size_t *n)
 
 // --- pipelines
 
-static int add_step_pretok(nlp_tok_spec *s, nlp_pretok_type t, int prefix, int regex)
-{
-    nlp_pretok_step *p = nlp_reallocarray(s->pretok, s->n_pretok + 1, sizeof *p);
-    if (!p) return NLP_ENOMEM;
-    s->pretok = p;
-    p[s->n_pretok] = (nlp_pretok_step){.type = t, .add_prefix_space = prefix, .trim_offsets = 1, .use_regex = regex};
-    s->n_pretok++;
-    return NLP_OK;
-}
-
-static int add_step_dec(nlp_tok_spec *s, nlp_dec_type t, const char *suffix)
-{
-    nlp_dec_step *d = nlp_reallocarray(s->dec, s->n_dec + 1, sizeof *d);
-    if (!d) return NLP_ENOMEM;
-    s->dec = d;
-    d[s->n_dec] = (nlp_dec_step){.type = t, .add_prefix_space = 1, .trim_offsets = 1, .use_regex = 1};
-    if (suffix && !(d[s->n_dec].suffix = nlp_strdup(suffix))) return NLP_ENOMEM;
-    s->n_dec++;
-    return NLP_OK;
-}
-
 /* GPT-2: byte-level pre-tokenizer without prefix space, ByteLevel
  * post-processor and decoder, <|endoftext|> special. */
 static int gpt2_pipeline(nlp_tok_spec *s)
 {
-    if (add_step_pretok(s, NLP_PRETOK_BYTELEVEL, 0, 1) || add_step_dec(s, NLP_DEC_BYTELEVEL, NULL)) return NLP_ENOMEM;
-    s->post.bytelevel = 1;
-    s->post.bl_add_prefix_space = 1;
-    s->post.bl_use_regex = 1;
+    if (nlp_tok_spec_pipeline(s, NLP_PIPE_BYTELEVEL, NULL)) return NLP_ENOMEM;
     int32_t eot = nlp_vocab_find(s->vocab, "<|endoftext|>", 13);
     if (eot >= 0) {
         s->added = nlp_calloc(1, sizeof *s->added);
@@ -120,11 +96,8 @@ static int gpt2_pipeline(nlp_tok_spec *s)
 /* Classic BPE on white-space-split words, optional end-of-word suffix. */
 static int classic_pipeline(nlp_tok_spec *s, const char *suffix)
 {
-    if (add_step_pretok(s, NLP_PRETOK_WHITESPACE_SPLIT, 0, 0)) return NLP_ENOMEM;
-    if (suffix) {
-        if (!(s->bpe.end_of_word_suffix = nlp_strdup(suffix))) return NLP_ENOMEM;
-        if (add_step_dec(s, NLP_DEC_BPE, suffix)) return NLP_ENOMEM;
-    }
+    if (nlp_tok_spec_pipeline(s, NLP_PIPE_WHITESPACE, suffix)) return NLP_ENOMEM;
+    if (suffix && !(s->bpe.end_of_word_suffix = nlp_strdup(suffix))) return NLP_ENOMEM;
     return NLP_OK;
 }
 

@@ -16,17 +16,42 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+#include "base/hash.h"
 
 #define NLP_WORDCACHE_MAX_LEN 256
 
 typedef struct nlp_wordcache nlp_wordcache;
+
+/* Hash of a word for word tables: two overlapping loads and one multiply
+ * for the usual short word, nlp_hash for longer ones. Never 0. */
+static inline uint64_t nlp_wordcache_hash(const char *w, size_t n)
+{
+    if (n > 16) return nlp_hash(w, n, 0) | 1;
+    uint64_t a = 0, b = 0;
+    if (n >= 8) {
+        memcpy(&a, w, 8);
+        memcpy(&b, w + n - 8, 8);
+    } else if (n >= 4) {
+        uint32_t x, y;
+        memcpy(&x, w, 4);
+        memcpy(&y, w + n - 4, 4);
+        a = x;
+        b = y;
+    } else if (n > 0) {
+        a = (uint64_t)(uint8_t)w[0] | (uint64_t)(uint8_t)w[n / 2] << 8 | (uint64_t)(uint8_t)w[n - 1] << 16;
+    }
+    __uint128_t r = (__uint128_t)(a ^ 0xa0761d6478bd642full) * (b ^ n ^ 0xe7037ed1a0b428dbull);
+    return ((uint64_t)r ^ (uint64_t)(r >> 64)) | 1;
+}
 
 /* New cache for up to max_words words (0 = a default of 131072); NULL on
  * ENOMEM. Free with nlp_wordcache_free. */
 nlp_wordcache *nlp_wordcache_new(size_t max_words);
 void nlp_wordcache_free(nlp_wordcache *c);
 
-/* The ids cached for word w[0..n) (h = nlp_hash(w, n, 0)), with *nids set,
+/* The ids cached for word w[0..n) (h = nlp_wordcache_hash(w, n)), with *nids set,
  * or NULL. The pointer is valid until the next put. */
 const int32_t *nlp_wordcache_get(const nlp_wordcache *c, const char *w, size_t n, uint64_t h, size_t *nids);
 
