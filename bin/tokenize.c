@@ -121,6 +121,14 @@ static char *first_repl;
 
 // --- shared helpers
 
+/* On any exit before the output is committed: a named output file is
+ * discarded (the target stays as it was), standard output is flushed. */
+static void abort_output(void)
+{
+    if (out) nlp_writer_abort(out);
+    out = NULL;
+}
+
 static void fail_with(int rc) { cli_fail(rc); }
 
 static int32_t find_token(const char *s)
@@ -355,9 +363,12 @@ static void run_batch(struct batch *b, struct worker *ws, int nthreads, const ch
     size_t n = b->n;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads) if (nthreads > 1 && n > 32)
     for (size_t i = 0; i < n; i++) encode_rec(b, i, &ws[omp_get_thread_num()], name);
-    /* errors are reported in input order */
-    for (size_t i = 0; i < n; i++)
-        if (b->err[i]) cli_die(NLP_EXIT_FAILURE, "%s", b->err[i]);
+    /* the records before the first failing one are written, then the
+     * error is reported, as a line-by-line tool would */
+    size_t bad_at = n;
+    for (size_t i = 0; i < n && bad_at == n; i++)
+        if (b->err[i]) bad_at = i;
+    n = bad_at;
     for (size_t i = 0; i < n; i++)
         if (b->repl[i]) {
             if (!first_repl) {
@@ -391,6 +402,7 @@ static void run_batch(struct batch *b, struct worker *ws, int nthreads, const ch
             if (rc) fail_with(rc);
         }
     }
+    if (bad_at < b->n) cli_die(NLP_EXIT_FAILURE, "%s", b->err[bad_at]);
     b->n = 0;
     nlp_buf_reset(&b->text);
 }
@@ -573,6 +585,7 @@ int main(int argc, char **argv)
     if (!ninputs) inputs[ninputs++] = "-";
 
     if ((rc = nlp_writer_open(&out, o.output, 0))) fail_with(rc);
+    atexit(abort_output);
 
     if (o.decode) {
         for (size_t f = 0; f < ninputs; f++) {
@@ -627,7 +640,9 @@ int main(int argc, char **argv)
         nlp_buf_free(&b.text);
         free(first_repl);
     }
-    if ((rc = nlp_writer_close(out))) fail_with(rc);
+    nlp_writer *w = out;
+    out = NULL;
+    if ((rc = nlp_writer_close(w))) fail_with(rc);
     free(inputs);
     nlp_tokenizer_free(tk);
     cli_free();

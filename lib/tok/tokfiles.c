@@ -389,7 +389,7 @@ int nlp_tokfiles_read(const char *path, nlp_tok_spec *s)
         nlp_map m;
         if ((rc = nlp_map_file(&m, path))) goto out;
         json_t *root = json_loadb(m.data, m.len, 0, NULL);
-        int has_model = json_is_object(root) && json_object_get(root, "model");
+        int has_model = json_is_object(json_object_get(root, "model"));
         json_decref(root);
         if (has_model || !root) {
             rc = nlp_tokjson_parse(m.data, m.len, path, s);

@@ -117,7 +117,7 @@ static void test_specials_unk_and_variants(void)
     nlp_wordcount *empty = nlp_wordcount_new();
     CHECK_EQ_INT(nlp_bpe_train(empty, &small, &s, NULL), NLP_EDATA);
     nlp_wordcount_free(empty);
-    /* limit_alphabet keeps the most frequent characters: u (36) g (20) n (16) h (15) */
+    /* limit_alphabet keeps the most frequent characters: u (36) g (20) p (17) n (16) */
     nlp_bpe_train_opts lim = {.vocab_size = 100, .limit_alphabet = 4};
     CHECK(nlp_bpe_train(wc, &lim, &s, NULL) == 0);
     CHECK_STR(nlp_vocab_token(s.vocab, 0, NULL), "g");
