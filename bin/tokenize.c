@@ -155,29 +155,30 @@ static int32_t eot_id(int required)
     return -1;
 }
 
-/* Writes v in decimal at p and returns the end (two digits per step). */
+/* Writes v in decimal at p and returns the end: digits counted first, then
+ * written from the right two at a time. */
 static char *u32toa(char *p, uint32_t v)
 {
     static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
                                 "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
                                 "8081828384858687888990919293949596979899";
-    char tmp[12];
-    char *e = tmp + sizeof tmp, *q = e;
+    int n = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 : v < 100000 ? 5 : v < 1000000 ? 6
+          : v < 10000000 ? 7 : v < 100000000 ? 8 : v < 1000000000 ? 9 : 10;
+    char *e = p + n, *q = e;
     while (v >= 100) {
         uint32_t r = v % 100;
         v /= 100;
         q -= 2;
-        memcpy(q, pairs + 2 * r, 2);
+        q[0] = pairs[2 * r];
+        q[1] = pairs[2 * r + 1];
     }
     if (v >= 10) {
-        q -= 2;
-        memcpy(q, pairs + 2 * v, 2);
+        q[-2] = pairs[2 * v];
+        q[-1] = pairs[2 * v + 1];
     } else {
-        *--q = (char)('0' + v);
+        q[-1] = (char)('0' + v);
     }
-    size_t len = (size_t)(e - q);
-    memcpy(p, q, len);
-    return p + len;
+    return e;
 }
 
 /* The next input record: a line, or with -z the bytes up to a NUL. Returns
