@@ -563,6 +563,9 @@ static void setup_padding_and_truncation(void)
     }
 }
 
+/* file scope, so that memory still held at an error exit is reachable */
+static const char **inputs;
+
 int main(int argc, char **argv)
 {
     nlp_threads_passive(argc, argv);
@@ -578,7 +581,7 @@ int main(int argc, char **argv)
     int rc = nlp_tokfiles_load(o.model, &tk);
     if (rc) fail_with(rc == NLP_EIO || rc == NLP_EFORMAT ? NLP_EFORMAT : rc);
 
-    const char **inputs = nlp_calloc((size_t)argc + 2, sizeof *inputs);
+    inputs = nlp_calloc((size_t)argc + 2, sizeof *inputs);
     size_t ninputs = 0;
     if (!inputs) fail_with(NLP_ENOMEM);
     if (o.input) inputs[ninputs++] = o.input;

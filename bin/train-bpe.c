@@ -127,6 +127,12 @@ static char **split_list(const char *s, size_t *n)
     return v;
 }
 
+/* file scope, so that memory still held at an error exit is reachable */
+static const char **inputs;
+static char **specials;
+static nlp_tok_spec spec;
+static nlp_wordcount *wc;
+
 int main(int argc, char **argv)
 {
     nlp_threads_passive(argc, argv);
@@ -146,14 +152,14 @@ int main(int argc, char **argv)
         cli_usage_error("--end-of-word-suffix and --continuing-subword-prefix must not be empty");
 
     size_t nspecial;
-    char **specials = split_list(o.specials, &nspecial);
+    specials = split_list(o.specials, &nspecial);
     if (o.unk) {
         int found = 0;
         for (size_t i = 0; i < nspecial; i++) found |= strcmp(specials[i], o.unk) == 0;
         if (!found && !(specials[nspecial++] = nlp_strdup(o.unk))) cli_fail(NLP_ENOMEM);
     }
 
-    const char **inputs = nlp_calloc((size_t)argc + 2, sizeof *inputs);
+    inputs = nlp_calloc((size_t)argc + 2, sizeof *inputs);
     size_t ninputs = 0;
     if (!inputs) cli_fail(NLP_ENOMEM);
     if (o.input) inputs[ninputs++] = o.input;
@@ -164,11 +170,10 @@ int main(int argc, char **argv)
     cli_debug("%d thread%s", nthreads, nthreads == 1 ? "" : "s");
     t0 = now();
 
-    nlp_tok_spec spec = {0};
     if (nlp_tok_spec_pipeline(&spec, o.byte_level ? NLP_PIPE_BYTELEVEL : NLP_PIPE_WHITESPACE, o.suffix))
         cli_fail(NLP_ENOMEM);
 
-    nlp_wordcount *wc = nlp_wordcount_new();
+    wc = nlp_wordcount_new();
     if (!wc) cli_fail(NLP_ENOMEM);
     nlp_wordcount_opts wo = {
         .norm = spec.norm,

@@ -50,8 +50,9 @@ int nlp_encoding_reserve(nlp_encoding *e, size_t extra)
 
 int nlp_encoding_append(nlp_encoding *e, const int32_t *ids, size_t n, int type_id, int special)
 {
+    if (!n) return NLP_OK;
     if (nlp_encoding_reserve(e, n)) return NLP_ENOMEM;
-    if (n) memcpy(e->ids + e->n, ids, n * sizeof *ids);
+    memcpy(e->ids + e->n, ids, n * sizeof *ids);
     memset(e->type_ids + e->n, type_id, n);
     memset(e->attention + e->n, 1, n);
     memset(e->special + e->n, special ? 1 : 0, n);
@@ -61,8 +62,9 @@ int nlp_encoding_append(nlp_encoding *e, const int32_t *ids, size_t n, int type_
 
 int nlp_encoding_concat(nlp_encoding *e, const nlp_encoding *s)
 {
+    if (!s->n) return NLP_OK;
     if (nlp_encoding_reserve(e, s->n)) return NLP_ENOMEM;
-    if (s->n) {
+    {
         memcpy(e->ids + e->n, s->ids, s->n * sizeof *s->ids);
         memcpy(e->type_ids + e->n, s->type_ids, s->n);
         memcpy(e->attention + e->n, s->attention, s->n);

@@ -197,6 +197,7 @@ size_t nlp_postproc_added(const nlp_postproc *p, int pair)
 static int append_seq(nlp_encoding *out, const nlp_encoding *e, int type_id)
 {
     size_t at = out->n;
+    if (!e->n) return NLP_OK;
     if (nlp_encoding_concat(out, e)) return NLP_ENOMEM;
     memset(out->type_ids + at, type_id, e->n);
     return NLP_OK;
