@@ -34,81 +34,103 @@ struct prec {
     int32_t a, b;
 };
 
-struct ptab {
-    uint64_t *keys; /* (a << 32 | b) + 1; 0 = empty */
-    uint32_t *idx;
+/* Open addressing from a 64-bit key to a 32-bit value (keys stored + 1,
+ * 0 = empty); the one table behind the pair records and the alphabet. */
+struct imap {
+    uint64_t *keys;
+    uint32_t *val;
     size_t mask, n;
-    struct prec *r;
-    size_t cap;
 };
 
-static inline uint64_t pkey(int32_t a, int32_t b) { return ((uint64_t)(uint32_t)a << 32 | (uint32_t)b); }
+static inline size_t ihash(uint64_t k, size_t mask) { return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 20) & mask; }
 
-static inline size_t phash(uint64_t k, size_t mask) { return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 20) & mask; }
-
-static int ptab_init(struct ptab *t, size_t hint)
+static int imap_init(struct imap *m, size_t hint)
 {
     size_t ns = 1024;
     while (ns < hint * 2) ns *= 2;
-    t->keys = nlp_calloc(ns, sizeof *t->keys);
-    t->idx = nlp_malloc(ns * sizeof *t->idx);
-    if (!t->keys || !t->idx) return NLP_ENOMEM;
-    t->mask = ns - 1;
+    m->keys = nlp_calloc(ns, sizeof *m->keys);
+    m->val = nlp_malloc(ns * sizeof *m->val);
+    m->mask = ns - 1;
+    m->n = 0;
+    return m->keys && m->val ? NLP_OK : NLP_ENOMEM;
+}
+
+static void imap_free(struct imap *m)
+{
+    free(m->keys);
+    free(m->val);
+    memset(m, 0, sizeof *m);
+}
+
+/* Value of key, or -1. */
+static inline long imap_find(const struct imap *m, uint64_t key)
+{
+    for (size_t j = ihash(key + 1, m->mask); m->keys[j]; j = (j + 1) & m->mask)
+        if (m->keys[j] == key + 1) return m->val[j];
+    return -1;
+}
+
+/* Sets key to val (inserting it if new). Returns 0 or NLP_ENOMEM. */
+static int imap_put(struct imap *m, uint64_t key, uint32_t val)
+{
+    size_t j = ihash(key + 1, m->mask);
+    for (; m->keys[j]; j = (j + 1) & m->mask)
+        if (m->keys[j] == key + 1) {
+            m->val[j] = val;
+            return NLP_OK;
+        }
+    if ((m->n + 1) * 2 > m->mask + 1) {
+        struct imap g;
+        if (imap_init(&g, m->mask + 1)) {
+            imap_free(&g);
+            return NLP_ENOMEM;
+        }
+        for (size_t i = 0; i <= m->mask; i++)
+            if (m->keys[i]) {
+                size_t q = ihash(m->keys[i], g.mask);
+                while (g.keys[q]) q = (q + 1) & g.mask;
+                g.keys[q] = m->keys[i];
+                g.val[q] = m->val[i];
+            }
+        g.n = m->n;
+        imap_free(m);
+        *m = g;
+        j = ihash(key + 1, m->mask);
+        while (m->keys[j]) j = (j + 1) & m->mask;
+    }
+    m->keys[j] = key + 1;
+    m->val[j] = val;
+    m->n++;
     return NLP_OK;
 }
+
+struct ptab {
+    struct imap m; /* (a << 32 | b) -> record */
+    struct prec *r;
+    size_t n, cap;
+};
+
+static inline uint64_t pkey(int32_t a, int32_t b) { return ((uint64_t)(uint32_t)a << 32 | (uint32_t)b); }
 
 static void ptab_free(struct ptab *t)
 {
     for (size_t i = 0; i < t->n; i++) free(t->r[i].w);
     free(t->r);
-    free(t->keys);
-    free(t->idx);
-}
-
-static int ptab_grow(struct ptab *t)
-{
-    size_t ns = (t->mask + 1) * 2;
-    uint64_t *k = nlp_calloc(ns, sizeof *k);
-    uint32_t *ix = nlp_malloc(ns * sizeof *ix);
-    if (!k || !ix) {
-        free(k);
-        free(ix);
-        return NLP_ENOMEM;
-    }
-    for (size_t i = 0; i <= t->mask; i++) {
-        if (!t->keys[i]) continue;
-        size_t j = phash(t->keys[i], ns - 1);
-        while (k[j]) j = (j + 1) & (ns - 1);
-        k[j] = t->keys[i];
-        ix[j] = t->idx[i];
-    }
-    free(t->keys);
-    free(t->idx);
-    t->keys = k;
-    t->idx = ix;
-    t->mask = ns - 1;
-    return NLP_OK;
+    imap_free(&t->m);
 }
 
 /* Record of pair (a, b), created if new; -1 on ENOMEM. */
 static long ptab_get(struct ptab *t, int32_t a, int32_t b)
 {
-    uint64_t k = pkey(a, b) + 1;
-    size_t j = phash(k, t->mask);
-    for (; t->keys[j]; j = (j + 1) & t->mask)
-        if (t->keys[j] == k) return t->idx[j];
-    if ((t->n + 1) * 2 > t->mask + 1) {
-        if (ptab_grow(t)) return -1;
-        j = phash(k, t->mask);
-        while (t->keys[j]) j = (j + 1) & t->mask;
-    }
-    if (t->n >= UINT32_MAX - 1 || nlp_grow(&t->r, &t->cap, t->n + 1, sizeof *t->r)) return -1;
+    long r = imap_find(&t->m, pkey(a, b));
+    if (r >= 0) return r;
+    if (t->n >= UINT32_MAX - 1 || nlp_grow(&t->r, &t->cap, t->n + 1, sizeof *t->r) ||
+        imap_put(&t->m, pkey(a, b), (uint32_t)t->n))
+        return -1;
     memset(&t->r[t->n], 0, sizeof *t->r);
     t->r[t->n].a = a;
     t->r[t->n].b = b;
     t->r[t->n].touched = UINT32_MAX;
-    t->keys[j] = k;
-    t->idx[j] = (uint32_t)t->n;
     return (long)t->n++;
 }
 
@@ -202,56 +224,27 @@ static int by_cp(const void *x, const void *y)
     return (a->cp > b->cp) - (a->cp < b->cp);
 }
 
-/* Small open-addressing map code point -> index into an array of chr. */
-struct cmap {
-    int32_t *keys; /* cp + 1; 0 = empty */
-    uint32_t *idx;
-    size_t mask;
+/* Characters (or character spellings) and their counts, found by key. */
+struct cset {
+    struct imap m; /* key -> index in c */
     struct chr *c;
     size_t n, cap;
 };
 
-static long cmap_get(struct cmap *m, int32_t cp)
+/* Index of key's entry, created with count 0 if new; -1 on ENOMEM. */
+static long cset_get(struct cset *s, int32_t key)
 {
-    size_t j = ((uint32_t)cp * 2654435761u) & m->mask;
-    for (; m->keys[j]; j = (j + 1) & m->mask)
-        if (m->keys[j] == cp + 1) return m->idx[j];
-    if ((m->n + 1) * 2 > m->mask + 1) {
-        size_t ns = (m->mask + 1) * 2;
-        int32_t *k = nlp_calloc(ns, sizeof *k);
-        uint32_t *ix = nlp_malloc(ns * sizeof *ix);
-        if (!k || !ix) {
-            free(k);
-            free(ix);
-            return -1;
-        }
-        for (size_t i = 0; i <= m->mask; i++) {
-            if (!m->keys[i]) continue;
-            size_t q = ((uint32_t)(m->keys[i] - 1) * 2654435761u) & (ns - 1);
-            while (k[q]) q = (q + 1) & (ns - 1);
-            k[q] = m->keys[i];
-            ix[q] = m->idx[i];
-        }
-        free(m->keys);
-        free(m->idx);
-        m->keys = k;
-        m->idx = ix;
-        m->mask = ns - 1;
-        j = ((uint32_t)cp * 2654435761u) & m->mask;
-        while (m->keys[j]) j = (j + 1) & m->mask;
-    }
-    if (nlp_grow(&m->c, &m->cap, m->n + 1, sizeof *m->c)) return -1;
-    m->c[m->n] = (struct chr){cp, 0};
-    m->keys[j] = cp + 1;
-    m->idx[j] = (uint32_t)m->n;
-    return (long)m->n++;
+    long i = imap_find(&s->m, (uint32_t)key);
+    if (i >= 0) return i;
+    if (nlp_grow(&s->c, &s->cap, s->n + 1, sizeof *s->c) || imap_put(&s->m, (uint32_t)key, (uint32_t)s->n)) return -1;
+    s->c[s->n] = (struct chr){key, 0};
+    return (long)s->n++;
 }
 
-static void cmap_free(struct cmap *m)
+static void cset_free(struct cset *s)
 {
-    free(m->keys);
-    free(m->idx);
-    free(m->c);
+    imap_free(&s->m);
+    free(s->c);
 }
 
 /* The next character of a word: a byte's GPT-2 character, or a UTF-8
@@ -426,163 +419,98 @@ static int setup(struct trainer *t, const nlp_wordcount *wc, nlp_bpe_train_stats
     const nlp_bpe_train_opts *o = t->o;
     size_t nw = nlp_wordcount_size(wc);
     const char *prefix = o->continuing_subword_prefix, *suffix = o->end_of_word_suffix;
-    int rc = NLP_OK;
-    struct cmap cm = {0}, vm = {0};
+    struct cset chars = {0}, spell = {0};
+    struct imap ids = {0}; /* cp * 4 + spelling (1 prefix, 2 suffix, 3 both) -> token id */
     nlp_buf b = {0};
-    cm.keys = nlp_calloc(1024, sizeof *cm.keys);
-    cm.idx = nlp_malloc(1024 * sizeof *cm.idx);
-    vm.keys = nlp_calloc(1024, sizeof *vm.keys);
-    vm.idx = nlp_malloc(1024 * sizeof *vm.idx);
-    if (!cm.keys || !cm.idx || !vm.keys || !vm.idx) {
-        rc = NLP_ENOMEM;
-        goto out;
-    }
-    cm.mask = vm.mask = 1023;
+    int rc = NLP_ENOMEM;
+    if (imap_init(&chars.m, 256) || imap_init(&spell.m, 256) || imap_init(&ids, 512)) goto out;
 
     /* 1. special tokens */
     for (size_t i = 0; i < o->n_specials; i++)
-        if ((rc = nlp_vocab_add(t->vocab, o->specials[i], strlen(o->specials[i]), NULL))) goto out;
+        if (nlp_vocab_add(t->vocab, o->specials[i], strlen(o->specials[i]), NULL)) goto out;
     size_t nspecial = nlp_vocab_count(t->vocab);
 
     /* 2. alphabet: character counts weighted by word counts */
     size_t total_syms = 0;
     for (size_t i = 0; i < nw; i++) {
-        size_t n;
+        size_t n, k = 0;
         uint64_t cnt;
         const char *w = nlp_wordcount_word(wc, i, &n, &cnt);
-        size_t k = 0;
-        while (k < n) {
-            long ci = cmap_get(&cm, next_char(w, n, &k, o->byte_level));
-            if (ci < 0) {
-                rc = NLP_ENOMEM;
-                goto out;
-            }
-            cm.c[ci].count += cnt;
-            total_syms++;
+        for (; k < n; total_syms++) {
+            long ci = cset_get(&chars, next_char(w, n, &k, o->byte_level));
+            if (ci < 0) goto out;
+            chars.c[ci].count += cnt;
         }
     }
     if (o->byte_level && o->byte_alphabet)
         for (int x = 0; x < 256; x++) {
-            long ci = cmap_get(&cm, nlp_bytelevel_cp((uint8_t)x));
-            if (ci < 0) {
-                rc = NLP_ENOMEM;
-                goto out;
-            }
-            cm.c[ci].count = UINT64_MAX;
+            long ci = cset_get(&chars, nlp_bytelevel_cp((uint8_t)x));
+            if (ci < 0) goto out;
+            chars.c[ci].count = UINT64_MAX;
         }
-    size_t keep = cm.n;
-    if (o->limit_alphabet && cm.n > o->limit_alphabet) {
-        qsort(cm.c, cm.n, sizeof *cm.c, by_count_then_cp);
-        memmove(cm.c, cm.c + (cm.n - o->limit_alphabet), o->limit_alphabet * sizeof *cm.c);
+    size_t keep = chars.n;
+    if (o->limit_alphabet && chars.n > o->limit_alphabet) {
+        qsort(chars.c, chars.n, sizeof *chars.c, by_count_then_cp);
+        memmove(chars.c, chars.c + (chars.n - o->limit_alphabet), o->limit_alphabet * sizeof *chars.c);
         keep = o->limit_alphabet;
     }
-    qsort(cm.c, keep, sizeof *cm.c, by_cp);
-    /* the kept characters, by code point: a lookup table for step 3 */
-    struct cmap kept = {0};
-    kept.keys = nlp_calloc(1024, sizeof *kept.keys);
-    kept.idx = nlp_malloc(1024 * sizeof *kept.idx);
-    kept.mask = 1023;
-    if (!kept.keys || !kept.idx) {
-        cmap_free(&kept);
-        rc = NLP_ENOMEM;
-        goto out;
-    }
-    int32_t *plain = nlp_malloc((keep ? keep : 1) * sizeof *plain);
-    if (!plain) {
-        cmap_free(&kept);
-        rc = NLP_ENOMEM;
-        goto out;
-    }
+    qsort(chars.c, keep, sizeof *chars.c, by_cp);
     for (size_t i = 0; i < keep; i++) {
         int32_t id;
-        if (cmap_get(&kept, cm.c[i].cp) < 0 || add_token(t->vocab, cm.c[i].cp, 0, prefix, suffix, &b) ||
-            (id = nlp_vocab_find(t->vocab, b.data, b.len)) < 0) {
-            rc = NLP_ENOMEM;
-            free(plain);
-            cmap_free(&kept);
+        if (add_token(t->vocab, chars.c[i].cp, 0, prefix, suffix, &b) ||
+            (id = nlp_vocab_find(t->vocab, b.data, b.len)) < 0 || imap_put(&ids, (uint64_t)chars.c[i].cp * 4, (uint32_t)id))
             goto out;
-        }
-        plain[i] = id;
     }
     if (stats) stats->alphabet = keep;
 
-    /* 3. prefixed / suffixed spellings the words need, then the words */
+    /* 3. the prefixed / suffixed spellings words need, sorted */
     if (prefix || suffix) {
         for (size_t i = 0; i < nw; i++) {
-            size_t n;
+            size_t n, k = 0;
             const char *w = nlp_wordcount_word(wc, i, &n, NULL);
-            size_t k = 0;
-            int first = 1;
-            while (k < n) {
+            for (int first = 1; k < n;) {
                 int32_t cp = next_char(w, n, &k, o->byte_level);
-                long ki = -1;
-                for (size_t j = cp * 2654435761u & kept.mask; kept.keys[j]; j = (j + 1) & kept.mask)
-                    if (kept.keys[j] == cp + 1) ki = kept.idx[j];
-                if (ki < 0) continue; /* dropped by limit_alphabet: not a symbol */
-                int variant = (!first && prefix ? 1 : 0) | (k == n && suffix ? 2 : 0);
+                if (imap_find(&ids, (uint64_t)cp * 4) < 0) continue; /* dropped by limit_alphabet */
+                int sp = (!first && prefix ? 1 : 0) | (k == n && suffix ? 2 : 0);
                 first = 0;
-                if (!variant) continue;
-                long vi = cmap_get(&vm, cp * 4 + variant);
-                if (vi < 0) {
-                    rc = NLP_ENOMEM;
-                    free(plain);
-                    cmap_free(&kept);
-                    goto out;
-                }
+                if (sp && cset_get(&spell, cp * 4 + sp) < 0) goto out;
             }
         }
-        qsort(vm.c, vm.n, sizeof *vm.c, by_cp);
-        for (size_t i = 0; i < vm.n; i++)
-            if ((rc = add_token(t->vocab, vm.c[i].cp / 4, vm.c[i].cp % 4, prefix, suffix, &b))) {
-                free(plain);
-                cmap_free(&kept);
+        qsort(spell.c, spell.n, sizeof *spell.c, by_cp);
+        for (size_t i = 0; i < spell.n; i++) {
+            int32_t key = spell.c[i].cp, id;
+            if (add_token(t->vocab, key / 4, key % 4, prefix, suffix, &b) ||
+                (id = nlp_vocab_find(t->vocab, b.data, b.len)) < 0 || imap_put(&ids, (uint64_t)key, (uint32_t)id))
                 goto out;
-            }
+        }
     }
     if (nlp_vocab_count(t->vocab) > o->vocab_size) {
         rc = nlp_error(NLP_EINVAL,
                        "the vocabulary size %zu is smaller than the %zu special tokens plus the %zu characters of the "
                        "alphabet%s (%zu in all)",
-                       o->vocab_size, nspecial, keep, vm.n ? " and their prefixed/suffixed forms" : "",
+                       o->vocab_size, nspecial, keep, spell.n ? " and their prefixed/suffixed forms" : "",
                        nlp_vocab_count(t->vocab));
-        free(plain);
-        cmap_free(&kept);
         goto out;
     }
 
+    /* 4. the words as symbols */
     t->sym = nlp_malloc((total_syms ? total_syms : 1) * sizeof *t->sym);
     t->woff = nlp_malloc((nw ? nw : 1) * sizeof *t->woff);
     t->wlen = nlp_malloc((nw ? nw : 1) * sizeof *t->wlen);
     t->wcount = nlp_malloc((nw ? nw : 1) * sizeof *t->wcount);
-    if (!t->sym || !t->woff || !t->wlen || !t->wcount) {
-        rc = NLP_ENOMEM;
-        free(plain);
-        cmap_free(&kept);
-        goto out;
-    }
+    if (!t->sym || !t->woff || !t->wlen || !t->wcount) goto out;
     size_t at = 0;
     for (size_t i = 0; i < nw; i++) {
-        size_t n;
+        size_t n, k = 0, start = at;
         uint64_t cnt;
         const char *w = nlp_wordcount_word(wc, i, &n, &cnt);
-        size_t k = 0, start = at;
-        int first = 1;
-        while (k < n) {
+        for (int first = 1; k < n;) {
             int32_t cp = next_char(w, n, &k, o->byte_level);
-            long ki = -1;
-            for (size_t j = cp * 2654435761u & kept.mask; kept.keys[j]; j = (j + 1) & kept.mask)
-                if (kept.keys[j] == cp + 1) ki = kept.idx[j];
-            if (ki < 0) continue;
-            int variant = (!first && prefix ? 1 : 0) | (k == n && suffix ? 2 : 0);
+            if (imap_find(&ids, (uint64_t)cp * 4) < 0) continue;
+            int sp = (!first && prefix ? 1 : 0) | (k == n && suffix ? 2 : 0);
             first = 0;
-            int32_t id = plain[ki];
-            if (variant) {
-                if ((rc = add_token(t->vocab, cp, variant, prefix, suffix, &b))) break;
-                id = nlp_vocab_find(t->vocab, b.data, b.len);
-            }
-            t->sym[at++] = id;
+            t->sym[at++] = (int32_t)imap_find(&ids, (uint64_t)cp * 4 + (uint64_t)sp);
         }
-        if (rc) break;
         if (at - start < 2) {
             at = start; /* no pairs: nothing to learn from this word */
             continue;
@@ -592,19 +520,18 @@ static int setup(struct trainer *t, const nlp_wordcount *wc, nlp_bpe_train_stats
         t->wcount[t->nwords] = (int64_t)cnt;
         t->nwords++;
     }
-    free(plain);
-    cmap_free(&kept);
+    rc = NLP_OK;
 out:
-    cmap_free(&cm);
-    cmap_free(&vm);
+    cset_free(&chars);
+    cset_free(&spell);
+    imap_free(&ids);
     nlp_buf_free(&b);
     return rc;
 }
 
 static int count_pairs(struct trainer *t)
 {
-    int rc = ptab_init(&t->pt, t->nwords * 2);
-    if (rc) return rc;
+    if (imap_init(&t->pt.m, t->nwords * 2)) return NLP_ENOMEM;
     for (size_t w = 0; w < t->nwords; w++) {
         const int32_t *s = t->sym + t->woff[w];
         for (uint32_t i = 0; i + 1 < t->wlen[w]; i++) {

@@ -110,21 +110,28 @@ static void *grow1(void *pp, size_t *n, size_t size)
     return (char *)q + (*n)++ * size;
 }
 
+typedef int (*read_fn)(const struct rd *r, const json_t *j, const char *where);
+
+/* A Sequence component: reads every element of j[key] with fn. */
+static int read_sequence(const struct rd *r, const json_t *j, const char *key, const char *where, read_fn fn)
+{
+    json_t *a = json_object_get(j, key);
+    if (!json_is_array(a)) return bad(r, where, "'%s' must be an array", key);
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        char sub[256];
+        snprintf(sub, sizeof sub, "%s.%s[%zu]", where, key, i);
+        int rc = fn(r, json_array_get(a, i), sub);
+        if (rc) return rc;
+    }
+    return NLP_OK;
+}
+
 static int read_normalizer(const struct rd *r, const json_t *j, const char *where)
 {
     int rc;
     const char *t = get_type(r, j, where, &rc);
     if (!t) return rc;
-    char sub[256];
-    if (strcmp(t, "Sequence") == 0) {
-        json_t *a = json_object_get(j, "normalizers");
-        if (!json_is_array(a)) return bad(r, where, "'normalizers' must be an array");
-        for (size_t i = 0; i < json_array_size(a); i++) {
-            snprintf(sub, sizeof sub, "%s.normalizers[%zu]", where, i);
-            if ((rc = read_normalizer(r, json_array_get(a, i), sub))) return rc;
-        }
-        return NLP_OK;
-    }
+    if (strcmp(t, "Sequence") == 0) return read_sequence(r, j, "normalizers", where, read_normalizer);
     nlp_norm_step st = {0};
     if (strcmp(t, "NFC") == 0) st.type = NLP_NORM_STEP_NFC;
     else if (strcmp(t, "NFD") == 0) st.type = NLP_NORM_STEP_NFD;
@@ -168,16 +175,7 @@ static int read_pretok(const struct rd *r, const json_t *j, const char *where)
     int rc;
     const char *t = get_type(r, j, where, &rc);
     if (!t) return rc;
-    char sub[256];
-    if (strcmp(t, "Sequence") == 0) {
-        json_t *a = json_object_get(j, "pretokenizers");
-        if (!json_is_array(a)) return bad(r, where, "'pretokenizers' must be an array");
-        for (size_t i = 0; i < json_array_size(a); i++) {
-            snprintf(sub, sizeof sub, "%s.pretokenizers[%zu]", where, i);
-            if ((rc = read_pretok(r, json_array_get(a, i), sub))) return rc;
-        }
-        return NLP_OK;
-    }
+    if (strcmp(t, "Sequence") == 0) return read_sequence(r, j, "pretokenizers", where, read_pretok);
     nlp_pretok_step st = {0};
     if (strcmp(t, "ByteLevel") == 0) {
         st.type = NLP_PRETOK_BYTELEVEL;
@@ -213,16 +211,7 @@ static int read_decoder(const struct rd *r, const json_t *j, const char *where)
     int rc;
     const char *t = get_type(r, j, where, &rc);
     if (!t) return rc;
-    char sub[256];
-    if (strcmp(t, "Sequence") == 0) {
-        json_t *a = json_object_get(j, "decoders");
-        if (!json_is_array(a)) return bad(r, where, "'decoders' must be an array");
-        for (size_t i = 0; i < json_array_size(a); i++) {
-            snprintf(sub, sizeof sub, "%s.decoders[%zu]", where, i);
-            if ((rc = read_decoder(r, json_array_get(a, i), sub))) return rc;
-        }
-        return NLP_OK;
-    }
+    if (strcmp(t, "Sequence") == 0) return read_sequence(r, j, "decoders", where, read_decoder);
     nlp_dec_step st = {0};
     if (strcmp(t, "ByteLevel") == 0) {
         st.type = NLP_DEC_BYTELEVEL;
