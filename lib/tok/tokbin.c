@@ -16,6 +16,18 @@ static void put32(unsigned char *p, uint32_t v)
     p[3] = (unsigned char)(v >> 24);
 }
 
+/* One id of the given width at p; returns the end. */
+static inline unsigned char *put_id(unsigned char *p, uint32_t v, uint32_t width)
+{
+    if (width == 4) {
+        put32(p, v);
+        return p + 4;
+    }
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    return p + 2;
+}
+
 static uint32_t get32(const unsigned char *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -66,28 +78,12 @@ int nlp_tokbin_write_doc(nlp_tokbin_writer *bw, const int32_t *ids, size_t n)
     size_t total = n + (bw->docs > 0);
     if (nlp_grow(&bw->buf, &bw->cap, total * bw->width, 1)) return NLP_ENOMEM;
     unsigned char *p = bw->buf;
-    if (bw->docs > 0) {
-        uint32_t e = (uint32_t)bw->eot;
-        if (bw->width == 2) {
-            p[0] = (unsigned char)e;
-            p[1] = (unsigned char)(e >> 8);
-        } else {
-            put32(p, e);
-        }
-        p += bw->width;
-    }
+    if (bw->docs > 0) p = put_id(p, (uint32_t)bw->eot, bw->width);
     for (size_t i = 0; i < n; i++) {
-        uint32_t v = (uint32_t)ids[i];
-        if (ids[i] < 0 || v >= bw->vocab)
+        if (ids[i] < 0 || (uint32_t)ids[i] >= bw->vocab)
             return nlp_error(NLP_EDATA, "token stream: id %ld is outside the vocabulary (size %lu)", (long)ids[i],
                              (unsigned long)bw->vocab);
-        if (bw->width == 2) {
-            p[0] = (unsigned char)v;
-            p[1] = (unsigned char)(v >> 8);
-        } else {
-            put32(p, v);
-        }
-        p += bw->width;
+        p = put_id(p, (uint32_t)ids[i], bw->width);
     }
     bw->docs++;
     return nlp_writer_write(bw->w, bw->buf, (size_t)(p - bw->buf));
