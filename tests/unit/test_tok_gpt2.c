@@ -8,20 +8,31 @@
 
 #include "base/err.h"
 #include "tok/tokfiles.h"
+#include "tok/tokjson.h"
 #include "text/utf8.h"
 
 #include <jansson.h>
 
 static int hexval(int c) { return c <= '9' ? c - '0' : (c | 32) - 'a' + 10; }
 
-static void test_gpt2_vectors(void)
+/* The rows through GPT-2 read from encoder.json + vocab.bpe (as_json = 0), or
+ * through a tokenizer.json written from them and read back (as_json = 1). */
+static void check_vectors(int as_json)
 {
     const char *sh = test_shared();
     if (!sh) return;
     char path[1024];
     snprintf(path, sizeof path, "%s/vectors/tokenize/gpt2/", sh);
     nlp_tokenizer *tk;
-    int rc = nlp_tokfiles_load(path, &tk);
+    int rc;
+    if (as_json) {
+        nlp_tok_spec s;
+        CHECK(nlp_tokfiles_read(path, &s) == 0);
+        snprintf(path, sizeof path, "%s/gpt2.json", test_tmpdir());
+        CHECK(nlp_tokjson_write(&s, path) == 0);
+        nlp_tok_spec_free(&s);
+    }
+    rc = nlp_tokfiles_load(path, &tk);
     CHECK_MSG(rc == 0, "load: %s", nlp_errmsg());
     if (rc) return;
     CHECK_EQ_INT(nlp_tokenizer_vocab_size(tk), 50257);
@@ -89,9 +100,13 @@ static void test_gpt2_vectors(void)
     nlp_tokenizer_free(tk);
 }
 
+static void test_gpt2_vectors(void) { check_vectors(0); }
+static void test_gpt2_as_tokenizer_json(void) { check_vectors(1); }
+
 int main(int argc, char **argv)
 {
     TEST_INIT(argc, argv);
     RUN(test_gpt2_vectors);
+    RUN(test_gpt2_as_tokenizer_json);
     return TEST_END();
 }

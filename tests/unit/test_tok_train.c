@@ -229,6 +229,14 @@ static void test_threads_and_counting(void)
         nlp_tok_spec_free(&s);
     }
     CHECK(j[0].len == j[1].len && memcmp(j[0].data, j[1].data, j[0].len) == 0);
+    /* the written tokenizer.json reads back to the same bytes */
+    nlp_tok_spec back;
+    CHECK(nlp_tokjson_parse(j[0].data, j[0].len, "trained.json", &back) == 0);
+    nlp_buf again = {0};
+    CHECK(nlp_tokjson_dump(&back, &again) == 0);
+    CHECK(again.len == j[0].len && memcmp(again.data, j[0].data, again.len) == 0);
+    nlp_buf_free(&again);
+    nlp_tok_spec_free(&back);
     /* max_lines and special tokens cut out of the text */
     nlp_wordcount *wc = nlp_wordcount_new();
     const char *sp[] = {"<|endoftext|>"};
