@@ -69,28 +69,6 @@ static void clear(nlp_wordcache *c)
     c->used = c->klen = c->ilen = 0;
 }
 
-/* k == w for n <= 16 bytes, with two overlapping loads of each (no call) */
-static inline int same_short(const char *k, const char *w, size_t n)
-{
-    if (n >= 8) {
-        uint64_t a, b, c, d;
-        memcpy(&a, k, 8);
-        memcpy(&b, w, 8);
-        memcpy(&c, k + n - 8, 8);
-        memcpy(&d, w + n - 8, 8);
-        return a == b && c == d;
-    }
-    if (n >= 4) {
-        uint32_t a, b, c, d;
-        memcpy(&a, k, 4);
-        memcpy(&b, w, 4);
-        memcpy(&c, k + n - 4, 4);
-        memcpy(&d, w + n - 4, 4);
-        return a == b && c == d;
-    }
-    return n == 0 || (k[0] == w[0] && k[n / 2] == w[n / 2] && k[n - 1] == w[n - 1]);
-}
-
 const int32_t *nlp_wordcache_get(const nlp_wordcache *c, const char *w, size_t n, uint64_t h, size_t *nids)
 {
     if (!h) h = 1;
@@ -98,11 +76,7 @@ const int32_t *nlp_wordcache_get(const nlp_wordcache *c, const char *w, size_t n
         const struct slot *s = &c->t[j];
         if (!s->h) return NULL;
         if (s->h != h || s->kn != n) continue;
-        if (n <= INLINE_KEY) {
-            if (!same_short(s->key.k, w, n)) continue;
-        } else if (memcmp(c->keys + s->key.off, w, n) != 0) {
-            continue;
-        }
+        if (!nlp_word_eq(n <= INLINE_KEY ? s->key.k : c->keys + s->key.off, w, n)) continue;
         *nids = s->ni;
         return s->ni <= INLINE_IDS ? s->ids.v : c->idpool + s->ids.off;
     }

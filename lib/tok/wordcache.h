@@ -24,6 +24,30 @@
 
 typedef struct nlp_wordcache nlp_wordcache;
 
+/* a[0..n) == b[0..n): words of up to 16 bytes with two overlapping loads of
+ * each (no call), longer ones with memcmp. */
+static inline int nlp_word_eq(const char *a, const char *b, size_t n)
+{
+    if (n > 16) return memcmp(a, b, n) == 0;
+    if (n >= 8) {
+        uint64_t x, y, z, w;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        memcpy(&z, a + n - 8, 8);
+        memcpy(&w, b + n - 8, 8);
+        return x == y && z == w;
+    }
+    if (n >= 4) {
+        uint32_t x, y, z, w;
+        memcpy(&x, a, 4);
+        memcpy(&y, b, 4);
+        memcpy(&z, a + n - 4, 4);
+        memcpy(&w, b + n - 4, 4);
+        return x == y && z == w;
+    }
+    return n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1]);
+}
+
 /* Hash of a word for word tables: two overlapping loads and one multiply
  * for the usual short word, nlp_hash for longer ones. Never 0. */
 static inline uint64_t nlp_wordcache_hash(const char *w, size_t n)

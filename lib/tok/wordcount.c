@@ -75,7 +75,7 @@ static int add_h(nlp_wordcount *wc, const char *w, size_t n, uint64_t h, uint64_
     for (;; j = (j + 1) & wc->mask) {
         struct went *e = &wc->t[j];
         if (!e->h) break;
-        if (e->h == h && e->len == n && memcmp(wc->keys + e->off, w, n) == 0) {
+        if (e->h == h && e->len == n && nlp_word_eq(wc->keys + e->off, w, n)) {
             e->count += count;
             return NLP_OK;
         }
