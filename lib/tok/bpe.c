@@ -247,7 +247,7 @@ static long classic_symbols(const nlp_bpe *m, nlp_bpe_scratch *sc, const char *w
         size_t at = i;
         unsigned char c = (unsigned char)w[i];
         if (c < 0x80) i++;
-        else if (nlp_utf8_next(w, n, &i) < 0 && i == at) i++;
+        else nlp_utf8_next(w, n, &i); /* advances at least one byte */
         int variant = (at > 0 && m->plen ? 1 : 0) | (i == n && m->slen ? 2 : 0);
         int32_t id;
         if (c < 0x80) id = m->ascii_id[variant][c];
@@ -265,10 +265,10 @@ static long classic_symbols(const nlp_bpe *m, nlp_bpe_scratch *sc, const char *w
             /* HF spells the character with its prefix/suffix, then looks up
              * every byte of that as <0xHH> */
             nlp_buf sp = {0};
-            if ((variant & 1) && nlp_buf_append(&sp, m->o.continuing_subword_prefix, m->plen)) goto oom;
-            if (nlp_buf_append(&sp, w + at, i - at)) goto oom;
-            if ((variant & 2) && nlp_buf_append(&sp, m->o.end_of_word_suffix, m->slen)) goto oom;
-            if (ensure(sc, (size_t)k + sp.len + 2 + (n - i))) {
+            if (((variant & 1) && nlp_buf_append(&sp, m->o.continuing_subword_prefix, m->plen)) ||
+                nlp_buf_append(&sp, w + at, i - at) ||
+                ((variant & 2) && nlp_buf_append(&sp, m->o.end_of_word_suffix, m->slen)) ||
+                ensure(sc, (size_t)k + sp.len + 2 + (n - i))) {
                 nlp_buf_free(&sp);
                 goto oom;
             }

@@ -265,6 +265,16 @@ static void test_lecture_classic_encoding(void)
     CHECK_STR(enc_pieces(tk, "xyhug"), "[UNK] hug");
     nlp_tokenizer_free(tk);
 
+    /* byte fallback: an unknown character becomes its bytes' <0xHH> tokens */
+    const char *t3[] = {"[UNK]", "a", "<0xC3>", "<0xA9>"};
+    make_spec(&s, t3, 4, NULL, 0);
+    s.bpe.unk_token = nlp_strdup("[UNK]");
+    s.bpe.byte_fallback = 1;
+    nlp_tok_spec_pipeline(&s, NLP_PIPE_WHITESPACE, NULL);
+    CHECK(nlp_tokenizer_new(&tk, &s) == 0);
+    CHECK_STR(enc_pieces(tk, "a\xC3\xA9\xC3\xB1" "a"), "a <0xC3> <0xA9> [UNK] a"); /* no <0xB1>: [UNK] */
+    nlp_tokenizer_free(tk);
+
     /* end-of-word suffix: the last character is spelled with </w> */
     const char *t2[] = {"l", "o", "w", "w</w>", "lo", "low</w>", "e", "r</w>", "er</w>"};
     const char *m2[] = {"l o", "lo w</w>", "e r</w>"};
