@@ -180,6 +180,17 @@ int nlp_reader_read(nlp_reader *r, void *out, size_t n, size_t *got)
     return NLP_OK;
 }
 
+int nlp_reader_peek(nlp_reader *r, size_t n, const char **p, size_t *got)
+{
+    while (r->end - r->start < n && !r->eof) {
+        long k = fill(r);
+        if (k < 0) return (int)k;
+    }
+    *p = r->buf + r->start;
+    *got = r->end - r->start < n ? r->end - r->start : n;
+    return NLP_OK;
+}
+
 int nlp_reader_read_exact(nlp_reader *r, void *buf, size_t n)
 {
     size_t got;

@@ -49,6 +49,11 @@ int nlp_reader_line(nlp_reader *r, char **line, size_t *len);
  * nlp_reader_line is allowed. Returns 0 or NLP_EIO. */
 int nlp_reader_read(nlp_reader *r, void *buf, size_t n, size_t *got);
 
+/* Looks at up to n bytes ahead without consuming them: *p points at them
+ * (valid until the next read) and *got says how many there are (fewer only
+ * at the end of input). Returns 0 or NLP_EIO. */
+int nlp_reader_peek(nlp_reader *r, size_t n, const char **p, size_t *got);
+
 /* Reads exactly n bytes: 0, or NLP_EFORMAT "'name': truncated at byte X" when
  * input ends early, or NLP_EIO. */
 int nlp_reader_read_exact(nlp_reader *r, void *buf, size_t n);

@@ -1,0 +1,654 @@
+/*
+ * tokenize — text to tokens and back, one output line per input line.
+ *
+ * Encoding reads records (lines, or NUL-terminated with -z) in batches of
+ * -B, encodes a batch on -t threads (each with its own tokenizer state),
+ * pads it, and writes it in input order: memory is bounded by the batch,
+ * not the input. Decoding (-d) is sequential.
+ */
+#include "base/err.h"
+#include "base/io.h"
+#include "base/mem.h"
+#include "base/thread.h"
+#include "common/cli.h"
+#include "text/utf8.h"
+#include "tok/tokbin.h"
+#include "tok/tokfiles.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "Usage: tokenize -m TOKENIZER [OPTION]... [FILE]...\n"
+    "Tokenize text (one output line per input line), or turn tokens back into text.\n"
+    "\n"
+    "  -m, --model PATH          tokenizer: tokenizer.json, GPT-2 encoder.json + vocab.bpe,\n"
+    "                            HF vocab.json + merges.txt, subword-nmt codes, or a directory\n"
+    "  -i, --input FILE          read FILE (also: FILE arguments; default standard input)\n"
+    "  -o, --output FILE         write FILE (default standard output)\n"
+    "      --output-format FMT   piece, id (default) or bin (binary token stream)\n"
+    "  -d, --decode              turn ids, pieces or a token stream back into text\n"
+    "      --input-format FMT    what -d reads: auto (default: bin if the input starts\n"
+    "                            with a token-stream magic, else id), id, piece or bin\n"
+    "      --special-tokens MODE keep (default): special tokens in the text are matched\n"
+    "                            as such; split: their text is tokenized as ordinary text\n"
+    "      --add-special-tokens  add the tokenizer's template tokens ([CLS], [SEP]...) (default)\n"
+    "      --no-special-tokens   do not add them; with -d, drop special tokens from the text\n"
+    "      --pair                each line holds two segments separated by a tab\n"
+    "      --max-length N        truncate (and with --padding max, pad) to N tokens (0 = none)\n"
+    "      --truncation MODE     longest-first (default), only-first, only-second or none\n"
+    "      --padding MODE        none (default), max (to --max-length) or longest (in each batch)\n"
+    "      --pad-token TOKEN     padding token (default: the tokenizer's, else [PAD] or <pad>)\n"
+    "      --type-ids            append a tab and the token type ids\n"
+    "      --attention-mask      append a tab and the attention mask\n"
+    "      --eot TOKEN           end-of-text token between documents in bin streams\n"
+    "                            (default: <|endoftext|>, </s>, <eos> or [SEP], the first known)\n"
+    "      --strict              invalid UTF-8 is an error (default: replaced by U+FFFD)\n"
+    "  -z, --null-data           records end with NUL, not newline (input and output)\n"
+    "  -B, --batch-size N        records per batch (default 1024)\n"
+    "  -t, --threads N           encoding threads (default: all CPUs); output order is kept\n"
+    "  -c, --config FILE         read options from a YAML file (keys = long option names)\n"
+    "      --dump-config         print the effective configuration and exit\n"
+    "  -q, --quiet               no warnings\n"
+    "  -v, --verbose             more messages\n"
+    "  -h, --help                display this help and exit\n"
+    "  -V, --version             output version information and exit\n"
+    "\n"
+    "Exit status: 0 ok, 1 bad input data or I/O error, 2 usage error, 3 unreadable tokenizer\n"
+    "or token stream.\n";
+
+static const char *const out_fmts[] = {"piece", "id", "bin", NULL};
+enum { OUT_PIECE, OUT_ID, OUT_BIN };
+static const char *const in_fmts[] = {"auto", "id", "piece", "bin", NULL};
+enum { IN_AUTO, IN_ID, IN_PIECE, IN_BIN };
+static const char *const special_modes[] = {"keep", "split", NULL};
+static const char *const trunc_modes[] = {"longest-first", "only-first", "only-second", "none", NULL};
+static const char *const pad_modes[] = {"none", "max", "longest", NULL};
+enum { PAD_NONE, PAD_MAX, PAD_LONGEST };
+
+static struct {
+    const char *model, *input, *output, *pad_token, *eot;
+    int out_fmt, in_fmt, decode, special, add_special, pair, truncation, padding, type_ids, mask, strict, zero;
+    long max_length, batch, threads;
+} o = {
+    .output = "-",
+    .out_fmt = OUT_ID,
+    .add_special = 1,
+    .batch = 1024,
+};
+
+static int no_special(const struct cli_opt *opt, const char *arg, void *ctx)
+{
+    (void)opt, (void)arg, (void)ctx;
+    o.add_special = 0;
+    return NLP_OK;
+}
+
+static struct cli_opt opts[] = {
+    {.name = "model", .key = 'm', .kind = CLI_STR, .dest = &o.model},
+    {.name = "input", .key = 'i', .kind = CLI_STR, .dest = &o.input},
+    {.name = "output", .key = 'o', .kind = CLI_STR, .dest = &o.output},
+    {.name = "output-format", .kind = CLI_CHOICE, .dest = &o.out_fmt, .choices = out_fmts},
+    {.name = "decode", .key = 'd', .kind = CLI_BOOL, .dest = &o.decode},
+    {.name = "input-format", .kind = CLI_CHOICE, .dest = &o.in_fmt, .choices = in_fmts},
+    {.name = "special-tokens", .kind = CLI_CHOICE, .dest = &o.special, .choices = special_modes},
+    {.name = "add-special-tokens", .kind = CLI_BOOL, .dest = &o.add_special},
+    {.name = "no-special-tokens", .kind = CLI_CALL, .flags = CLI_NOARG | CLI_NOCONFIG, .call = no_special},
+    {.name = "pair", .kind = CLI_BOOL, .dest = &o.pair},
+    {.name = "max-length", .kind = CLI_INT, .dest = &o.max_length, .min = 0, .max = 1e9},
+    {.name = "truncation", .kind = CLI_CHOICE, .dest = &o.truncation, .choices = trunc_modes},
+    {.name = "padding", .kind = CLI_CHOICE, .dest = &o.padding, .choices = pad_modes},
+    {.name = "pad-token", .kind = CLI_STR, .dest = &o.pad_token},
+    {.name = "type-ids", .kind = CLI_BOOL, .dest = &o.type_ids},
+    {.name = "attention-mask", .kind = CLI_BOOL, .dest = &o.mask},
+    {.name = "eot", .kind = CLI_STR, .dest = &o.eot},
+    {.name = "strict", .kind = CLI_BOOL, .dest = &o.strict},
+    {.name = "null-data", .key = 'z', .kind = CLI_BOOL, .dest = &o.zero},
+    {.name = "batch-size", .key = 'B', .kind = CLI_INT, .dest = &o.batch, .min = 1, .max = 1e7},
+    {.name = "threads", .key = 't', .kind = CLI_INT, .dest = &o.threads, .min = 0, .max = 4096},
+    {.name = NULL},
+};
+
+static nlp_tokenizer *tk;
+static nlp_writer *out;
+static char rec_end;
+
+/* invalid UTF-8: total replacements and where the first was */
+static size_t n_repl;
+static char *first_repl;
+
+// --- shared helpers
+
+/* On any exit before the output is committed: a named output file is
+ * discarded (the target stays as it was), standard output is flushed. */
+static void abort_output(void)
+{
+    if (out) nlp_writer_abort(out);
+    out = NULL;
+}
+
+static void fail_with(int rc) { cli_fail(rc); }
+
+static int32_t find_token(const char *s)
+{
+    return s ? nlp_tokenizer_token_to_id(tk, s, strlen(s)) : -1;
+}
+
+/* End-of-text id for token streams: --eot, else the first known one. */
+static int32_t eot_id(int required)
+{
+    if (o.eot) {
+        int32_t id = find_token(o.eot);
+        if (id < 0) cli_usage_error("--eot: '%s' is not a token of '%s'", o.eot, o.model);
+        return id;
+    }
+    static const char *known[] = {"<|endoftext|>", "</s>", "<eos>", "[SEP]"};
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
+        int32_t id = find_token(known[i]);
+        if (id >= 0) return id;
+    }
+    if (required)
+        cli_usage_error("'%s' has no end-of-text token (<|endoftext|>, </s>, <eos>, [SEP]): name one with --eot",
+                        o.model);
+    return -1;
+}
+
+/* Writes v in decimal at p and returns the end: digits counted first, then
+ * written from the right two at a time. */
+static char *u32toa(char *p, uint32_t v)
+{
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
+    int n = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 : v < 100000 ? 5 : v < 1000000 ? 6
+          : v < 10000000 ? 7 : v < 100000000 ? 8 : v < 1000000000 ? 9 : 10;
+    char *e = p + n, *q = e;
+    while (v >= 100) {
+        uint32_t r = v % 100;
+        v /= 100;
+        q -= 2;
+        q[0] = pairs[2 * r];
+        q[1] = pairs[2 * r + 1];
+    }
+    if (v >= 10) {
+        q[-2] = pairs[2 * v];
+        q[-1] = pairs[2 * v + 1];
+    } else {
+        q[-1] = (char)('0' + v);
+    }
+    return e;
+}
+
+/* The next input record: a line, or with -z the bytes up to a NUL. Returns
+ * 1 with *p and *n set (valid until the next call; with -z the bytes are in
+ * acc), and *no and *off its number and byte offset; 0 at the end. */
+static int next_record(nlp_reader *r, nlp_buf *acc, const char **p, size_t *n, uint64_t *no, uint64_t *off)
+{
+    int rc;
+    if (!o.zero) {
+        char *line;
+        size_t len;
+        if ((rc = nlp_reader_line(r, &line, &len)) < 0) fail_with(rc);
+        if (rc == 0) return 0;
+        *p = line;
+        *n = len;
+        *no = nlp_reader_lineno(r);
+        *off = nlp_reader_line_offset(r);
+        return 1;
+    }
+    nlp_buf_reset(acc);
+    *off = nlp_reader_offset(r);
+    int got_any = 0;
+    for (;;) {
+        const char *q;
+        size_t have, got;
+        if ((rc = nlp_reader_peek(r, (size_t)1 << 16, &q, &have))) fail_with(rc);
+        if (have == 0) break;
+        got_any = 1;
+        const char *z = memchr(q, 0, have);
+        size_t take = z ? (size_t)(z - q) : have;
+        if (nlp_buf_append(acc, q, take)) fail_with(NLP_ENOMEM);
+        /* consume what was peeked, through a small sink */
+        char sink[4096];
+        for (size_t skip = take + (z != NULL); skip; skip -= got) {
+            if ((rc = nlp_reader_read(r, sink, skip < sizeof sink ? skip : sizeof sink, &got))) fail_with(rc);
+            if (!got) break;
+        }
+        if (z) break;
+    }
+    if (!got_any) return 0;
+    if (nlp_buf_reserve(acc, 0)) fail_with(NLP_ENOMEM);
+    *p = acc->data;
+    *n = acc->len;
+    (*no)++;
+    return 1;
+}
+
+// --- encoding
+
+struct rec {
+    size_t off, len;
+    uint64_t lineno, byteoff;
+};
+
+struct batch {
+    nlp_buf text;
+    struct rec *r;
+    size_t n, cap;
+    nlp_encoding *enc;
+    nlp_buf *outb;
+    char **err;
+    size_t *repl;
+    uint64_t *repl_at;
+};
+
+struct worker {
+    nlp_tok_state *st;
+    nlp_buf fix;
+};
+
+static nlp_padding pad;
+static nlp_truncation trunc_opts;
+static nlp_encode_opts eopts;
+
+/* Encodes record i of the batch; errors go to b->err[i]. */
+static void encode_rec(struct batch *b, size_t i, struct worker *w, const char *name)
+{
+    const struct rec *r = &b->r[i];
+    const char *s = b->text.data + r->off;
+    size_t n = r->len, bad;
+    b->repl[i] = 0;
+    if (!nlp_utf8_valid(s, n, &bad)) {
+        if (o.strict) {
+            nlp_error(NLP_EDATA, "'%s' line %llu byte %llu: invalid UTF-8", name, (unsigned long long)r->lineno,
+                      (unsigned long long)(r->byteoff + bad));
+            b->err[i] = nlp_strdup(nlp_errmsg());
+            return;
+        }
+        nlp_buf_reset(&w->fix);
+        if (nlp_utf8_repair(s, n, &w->fix, &b->repl[i])) {
+            b->err[i] = nlp_strdup("out of memory");
+            return;
+        }
+        b->repl_at[i] = r->byteoff + bad;
+        s = w->fix.data;
+        n = w->fix.len;
+    }
+    const char *a = s, *bb = NULL;
+    size_t na = n, nb = 0;
+    if (o.pair) {
+        const char *tab = memchr(s, '\t', n);
+        if (!tab) {
+            nlp_error(NLP_EDATA, "'%s' line %llu: --pair needs two segments separated by a tab", name,
+                      (unsigned long long)r->lineno);
+            b->err[i] = nlp_strdup(nlp_errmsg());
+            return;
+        }
+        na = (size_t)(tab - s);
+        bb = tab + 1;
+        nb = n - na - 1;
+    }
+    int rc = nlp_tokenizer_encode(tk, w->st, a, na, bb, nb, &eopts, &b->enc[i]);
+    if (rc) {
+        nlp_error_prefix(rc, "'%s' line %llu", name, (unsigned long long)r->lineno);
+        b->err[i] = nlp_strdup(nlp_errmsg());
+    }
+}
+
+/* Formats encoding e as a text line into ob. */
+static int format_rec(const nlp_encoding *e, nlp_buf *ob)
+{
+    nlp_buf_reset(ob);
+    size_t need = e->n * 12 + 4;
+    if (o.type_ids) need += e->n * 4 + 1;
+    if (o.mask) need += e->n * 2 + 1;
+    if (nlp_buf_reserve(ob, need)) return NLP_ENOMEM;
+    if (o.out_fmt == OUT_ID) {
+        char *p = ob->data;
+        for (size_t k = 0; k < e->n; k++) {
+            if (k) *p++ = ' ';
+            p = u32toa(p, (uint32_t)e->ids[k]);
+        }
+        ob->len = (size_t)(p - ob->data);
+    } else {
+        for (size_t k = 0; k < e->n; k++) {
+            size_t tn;
+            const char *t = nlp_tokenizer_id_to_token(tk, e->ids[k], &tn);
+            if ((k && nlp_buf_putc(ob, ' ')) || nlp_buf_append(ob, t ? t : "", t ? tn : 0)) return NLP_ENOMEM;
+        }
+    }
+    for (int col = 0; col < 2; col++) {
+        const uint8_t *v = col == 0 ? e->type_ids : e->attention;
+        if (!(col == 0 ? o.type_ids : o.mask)) continue;
+        if (nlp_buf_reserve(ob, e->n * 4 + 2)) return NLP_ENOMEM;
+        char *p = ob->data + ob->len;
+        *p++ = '\t';
+        for (size_t k = 0; k < e->n; k++) {
+            if (k) *p++ = ' ';
+            p = u32toa(p, v[k]);
+        }
+        ob->len = (size_t)(p - ob->data);
+    }
+    return nlp_buf_putc(ob, rec_end);
+}
+
+static void batch_grow(struct batch *b, size_t need)
+{
+    size_t old = b->cap;
+    if (need <= old) return;
+    size_t c = old ? old * 2 : 64;
+    while (c < need) c *= 2;
+    struct rec *r = nlp_reallocarray(b->r, c, sizeof *r);
+    nlp_encoding *e = nlp_reallocarray(b->enc, c, sizeof *e);
+    nlp_buf *ob = e ? nlp_reallocarray(b->outb, c, sizeof *ob) : NULL;
+    char **er = ob ? nlp_reallocarray(b->err, c, sizeof *er) : NULL;
+    size_t *rp = er ? nlp_reallocarray(b->repl, c, sizeof *rp) : NULL;
+    uint64_t *ra = rp ? nlp_reallocarray(b->repl_at, c, sizeof *ra) : NULL;
+    if (r) b->r = r;
+    if (e) b->enc = e;
+    if (ob) b->outb = ob;
+    if (er) b->err = er;
+    if (rp) b->repl = rp;
+    if (ra) b->repl_at = ra;
+    if (!r || !ra) fail_with(NLP_ENOMEM);
+    memset(b->enc + old, 0, (c - old) * sizeof *b->enc);
+    memset(b->outb + old, 0, (c - old) * sizeof *b->outb);
+    memset(b->err + old, 0, (c - old) * sizeof *b->err);
+    b->cap = c;
+}
+
+static void run_batch(struct batch *b, struct worker *ws, int nthreads, const char *name, nlp_tokbin_writer *bw)
+{
+    size_t n = b->n;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads) if (nthreads > 1 && n > 32)
+    for (size_t i = 0; i < n; i++) encode_rec(b, i, &ws[omp_get_thread_num()], name);
+    /* the records before the first failing one are written, then the
+     * error is reported, as a line-by-line tool would */
+    size_t bad_at = n;
+    for (size_t i = 0; i < n && bad_at == n; i++)
+        if (b->err[i]) bad_at = i;
+    n = bad_at;
+    for (size_t i = 0; i < n; i++)
+        if (b->repl[i]) {
+            if (!first_repl) {
+                nlp_buf m = {0};
+                nlp_buf_printf(&m, "'%s' line %llu byte %llu", name, (unsigned long long)b->r[i].lineno,
+                               (unsigned long long)b->repl_at[i]);
+                first_repl = nlp_buf_detach(&m, NULL);
+            }
+            n_repl += b->repl[i];
+        }
+    if (pad.enabled) {
+        size_t longest = 0;
+        for (size_t i = 0; i < n; i++)
+            if (b->enc[i].n > longest) longest = b->enc[i].n;
+        size_t target = nlp_padding_target(&pad, longest);
+        for (size_t i = 0; i < n; i++)
+            if (nlp_encoding_pad(&b->enc[i], target, pad.pad_id, pad.pad_type_id, pad.left)) fail_with(NLP_ENOMEM);
+    }
+    if (bw) {
+        for (size_t i = 0; i < n; i++) {
+            int rc = nlp_tokbin_write_doc(bw, b->enc[i].ids, b->enc[i].n);
+            if (rc) fail_with(rc);
+        }
+    } else {
+        int bad = 0;
+#pragma omp parallel for schedule(static) num_threads(nthreads) if (nthreads > 1 && n > 256) reduction(| : bad)
+        for (size_t i = 0; i < n; i++) bad |= format_rec(&b->enc[i], &b->outb[i]) != 0;
+        if (bad) fail_with(NLP_ENOMEM);
+        for (size_t i = 0; i < n; i++) {
+            int rc = nlp_writer_write(out, b->outb[i].data, b->outb[i].len);
+            if (rc) fail_with(rc);
+        }
+    }
+    if (bad_at < b->n) cli_die(NLP_EXIT_FAILURE, "%s", b->err[bad_at]);
+    b->n = 0;
+    nlp_buf_reset(&b->text);
+}
+
+/* Reads records from r and encodes them. */
+static void encode_stream(nlp_reader *r, struct batch *b, struct worker *ws, int nthreads, nlp_tokbin_writer *bw)
+{
+    const char *name = nlp_reader_name(r);
+    const size_t max_bytes = (size_t)4 << 20;
+    nlp_buf acc = {0};
+    const char *p;
+    size_t n;
+    uint64_t no = 0, off;
+    while (next_record(r, &acc, &p, &n, &no, &off)) {
+        batch_grow(b, b->n + 1);
+        b->r[b->n++] = (struct rec){b->text.len, n, no, off};
+        if (nlp_buf_append(&b->text, p, n)) fail_with(NLP_ENOMEM);
+        if (b->n >= (size_t)o.batch || b->text.len >= max_bytes) run_batch(b, ws, nthreads, name, bw);
+    }
+    if (b->n) run_batch(b, ws, nthreads, name, bw);
+    nlp_buf_free(&acc);
+}
+
+// --- decoding
+
+static void decode_line(const char *name, uint64_t lineno, const char *s, size_t n, nlp_ids *ids, nlp_buf *text)
+{
+    ids->n = 0;
+    size_t i = 0;
+    while (i < n) {
+        while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r')) i++;
+        if (i >= n) break;
+        size_t j = i;
+        while (j < n && s[j] != ' ' && s[j] != '\t' && s[j] != '\r') j++;
+        int32_t id = -1;
+        if (o.in_fmt == IN_PIECE) {
+            id = nlp_tokenizer_token_to_id(tk, s + i, j - i);
+            if (id < 0)
+                cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: '%.*s' is not a token of '%s'", name,
+                        (unsigned long long)lineno, (int)(j - i), s + i, o.model);
+        } else {
+            uint64_t v = 0;
+            int ok = j - i <= 10;
+            for (size_t k = i; k < j && ok; k++) {
+                if (s[k] < '0' || s[k] > '9') ok = 0;
+                else v = v * 10 + (uint64_t)(s[k] - '0');
+            }
+            if (!ok || v > INT32_MAX)
+                cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: '%.*s' is not a token id", name, (unsigned long long)lineno,
+                        (int)(j - i), s + i);
+            id = (int32_t)v;
+        }
+        if (nlp_ids_push(ids, id)) fail_with(NLP_ENOMEM);
+        i = j;
+    }
+    nlp_buf_reset(text);
+    int rc = nlp_tokenizer_decode(tk, ids->v, ids->n, !o.add_special, text, NULL);
+    if (rc == NLP_EDATA) cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: %s", name, (unsigned long long)lineno, nlp_errmsg());
+    if (rc || nlp_buf_putc(text, rec_end) || nlp_writer_write(out, text->data, text->len)) fail_with(rc ? rc : NLP_EIO);
+}
+
+static void decode_stream(nlp_reader *r)
+{
+    const char *name = nlp_reader_name(r);
+    int fmt = o.in_fmt;
+    if (fmt == IN_AUTO) {
+        const char *p;
+        size_t have;
+        int rc = nlp_reader_peek(r, 4, &p, &have);
+        if (rc) fail_with(rc);
+        fmt = have == 4 && nlp_tokbin_sniff((const unsigned char *)p) ? IN_BIN : IN_ID;
+    }
+    nlp_ids ids = {0};
+    nlp_buf text = {0};
+    if (fmt == IN_BIN) {
+        nlp_tokbin_reader *br;
+        int rc = nlp_tokbin_reader_new(&br, r, eot_id(0));
+        if (rc) fail_with(rc);
+        const nlp_tokbin_info *in = nlp_tokbin_reader_info(br);
+        size_t vs = nlp_tokenizer_vocab_size(tk);
+        if (in->kind == NLP_TOKBIN_NLPIPE && in->vocab_size != vs)
+            cli_die(NLP_EXIT_FORMAT, "'%s' was written with a vocabulary of %lu tokens; '%s' has %zu", name,
+                    (unsigned long)in->vocab_size, o.model, vs);
+        if (in->kind == NLP_TOKBIN_LLMC && in->eot < 0)
+            cli_warn("'%s': no end-of-text token known: the llm.c shard is one document", name);
+        uint64_t doc = 0;
+        while ((rc = nlp_tokbin_next_doc(br, &ids)) == 1) {
+            doc++;
+            nlp_buf_reset(&text);
+            rc = nlp_tokenizer_decode(tk, ids.v, ids.n, !o.add_special, &text, NULL);
+            if (rc == NLP_EDATA)
+                cli_die(NLP_EXIT_FORMAT, "'%s' document %llu: %s", name, (unsigned long long)doc, nlp_errmsg());
+            if (rc || nlp_buf_putc(&text, rec_end)) fail_with(rc ? rc : NLP_ENOMEM);
+            if ((rc = nlp_writer_write(out, text.data, text.len))) fail_with(rc);
+        }
+        if (rc < 0) fail_with(rc);
+        nlp_tokbin_reader_free(br);
+    } else {
+        o.in_fmt = fmt;
+        nlp_buf acc = {0};
+        const char *p;
+        size_t n;
+        uint64_t no = 0, off;
+        while (next_record(r, &acc, &p, &n, &no, &off)) decode_line(name, no, p, n, &ids, &text);
+        nlp_buf_free(&acc);
+    }
+    nlp_ids_free(&ids);
+    nlp_buf_free(&text);
+}
+
+// --- main
+
+static void setup_padding_and_truncation(void)
+{
+    const nlp_tok_spec *s = nlp_tokenizer_spec(tk);
+    trunc_opts = s->trunc;
+    if (o.max_length > 0) {
+        trunc_opts.enabled = o.truncation != 3;
+        trunc_opts.max_length = (size_t)o.max_length;
+        trunc_opts.strategy = o.truncation == 1 ? NLP_TRUNC_ONLY_FIRST
+                         : o.truncation == 2 ? NLP_TRUNC_ONLY_SECOND
+                                             : NLP_TRUNC_LONGEST_FIRST;
+    } else if (o.truncation == 3) {
+        trunc_opts.enabled = 0;
+    }
+    if (trunc_opts.enabled) {
+        size_t added = o.add_special ? nlp_postproc_added(&s->post, o.pair) : 0;
+        if (trunc_opts.max_length < added)
+            cli_usage_error("--max-length %zu is smaller than the %zu special tokens the template adds",
+                            trunc_opts.max_length, added);
+        if (trunc_opts.strategy == NLP_TRUNC_ONLY_SECOND && !o.pair)
+            cli_usage_error("--truncation only-second needs --pair");
+    }
+    pad = s->pad;
+    pad.pad_token = NULL;
+    if (o.padding != PAD_NONE) {
+        pad.enabled = 1;
+        if (o.padding == PAD_MAX) {
+            if (o.max_length <= 0) cli_usage_error("--padding max needs --max-length");
+            pad.length = (size_t)o.max_length;
+        } else {
+            pad.length = 0;
+        }
+        const char *name = o.pad_token ? o.pad_token : s->pad.enabled ? s->pad.pad_token : NULL;
+        int32_t id = -1;
+        if (name) {
+            id = find_token(name);
+            if (id < 0) cli_usage_error("--pad-token: '%s' is not a token of '%s'", name, o.model);
+        } else if ((id = find_token("[PAD]")) < 0 && (id = find_token("<pad>")) < 0) {
+            cli_usage_error("'%s' has no padding token ([PAD] or <pad>): name one with --pad-token", o.model);
+        }
+        pad.pad_id = id;
+    } else if (o.pad_token) {
+        int32_t id = find_token(o.pad_token);
+        if (id < 0) cli_usage_error("--pad-token: '%s' is not a token of '%s'", o.pad_token, o.model);
+        pad.pad_id = id;
+    }
+}
+
+/* file scope, so that memory still held at an error exit is reachable */
+static const char **inputs;
+
+int main(int argc, char **argv)
+{
+    nlp_threads_passive(argc, argv);
+    struct cli c = {"tokenize", usage, opts, NULL};
+    int first = cli_parse(&c, argc, argv);
+    if (!o.model) cli_usage_error("no tokenizer: give one with -m");
+    if (o.out_fmt == OUT_BIN && (o.type_ids || o.mask))
+        cli_usage_error("--type-ids and --attention-mask need a text output format (piece or id)");
+    if (o.out_fmt == OUT_BIN && !o.decode && isatty(1) && strcmp(o.output, "-") == 0)
+        cli_usage_error("refusing to write a binary token stream to a terminal: use -o or a pipe");
+    rec_end = o.zero ? '\0' : '\n';
+
+    int rc = nlp_tokfiles_load(o.model, &tk);
+    if (rc) fail_with(rc == NLP_EIO || rc == NLP_EFORMAT ? NLP_EFORMAT : rc);
+
+    inputs = nlp_calloc((size_t)argc + 2, sizeof *inputs);
+    size_t ninputs = 0;
+    if (!inputs) fail_with(NLP_ENOMEM);
+    if (o.input) inputs[ninputs++] = o.input;
+    for (int i = first; i < argc; i++) inputs[ninputs++] = argv[i];
+    if (!ninputs) inputs[ninputs++] = "-";
+
+    if ((rc = nlp_writer_open(&out, o.output, 0))) fail_with(rc);
+    atexit(abort_output);
+
+    if (o.decode) {
+        for (size_t f = 0; f < ninputs; f++) {
+            nlp_reader *r;
+            if ((rc = nlp_reader_open(&r, inputs[f]))) fail_with(rc);
+            decode_stream(r);
+            nlp_reader_close(r);
+        }
+    } else {
+        setup_padding_and_truncation();
+        eopts.add_special = o.add_special;
+        eopts.split_special = o.special == 1;
+        eopts.trunc = &trunc_opts;
+        int nthreads = nlp_threads_set((int)o.threads);
+        cli_debug("%d thread%s", nthreads, nthreads == 1 ? "" : "s");
+        struct worker *ws = nlp_calloc((size_t)nthreads, sizeof *ws);
+        if (!ws) fail_with(NLP_ENOMEM);
+        for (int t = 0; t < nthreads; t++)
+            if (!(ws[t].st = nlp_tok_state_new(tk))) fail_with(NLP_ENOMEM);
+        nlp_tokbin_writer *bw = NULL;
+        if (o.out_fmt == OUT_BIN &&
+            (rc = nlp_tokbin_writer_new(&bw, out, (uint32_t)nlp_tokenizer_vocab_size(tk), eot_id(1))))
+            fail_with(rc);
+        struct batch b = {0};
+        for (size_t f = 0; f < ninputs; f++) {
+            nlp_reader *r;
+            if ((rc = nlp_reader_open(&r, inputs[f]))) fail_with(rc);
+            encode_stream(r, &b, ws, nthreads, bw);
+            nlp_reader_close(r);
+        }
+        nlp_tokbin_writer_free(bw);
+        if (n_repl)
+            cli_info("warning: replaced %zu invalid UTF-8 sequence%s with U+FFFD (the first at %s); --strict makes "
+                     "this an error",
+                     n_repl, n_repl == 1 ? "" : "s", first_repl);
+        for (int t = 0; t < nthreads; t++) {
+            nlp_tok_state_free(ws[t].st);
+            nlp_buf_free(&ws[t].fix);
+        }
+        free(ws);
+        for (size_t i = 0; i < b.cap; i++) {
+            nlp_encoding_free(&b.enc[i]);
+            nlp_buf_free(&b.outb[i]);
+            free(b.err[i]);
+        }
+        free(b.r);
+        free(b.enc);
+        free(b.outb);
+        free(b.err);
+        free(b.repl);
+        free(b.repl_at);
+        nlp_buf_free(&b.text);
+        free(first_repl);
+    }
+    nlp_writer *w = out;
+    out = NULL;
+    if ((rc = nlp_writer_close(w))) fail_with(rc);
+    free(inputs);
+    nlp_tokenizer_free(tk);
+    cli_free();
+    return 0;
+}

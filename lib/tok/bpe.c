@@ -1,0 +1,466 @@
+/*
+ * bpe.c — BPE encoding of one word. See bpe.h.
+ *
+ * Merge rules live in an open-addressing table keyed by the pair of ids
+ * (a << 32 | b) with the rank and the id the merge produces.
+ */
+#include "tok/bpe.h"
+#include "base/err.h"
+#include "base/mem.h"
+#include "text/bytelevel.h"
+#include "text/utf8.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SMALL_WORD 32
+#define NO_RANK UINT32_MAX
+
+struct mslot {
+    uint64_t key;
+    uint32_t rank; /* NO_RANK = empty */
+    int32_t id;
+};
+
+struct nlp_bpe {
+    const nlp_vocab *vocab;
+    struct mslot *t;
+    size_t mask;
+    int shift;
+    int byte_level;
+    int32_t byte_id[256];
+    /* classic: id of each ASCII character in its four spellings:
+     * [0] plain, [1] with prefix, [2] with suffix, [3] both */
+    int32_t ascii_id[4][128];
+    nlp_bpe_opts o;
+    int32_t unk_id;
+    size_t plen, slen;
+};
+
+static inline size_t slot_of(const nlp_bpe *m, uint64_t key)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> m->shift);
+}
+
+static inline uint32_t lookup(const nlp_bpe *m, int32_t a, int32_t b, int32_t *id)
+{
+    uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+    for (size_t j = slot_of(m, key);; j = (j + 1) & m->mask) {
+        const struct mslot *s = &m->t[j];
+        if (s->rank == NO_RANK) return NO_RANK;
+        if (s->key == key) {
+            *id = s->id;
+            return s->rank;
+        }
+    }
+}
+
+int64_t nlp_bpe_merge_rank(const nlp_bpe *m, int32_t a, int32_t b, int32_t *new_id)
+{
+    int32_t id;
+    uint32_t r = lookup(m, a, b, &id);
+    if (r == NO_RANK) return -1;
+    if (new_id) *new_id = id;
+    return r;
+}
+
+int32_t nlp_bpe_byte_id(const nlp_bpe *m, uint8_t b) { return m->byte_id[b]; }
+
+void nlp_bpe_free(nlp_bpe *m)
+{
+    if (!m) return;
+    free(m->t);
+    free(m->o.unk_token);
+    free(m->o.continuing_subword_prefix);
+    free(m->o.end_of_word_suffix);
+    free(m);
+}
+
+void nlp_bpe_scratch_free(nlp_bpe_scratch *s)
+{
+    free(s->sym);
+    free(s->prev);
+    free(s->next);
+    free(s->heap);
+    free(s->tmp);
+    memset(s, 0, sizeof *s);
+}
+
+static int dup_opt(char **dst, const char *src)
+{
+    *dst = NULL;
+    if (!src) return NLP_OK;
+    *dst = nlp_strdup(src);
+    return *dst ? NLP_OK : NLP_ENOMEM;
+}
+
+/* Id of prefix? + s[0..n) + suffix? (variant bits 1 = prefix, 2 = suffix). */
+static int32_t find_variant(const nlp_bpe *m, const char *s, size_t n, int variant, nlp_buf *b)
+{
+    if (!variant) return nlp_vocab_find(m->vocab, s, n);
+    nlp_buf_reset(b);
+    if ((variant & 1) && nlp_buf_append(b, m->o.continuing_subword_prefix, m->plen)) return -2;
+    if (nlp_buf_append(b, s, n)) return -2;
+    if ((variant & 2) && nlp_buf_append(b, m->o.end_of_word_suffix, m->slen)) return -2;
+    return nlp_vocab_find(m->vocab, b->data, b->len);
+}
+
+static const char *tok_str(const nlp_vocab *v, int32_t id)
+{
+    const char *s = nlp_vocab_token(v, id, NULL);
+    return s ? s : "?";
+}
+
+int nlp_bpe_new(nlp_bpe **out, const nlp_vocab *vocab, const int32_t *merges, size_t nmerges,
+                const nlp_bpe_opts *opts, int byte_level)
+{
+    static const nlp_bpe_opts none = {0};
+    if (!opts) opts = &none;
+    nlp_bpe *m = nlp_calloc(1, sizeof *m);
+    if (!m) return NLP_ENOMEM;
+    m->vocab = vocab;
+    m->byte_level = byte_level;
+    m->unk_id = -1;
+    int rc = NLP_OK;
+    nlp_buf b = {0};
+    if (dup_opt(&m->o.unk_token, opts->unk_token) || dup_opt(&m->o.continuing_subword_prefix, opts->continuing_subword_prefix) ||
+        dup_opt(&m->o.end_of_word_suffix, opts->end_of_word_suffix)) {
+        rc = NLP_ENOMEM;
+        goto fail;
+    }
+    m->o.fuse_unk = opts->fuse_unk;
+    m->o.byte_fallback = opts->byte_fallback;
+    m->o.ignore_merges = opts->ignore_merges;
+    m->plen = m->o.continuing_subword_prefix ? strlen(m->o.continuing_subword_prefix) : 0;
+    m->slen = m->o.end_of_word_suffix ? strlen(m->o.end_of_word_suffix) : 0;
+    if (m->o.unk_token) {
+        m->unk_id = nlp_vocab_find(vocab, m->o.unk_token, strlen(m->o.unk_token));
+        if (m->unk_id < 0) {
+            rc = nlp_error(NLP_EFORMAT, "unk_token '%s' is not in the vocabulary", m->o.unk_token);
+            goto fail;
+        }
+    }
+
+    size_t ns = 16;
+    int bits = 4;
+    while (ns < nmerges * 2 + 2) {
+        ns *= 2;
+        bits++;
+    }
+    m->t = nlp_malloc(ns * sizeof *m->t);
+    if (!m->t) {
+        rc = NLP_ENOMEM;
+        goto fail;
+    }
+    for (size_t i = 0; i < ns; i++) m->t[i].rank = NO_RANK;
+    m->mask = ns - 1;
+    m->shift = 64 - bits;
+    for (size_t r = 0; r < nmerges; r++) {
+        int32_t a = merges[2 * r], c = merges[2 * r + 1];
+        size_t la, lc;
+        const char *sa = nlp_vocab_token(vocab, a, &la), *sc = nlp_vocab_token(vocab, c, &lc);
+        if (!sa || !sc) {
+            rc = nlp_error(NLP_EFORMAT, "merge %zu: token id %ld is not in the vocabulary", r, (long)(sa ? c : a));
+            goto fail;
+        }
+        if (m->plen && lc >= m->plen && memcmp(sc, m->o.continuing_subword_prefix, m->plen) == 0) {
+            sc += m->plen;
+            lc -= m->plen;
+        }
+        nlp_buf_reset(&b);
+        if (nlp_buf_append(&b, sa, la) || nlp_buf_append(&b, sc, lc)) {
+            rc = NLP_ENOMEM;
+            goto fail;
+        }
+        int32_t id = nlp_vocab_find(vocab, b.data, b.len);
+        if (id < 0) {
+            rc = nlp_error(NLP_EFORMAT, "merge %zu ('%s' '%s'): the merged token '%s' is not in the vocabulary", r,
+                           tok_str(vocab, a), tok_str(vocab, c), b.data);
+            goto fail;
+        }
+        uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)c;
+        size_t j = slot_of(m, key);
+        while (m->t[j].rank != NO_RANK && m->t[j].key != key) j = (j + 1) & m->mask;
+        m->t[j].key = key;
+        m->t[j].rank = (uint32_t)r; /* a later duplicate wins, as in HF */
+        m->t[j].id = id;
+    }
+
+    for (int x = 0; x < 256; x++) {
+        size_t l;
+        const char *u = nlp_bytelevel_utf8((uint8_t)x, &l);
+        m->byte_id[x] = nlp_vocab_find(vocab, u, l);
+    }
+    for (int v = 0; v < 4; v++)
+        for (int c = 0; c < 128; c++) {
+            char ch = (char)c;
+            int32_t id = find_variant(m, &ch, 1, v & ((m->plen ? 1 : 0) | (m->slen ? 2 : 0)), &b);
+            if (id == -2) {
+                rc = NLP_ENOMEM;
+                goto fail;
+            }
+            m->ascii_id[v][c] = id;
+        }
+    nlp_buf_free(&b);
+    *out = m;
+    return NLP_OK;
+fail:
+    nlp_buf_free(&b);
+    nlp_bpe_free(m);
+    return rc;
+}
+
+// --- encoding
+
+static int ensure(nlp_bpe_scratch *s, size_t n)
+{
+    if (n <= s->cap) return NLP_OK;
+    size_t c = s->cap ? s->cap : 64;
+    while (c < n) c *= 2;
+    int32_t *a = nlp_reallocarray(s->sym, c, sizeof *a);
+    if (!a) return NLP_ENOMEM;
+    s->sym = a;
+    a = nlp_reallocarray(s->prev, c, sizeof *a);
+    if (!a) return NLP_ENOMEM;
+    s->prev = a;
+    a = nlp_reallocarray(s->next, c, sizeof *a);
+    if (!a) return NLP_ENOMEM;
+    s->next = a;
+    s->cap = c;
+    return NLP_OK;
+}
+
+/* Builds the initial symbols of a classic (character) word into sc->sym;
+ * returns their count, or -1 on ENOMEM. */
+static long classic_symbols(const nlp_bpe *m, nlp_bpe_scratch *sc, const char *w, size_t n)
+{
+    if (ensure(sc, n + 1)) return -1;
+    int32_t *sym = sc->sym;
+    long k = 0;
+    int32_t pending_unk = -1; /* fused unk waiting to be emitted */
+    nlp_buf tmp = {0};
+    tmp.data = sc->tmp;
+    tmp.cap = sc->tmpcap;
+    size_t i = 0;
+    while (i < n) {
+        size_t at = i;
+        unsigned char c = (unsigned char)w[i];
+        if (c < 0x80) i++;
+        else nlp_utf8_next(w, n, &i); /* advances at least one byte */
+        int variant = (at > 0 && m->plen ? 1 : 0) | (i == n && m->slen ? 2 : 0);
+        int32_t id;
+        if (c < 0x80) id = m->ascii_id[variant][c];
+        else {
+            id = find_variant(m, w + at, i - at, variant, &tmp);
+            if (id == -2) goto oom;
+        }
+        if (id >= 0) {
+            if (pending_unk >= 0) sym[k++] = pending_unk;
+            pending_unk = -1;
+            sym[k++] = id;
+            continue;
+        }
+        if (m->o.byte_fallback) {
+            /* HF spells the character with its prefix/suffix, then looks up
+             * every byte of that as <0xHH> */
+            nlp_buf sp = {0};
+            if (((variant & 1) && nlp_buf_append(&sp, m->o.continuing_subword_prefix, m->plen)) ||
+                nlp_buf_append(&sp, w + at, i - at) ||
+                ((variant & 2) && nlp_buf_append(&sp, m->o.end_of_word_suffix, m->slen)) ||
+                ensure(sc, (size_t)k + sp.len + 2 + (n - i))) {
+                nlp_buf_free(&sp);
+                goto oom;
+            }
+            sym = sc->sym;
+            long k0 = k + (pending_unk >= 0);
+            int all = 1;
+            for (size_t q = 0; q < sp.len && all; q++) {
+                char name[8];
+                snprintf(name, sizeof name, "<0x%02X>", (unsigned char)sp.data[q]);
+                int32_t bid = nlp_vocab_find(m->vocab, name, 6);
+                if (bid < 0) all = 0;
+                else sym[k0 + (long)q] = bid;
+            }
+            size_t added = sp.len;
+            nlp_buf_free(&sp);
+            if (all) {
+                if (pending_unk >= 0) sym[k] = pending_unk;
+                pending_unk = -1;
+                k = k0 + (long)added;
+                continue;
+            }
+        }
+        if (m->unk_id >= 0) {
+            if (pending_unk >= 0 && !m->o.fuse_unk) sym[k++] = pending_unk;
+            pending_unk = m->unk_id;
+        }
+    }
+    if (pending_unk >= 0) sym[k++] = pending_unk;
+    sc->tmp = tmp.data;
+    sc->tmpcap = tmp.cap;
+    return k;
+oom:
+    sc->tmp = tmp.data;
+    sc->tmpcap = tmp.cap;
+    return -1;
+}
+
+/* Short words: pair ranks in an array, scan for the minimum (leftmost on
+ * ties), merge, refresh the two neighbouring ranks. */
+static size_t merge_small(const nlp_bpe *m, int32_t *sym, size_t n)
+{
+    uint32_t rank[SMALL_WORD];
+    int32_t nid[SMALL_WORD];
+    for (size_t i = 0; i + 1 < n; i++) rank[i] = lookup(m, sym[i], sym[i + 1], &nid[i]);
+    while (n > 1) {
+        uint32_t best = NO_RANK;
+        size_t at = 0;
+        for (size_t i = 0; i + 1 < n; i++)
+            if (rank[i] < best) {
+                best = rank[i];
+                at = i;
+            }
+        if (best == NO_RANK) break;
+        sym[at] = nid[at];
+        for (size_t i = at + 1; i + 1 < n; i++) {
+            sym[i] = sym[i + 1];
+            rank[i] = rank[i + 1];
+            nid[i] = nid[i + 1];
+        }
+        n--;
+        if (at > 0) rank[at - 1] = lookup(m, sym[at - 1], sym[at], &nid[at - 1]);
+        if (at + 1 < n) rank[at] = lookup(m, sym[at], sym[at + 1], &nid[at]);
+    }
+    return n;
+}
+
+/* Min-heap of (rank << 32 | position). */
+static inline void heap_push(uint64_t *h, size_t *n, uint64_t v)
+{
+    size_t i = (*n)++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (h[p] <= v) break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = v;
+}
+
+static inline uint64_t heap_pop(uint64_t *h, size_t *n)
+{
+    uint64_t top = h[0], v = h[--*n];
+    size_t i = 0, m = *n;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= m) break;
+        if (c + 1 < m && h[c + 1] < h[c]) c++;
+        if (h[c] >= v) break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (m) h[i] = v;
+    return top;
+}
+
+/* Long words: HF's algorithm — a linked list of symbols and a heap of
+ * candidate merges, stale entries skipped. */
+static long merge_heap(const nlp_bpe *m, nlp_bpe_scratch *sc, size_t n)
+{
+    int32_t *sym = sc->sym, *prev = sc->prev, *next = sc->next;
+    if (sc->hcap < 2 * n) {
+        uint64_t *h = nlp_reallocarray(sc->heap, 2 * n, sizeof *h);
+        if (!h) return -1;
+        sc->heap = h;
+        sc->hcap = 2 * n;
+    }
+    uint64_t *heap = sc->heap;
+    size_t hn = 0;
+    for (size_t i = 0; i < n; i++) {
+        prev[i] = (int32_t)i - 1;
+        next[i] = i + 1 < n ? (int32_t)i + 1 : -1;
+    }
+    for (size_t i = 0; i + 1 < n; i++) {
+        int32_t id;
+        uint32_t r = lookup(m, sym[i], sym[i + 1], &id);
+        if (r != NO_RANK) heap_push(heap, &hn, (uint64_t)r << 32 | i);
+    }
+    /* a removed symbol has sym = -1 */
+    while (hn) {
+        if (hn + 2 > sc->hcap) {
+            uint64_t *h = nlp_reallocarray(sc->heap, sc->hcap * 2, sizeof *h);
+            if (!h) return -1;
+            sc->heap = heap = h;
+            sc->hcap *= 2;
+        }
+        uint64_t top = heap_pop(heap, &hn);
+        size_t pos = (uint32_t)top;
+        uint32_t rank = (uint32_t)(top >> 32);
+        if (sym[pos] < 0 || next[pos] < 0) continue;
+        size_t nx = (size_t)next[pos];
+        int32_t nid;
+        uint32_t r = lookup(m, sym[pos], sym[nx], &nid);
+        if (r == NO_RANK || r != rank) continue; /* stale: the pair at pos changed */
+        sym[pos] = nid;
+        sym[nx] = -1;
+        next[pos] = next[nx];
+        if (next[nx] >= 0) prev[next[nx]] = (int32_t)pos;
+        int32_t id;
+        if (prev[pos] >= 0) {
+            uint32_t pr = lookup(m, sym[prev[pos]], sym[pos], &id);
+            if (pr != NO_RANK) heap_push(heap, &hn, (uint64_t)pr << 32 | (uint32_t)prev[pos]);
+        }
+        if (next[pos] >= 0) {
+            uint32_t nr = lookup(m, sym[pos], sym[next[pos]], &id);
+            if (nr != NO_RANK) heap_push(heap, &hn, (uint64_t)nr << 32 | pos);
+        }
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (sym[i] >= 0) sym[k++] = sym[i];
+    return (long)k;
+}
+
+int nlp_bpe_encode_word(const nlp_bpe *m, nlp_bpe_scratch *sc, const char *w, size_t n, nlp_ids *out)
+{
+    if (n == 0) return NLP_OK;
+    if (m->o.ignore_merges) {
+        int32_t id;
+        if (m->byte_level) {
+            nlp_buf b = {.data = sc->tmp, .cap = sc->tmpcap};
+            nlp_buf_reset(&b);
+            if (nlp_bytelevel_encode(w, n, &b)) return NLP_ENOMEM;
+            sc->tmp = b.data;
+            sc->tmpcap = b.cap;
+            id = nlp_vocab_find(m->vocab, b.data, b.len);
+        } else {
+            id = nlp_vocab_find(m->vocab, w, n);
+        }
+        if (id >= 0) return nlp_ids_push(out, id);
+    }
+    long k;
+    if (m->byte_level) {
+        if (ensure(sc, n)) return NLP_ENOMEM;
+        k = 0;
+        int32_t pending_unk = -1;
+        for (size_t i = 0; i < n; i++) {
+            int32_t id = m->byte_id[(uint8_t)w[i]];
+            if (id >= 0) {
+                if (pending_unk >= 0) sc->sym[k++] = pending_unk;
+                pending_unk = -1;
+                sc->sym[k++] = id;
+            } else if (m->unk_id >= 0) {
+                if (pending_unk >= 0 && !m->o.fuse_unk) sc->sym[k++] = pending_unk;
+                pending_unk = m->unk_id;
+            }
+        }
+        if (pending_unk >= 0) sc->sym[k++] = pending_unk;
+    } else {
+        k = classic_symbols(m, sc, w, n);
+        if (k < 0) return NLP_ENOMEM;
+    }
+    if (k <= SMALL_WORD) k = (long)merge_small(m, sc->sym, (size_t)k);
+    else if ((k = merge_heap(m, sc, (size_t)k)) < 0) return NLP_ENOMEM;
+    return nlp_ids_append(out, sc->sym, (size_t)k);
+}

@@ -1,0 +1,132 @@
+/*
+ * decoder.c — decoder steps. See decoder.h.
+ *
+ * The steps transform a list of strings (HF's decode_chain); the list is
+ * kept as one buffer plus end offsets.
+ */
+#include "tok/decoder.h"
+#include "base/err.h"
+#include "text/bytelevel.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void nlp_dec_steps_free(nlp_dec_step *d, size_t n)
+{
+    if (!d) return;
+    for (size_t i = 0; i < n; i++) free(d[i].suffix);
+    free(d);
+}
+
+int nlp_dec_steps_copy(const nlp_dec_step *d, size_t n, nlp_dec_step **out)
+{
+    *out = NULL;
+    if (!n) return NLP_OK;
+    nlp_dec_step *c = nlp_calloc(n, sizeof *c);
+    if (!c) return NLP_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        c[i] = d[i];
+        if (d[i].suffix && !(c[i].suffix = nlp_strdup(d[i].suffix))) {
+            nlp_dec_steps_free(c, i);
+            return NLP_ENOMEM;
+        }
+    }
+    *out = c;
+    return NLP_OK;
+}
+
+struct list {
+    nlp_buf text;
+    size_t *end, n, cap;
+};
+
+static int list_push(struct list *l, const char *s, size_t n)
+{
+    if (nlp_buf_append(&l->text, s, n)) return NLP_ENOMEM;
+    if (nlp_grow(&l->end, &l->cap, l->n + 1, sizeof *l->end)) return NLP_ENOMEM;
+    l->end[l->n++] = l->text.len;
+    return NLP_OK;
+}
+
+static void list_free(struct list *l)
+{
+    nlp_buf_free(&l->text);
+    free(l->end);
+}
+
+/* Bytes of one byte-level token appended to out. */
+static int bytelevel_token(const char *s, size_t n, nlp_buf *out)
+{
+    int r = nlp_bytelevel_decode(s, n, out);
+    if (r < 0) return r;
+    return r ? NLP_OK : nlp_buf_append(out, s, n);
+}
+
+static int apply(const nlp_dec_step *st, const struct list *in, struct list *out)
+{
+    size_t start = 0;
+    switch (st->type) {
+    case NLP_DEC_BYTELEVEL: {
+        for (size_t i = 0; i < in->n; i++) {
+            if (bytelevel_token(in->text.data + start, in->end[i] - start, &out->text)) return NLP_ENOMEM;
+            start = in->end[i];
+        }
+        if (nlp_grow(&out->end, &out->cap, 1, sizeof *out->end)) return NLP_ENOMEM;
+        out->end[0] = out->text.len;
+        out->n = 1;
+        return NLP_OK;
+    }
+    case NLP_DEC_BPE: {
+        const char *suf = st->suffix ? st->suffix : "";
+        size_t sl = strlen(suf);
+        for (size_t i = 0; i < in->n; i++) {
+            const char *s = in->text.data + start;
+            size_t n = in->end[i] - start;
+            start = in->end[i];
+            const char *rep = i + 1 == in->n ? "" : " ";
+            size_t j = 0;
+            while (j < n) {
+                const char *hit = sl && n - j >= sl ? memmem(s + j, n - j, suf, sl) : NULL;
+                size_t upto = hit ? (size_t)(hit - s) : n;
+                if (nlp_buf_append(&out->text, s + j, upto - j)) return NLP_ENOMEM;
+                if (!hit) break;
+                if (nlp_buf_puts(&out->text, rep)) return NLP_ENOMEM;
+                j = upto + sl;
+            }
+            if (nlp_grow(&out->end, &out->cap, out->n + 1, sizeof *out->end)) return NLP_ENOMEM;
+            out->end[out->n++] = out->text.len;
+        }
+        return NLP_OK;
+    }
+    }
+    return nlp_error(NLP_EINVAL, "unknown decoder step %d", (int)st->type);
+}
+
+int nlp_decode_tokens(const nlp_dec_step *steps, size_t nsteps, const nlp_dec_token *t, size_t n, nlp_buf *out)
+{
+    if (nsteps == 0) {
+        for (size_t i = 0; i < n; i++)
+            if ((i && nlp_buf_putc(out, ' ')) || nlp_buf_append(out, t[i].s, t[i].n)) return NLP_ENOMEM;
+        return nlp_buf_reserve(out, 0);
+    }
+    if (nsteps == 1 && steps[0].type == NLP_DEC_BYTELEVEL) {
+        for (size_t i = 0; i < n; i++)
+            if (bytelevel_token(t[i].s, t[i].n, out)) return NLP_ENOMEM;
+        return nlp_buf_reserve(out, 0);
+    }
+    struct list a = {0}, b = {0};
+    int rc = NLP_OK;
+    for (size_t i = 0; i < n && !rc; i++) rc = list_push(&a, t[i].s, t[i].n);
+    for (size_t k = 0; k < nsteps && !rc; k++) {
+        nlp_buf_reset(&b.text);
+        b.n = 0;
+        rc = apply(&steps[k], &a, &b);
+        struct list tmp = a;
+        a = b;
+        b = tmp;
+    }
+    if (!rc && nlp_buf_append(out, a.text.data ? a.text.data : "", a.text.len)) rc = NLP_ENOMEM;
+    list_free(&a);
+    list_free(&b);
+    return rc;
+}

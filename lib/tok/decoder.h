@@ -1,0 +1,49 @@
+/*
+ * decoder.h — decoders: token strings back to text, as HF tokenizers'
+ * "decoder" (one step, or a Sequence).
+ *
+ * Steps:
+ *   BYTELEVEL  each token's characters stand for bytes (text/bytelevel.h);
+ *              a token with a character outside the 256 is its own UTF-8.
+ *              The bytes are output as they are (byte-exact: no U+FFFD
+ *              repair of partial characters, unlike HF).
+ *   BPE        HF BPEDecoder: every occurrence of `suffix` (</w>) becomes a
+ *              space, except in the last token where it is removed.
+ * With no steps, tokens are joined with single spaces (HF's behaviour
+ * without a decoder).
+ *
+ * Not here: the WordPiece decoder (the WordPiece work adds it as a step
+ * type), id -> token lookup (tokenizer.h).
+ */
+#ifndef NLP_TOK_DECODER_H
+#define NLP_TOK_DECODER_H
+
+#include <stddef.h>
+
+#include "base/mem.h"
+
+typedef enum nlp_dec_type {
+    NLP_DEC_BYTELEVEL,
+    NLP_DEC_BPE,
+} nlp_dec_type;
+
+typedef struct nlp_dec_step {
+    nlp_dec_type type;
+    char *suffix; /* BPE; owned */
+    /* BYTELEVEL fields as HF writes them (no effect on decoding) */
+    int add_prefix_space, trim_offsets, use_regex;
+} nlp_dec_step;
+
+void nlp_dec_steps_free(nlp_dec_step *d, size_t n);
+int nlp_dec_steps_copy(const nlp_dec_step *d, size_t n, nlp_dec_step **out);
+
+/* One token of a sequence. */
+typedef struct nlp_dec_token {
+    const char *s;
+    size_t n;
+} nlp_dec_token;
+
+/* Appends the text of tokens t[0..n) to out. Returns 0 or NLP_ENOMEM. */
+int nlp_decode_tokens(const nlp_dec_step *steps, size_t nsteps, const nlp_dec_token *t, size_t n, nlp_buf *out);
+
+#endif

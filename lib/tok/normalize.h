@@ -1,0 +1,53 @@
+/*
+ * normalize.h — normalizers: text -> text before pre-tokenization, as HF
+ * tokenizers' "normalizer" (a Sequence of steps, or one step).
+ *
+ * Steps: NFC, NFD, NFKC, NFKD (utf8proc), LOWERCASE (per character, full
+ * mapping, no final sigma — HF's Lowercase), STRIP_ACCENTS (delete Mn
+ * characters; HF pairs it with NFD), STRIP (white space at the left and/or
+ * right end), PREPEND (a string before non-empty text), REPLACE (every
+ * occurrence of a literal string; HF's Replace with a String pattern).
+ *
+ * Input must be well-formed UTF-8. Offsets are not tracked (nlpipe reports
+ * ids and tokens, not character spans).
+ *
+ * Not here: BERT's normalizer (the WordPiece work adds it as a step type),
+ * regex patterns (unsupported: the readers reject them with a message).
+ */
+#ifndef NLP_TOK_NORMALIZE_H
+#define NLP_TOK_NORMALIZE_H
+
+#include <stddef.h>
+
+#include "base/mem.h"
+
+typedef enum nlp_norm_type {
+    NLP_NORM_STEP_NFC,
+    NLP_NORM_STEP_NFD,
+    NLP_NORM_STEP_NFKC,
+    NLP_NORM_STEP_NFKD,
+    NLP_NORM_STEP_LOWERCASE,
+    NLP_NORM_STEP_STRIP_ACCENTS,
+    NLP_NORM_STEP_STRIP,
+    NLP_NORM_STEP_PREPEND,
+    NLP_NORM_STEP_REPLACE,
+} nlp_norm_type;
+
+/* One step. Strings are owned by the struct's owner (nlp_norm_steps_free). */
+typedef struct nlp_norm_step {
+    nlp_norm_type type;
+    char *a, *b;     /* PREPEND: a = prefix; REPLACE: a = pattern, b = content */
+    int left, right; /* STRIP */
+} nlp_norm_step;
+
+/* Frees the strings of steps[0..n) and the array. */
+void nlp_norm_steps_free(nlp_norm_step *steps, size_t n);
+
+/* Deep copy into *out. Returns 0 or NLP_ENOMEM. */
+int nlp_norm_steps_copy(const nlp_norm_step *steps, size_t n, nlp_norm_step **out);
+
+/* Applies the steps to s[0..n) and writes the result to out (reset first;
+ * `tmp` is scratch). Returns 0, NLP_EDATA for ill-formed UTF-8, NLP_ENOMEM. */
+int nlp_normalize(const nlp_norm_step *steps, size_t nsteps, const char *s, size_t n, nlp_buf *out, nlp_buf *tmp);
+
+#endif

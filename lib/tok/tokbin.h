@@ -1,0 +1,103 @@
+/*
+ * tokbin.h — binary token streams: nlpipe's own format (what `tokenize
+ * --output-format bin` writes and the training tools read) and llm.c's
+ * .bin token shards (read only).
+ *
+ * nlpipe token stream, version 1. All integers little-endian. A 32-byte
+ * header, then the ids until the end of the stream; no token count, so the
+ * stream can be written to and read from a pipe.
+ *
+ *   offset  size  field
+ *   0       4     magic: the bytes 'N' 'L' 'T' 'K' (4E 4C 54 4B)
+ *   4       4     version: uint32 = 1
+ *   8       4     id width in bytes: uint32 = 2 (vocabulary <= 65536) or 4
+ *   12      4     vocabulary size: uint32; every id is smaller
+ *   16      4     end-of-text id: uint32 (0xFFFFFFFF = none)
+ *   20      12    reserved: zero
+ *   32      ...   ids: unsigned integers of the id width
+ *
+ * Documents (input lines) are separated by one end-of-text id: between two
+ * documents, not before the first or after the last. So N documents give
+ * N - 1 separators, and an empty stream holds no documents (a stream of one
+ * empty document is indistinguishable from it). A file whose length is not
+ * 32 + a multiple of the width is truncated.
+ *
+ * llm.c shards (dev/data/data_common.py): a header of 256 int32 — [0]
+ * magic 20240520 (GPT-2, version 1, uint16 ids) or 20240801 (Llama 3,
+ * version 7, uint32 ids), [1] version, [2] number of tokens — then the
+ * tokens. Each document is preceded by the end-of-text token (50256 for
+ * GPT-2); the shard header does not name it, the reader is told.
+ *
+ * Not here: turning text into ids (tokenizer.h).
+ */
+#ifndef NLP_TOK_TOKBIN_H
+#define NLP_TOK_TOKBIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/io.h"
+#include "tok/encoding.h"
+
+#define NLP_TOKBIN_MAGIC "NLTK"
+#define NLP_TOKBIN_VERSION 1
+#define NLP_TOKBIN_HEADER 32
+#define NLP_TOKBIN_NO_EOT 0xFFFFFFFFu
+#define NLP_LLMC_MAGIC_GPT2 20240520
+#define NLP_LLMC_MAGIC_LLAMA3 20240801
+#define NLP_LLMC_HEADER 1024
+
+// --- writing (nlpipe format)
+
+typedef struct nlp_tokbin_writer nlp_tokbin_writer;
+
+/* Starts a stream on w (borrowed: the caller closes it) and writes the
+ * header. vocab_size > 0; eot < vocab_size, or -1 for none (then documents
+ * cannot be separated and nlp_tokbin_write_doc refuses a second one).
+ * Returns 0, NLP_EINVAL, NLP_EIO or NLP_ENOMEM. Free with
+ * nlp_tokbin_writer_free. */
+int nlp_tokbin_writer_new(nlp_tokbin_writer **out, nlp_writer *w, uint32_t vocab_size, int32_t eot);
+
+/* Writes one document (the separator first when it is not the first).
+ * Returns 0, NLP_EDATA for an id outside the vocabulary, NLP_EINVAL (second
+ * document without an end-of-text id), NLP_EIO. */
+int nlp_tokbin_write_doc(nlp_tokbin_writer *bw, const int32_t *ids, size_t n);
+
+void nlp_tokbin_writer_free(nlp_tokbin_writer *bw);
+
+// --- reading (both formats)
+
+typedef enum nlp_tokbin_kind {
+    NLP_TOKBIN_NLPIPE,
+    NLP_TOKBIN_LLMC,
+} nlp_tokbin_kind;
+
+typedef struct nlp_tokbin_info {
+    nlp_tokbin_kind kind;
+    uint32_t version, width, vocab_size; /* vocab_size 0 = unknown (llm.c) */
+    int64_t eot;                          /* -1 = none or unknown */
+    uint64_t count;                       /* llm.c: tokens in the shard */
+} nlp_tokbin_info;
+
+/* 1 if the first four bytes p[0..4) are one of the magics above. */
+int nlp_tokbin_sniff(const unsigned char *p);
+
+typedef struct nlp_tokbin_reader nlp_tokbin_reader;
+
+/* Reads the header from r (borrowed). For llm.c shards, `eot` is the
+ * end-of-text id that starts each document (the shard does not say).
+ * Returns 0; NLP_EFORMAT for a stream that is neither format, an unknown
+ * version, a bad width, or a truncated header (the message names the
+ * stream and what was found); NLP_EIO; NLP_ENOMEM. Free with
+ * nlp_tokbin_reader_free. */
+int nlp_tokbin_reader_new(nlp_tokbin_reader **out, nlp_reader *r, int64_t eot);
+const nlp_tokbin_info *nlp_tokbin_reader_info(const nlp_tokbin_reader *br);
+
+/* Reads the next document into out (reset first). Returns 1, 0 at the end,
+ * NLP_EFORMAT for a truncated stream (a partial id, or an llm.c shard
+ * shorter than its count; the message gives the byte offset), or NLP_EIO. */
+int nlp_tokbin_next_doc(nlp_tokbin_reader *br, nlp_ids *out);
+
+void nlp_tokbin_reader_free(nlp_tokbin_reader *br);
+
+#endif

@@ -1,0 +1,415 @@
+/*
+ * tokenizer.c — the tokenizer pipeline. See tokenizer.h.
+ */
+#include "tok/tokenizer.h"
+#include "base/err.h"
+#include "base/hash.h"
+#include "base/mem.h"
+#include "text/bytelevel.h"
+#include "tok/wordcache.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct nlp_tokenizer {
+    nlp_tok_spec s;
+    nlp_vocab *all; /* model vocabulary + added tokens, by id */
+    size_t vsize;
+    uint8_t *special; /* by id */
+    nlp_bpe *bpe;
+    nlp_added_matcher *raw, *norm;
+    /* decoder [ByteLevel] fast path: the bytes of id i are
+     * blob[boff[i] .. boff[i+1]) */
+    int dec_bytes;
+    char *blob;
+    uint32_t *boff;
+};
+
+struct nlp_tok_state {
+    const nlp_tokenizer *tk;
+    nlp_wordcache *cache;
+    nlp_bpe_scratch bsc;
+    nlp_buf norm, ntmp, work;
+    nlp_pieces pieces;
+    nlp_ids word;
+    nlp_encoding ea, eb;
+};
+
+// --- spec
+
+void nlp_tok_spec_free(nlp_tok_spec *s)
+{
+    nlp_vocab_free(s->vocab);
+    free(s->merges);
+    free(s->bpe.unk_token);
+    free(s->bpe.continuing_subword_prefix);
+    free(s->bpe.end_of_word_suffix);
+    nlp_norm_steps_free(s->norm, s->n_norm);
+    free(s->pretok);
+    nlp_postproc_free(&s->post);
+    nlp_dec_steps_free(s->dec, s->n_dec);
+    nlp_added_free(s->added, s->n_added);
+    free(s->pad.pad_token);
+    memset(s, 0, sizeof *s);
+}
+
+static int dup_str(char **dst, const char *src)
+{
+    *dst = NULL;
+    if (!src) return NLP_OK;
+    return (*dst = nlp_strdup(src)) ? NLP_OK : NLP_ENOMEM;
+}
+
+int nlp_tok_spec_copy(nlp_tok_spec *d, const nlp_tok_spec *s)
+{
+    memset(d, 0, sizeof *d);
+    d->model = s->model;
+    d->trunc = s->trunc;
+    d->pad = s->pad;
+    d->pad.pad_token = NULL;
+    d->bpe = s->bpe;
+    d->bpe.unk_token = d->bpe.continuing_subword_prefix = d->bpe.end_of_word_suffix = NULL;
+    if (s->vocab && !(d->vocab = nlp_vocab_clone(s->vocab))) goto oom;
+    if (s->n_merges) {
+        d->merges = nlp_malloc(2 * s->n_merges * sizeof *d->merges);
+        if (!d->merges) goto oom;
+        memcpy(d->merges, s->merges, 2 * s->n_merges * sizeof *d->merges);
+        d->n_merges = s->n_merges;
+    }
+    if (dup_str(&d->bpe.unk_token, s->bpe.unk_token) ||
+        dup_str(&d->bpe.continuing_subword_prefix, s->bpe.continuing_subword_prefix) ||
+        dup_str(&d->bpe.end_of_word_suffix, s->bpe.end_of_word_suffix) || dup_str(&d->pad.pad_token, s->pad.pad_token))
+        goto oom;
+    if (nlp_norm_steps_copy(s->norm, s->n_norm, &d->norm)) goto oom;
+    d->n_norm = s->n_norm;
+    if (s->n_pretok) {
+        d->pretok = nlp_malloc(s->n_pretok * sizeof *d->pretok);
+        if (!d->pretok) goto oom;
+        memcpy(d->pretok, s->pretok, s->n_pretok * sizeof *d->pretok);
+        d->n_pretok = s->n_pretok;
+    }
+    if (nlp_postproc_copy(&d->post, &s->post)) goto oom;
+    if (nlp_dec_steps_copy(s->dec, s->n_dec, &d->dec)) goto oom;
+    d->n_dec = s->n_dec;
+    if (nlp_added_copy(s->added, s->n_added, &d->added)) goto oom;
+    d->n_added = s->n_added;
+    return NLP_OK;
+oom:
+    nlp_tok_spec_free(d);
+    return NLP_ENOMEM;
+}
+
+int nlp_tok_spec_pipeline(nlp_tok_spec *s, nlp_tok_pipeline kind, const char *suffix)
+{
+    nlp_norm_steps_free(s->norm, s->n_norm);
+    free(s->pretok);
+    nlp_dec_steps_free(s->dec, s->n_dec);
+    nlp_postproc_free(&s->post);
+    s->norm = NULL;
+    s->pretok = NULL;
+    s->dec = NULL;
+    s->n_norm = s->n_pretok = s->n_dec = 0;
+    s->pretok = nlp_calloc(1, sizeof *s->pretok);
+    if (!s->pretok) return NLP_ENOMEM;
+    s->n_pretok = 1;
+    if (kind == NLP_PIPE_BYTELEVEL) {
+        s->pretok[0] = (nlp_pretok_step){.type = NLP_PRETOK_BYTELEVEL, .trim_offsets = 1, .use_regex = 1};
+        s->post.bytelevel = 1;
+        s->post.bl_add_prefix_space = 1;
+        s->post.bl_use_regex = 1;
+        s->dec = nlp_calloc(1, sizeof *s->dec);
+        if (!s->dec) return NLP_ENOMEM;
+        s->dec[0] = (nlp_dec_step){.type = NLP_DEC_BYTELEVEL, .add_prefix_space = 1, .trim_offsets = 1, .use_regex = 1};
+        s->n_dec = 1;
+        return NLP_OK;
+    }
+    s->pretok[0] = (nlp_pretok_step){.type = NLP_PRETOK_WHITESPACE_SPLIT};
+    if (suffix) {
+        s->dec = nlp_calloc(1, sizeof *s->dec);
+        if (!s->dec || !(s->dec[0].suffix = nlp_strdup(suffix))) return NLP_ENOMEM;
+        s->dec[0].type = NLP_DEC_BPE;
+        s->n_dec = 1;
+    }
+    return NLP_OK;
+}
+
+// --- compile
+
+void nlp_tokenizer_free(nlp_tokenizer *tk)
+{
+    if (!tk) return;
+    nlp_tok_spec_free(&tk->s);
+    nlp_vocab_free(tk->all);
+    free(tk->special);
+    nlp_bpe_free(tk->bpe);
+    nlp_added_matcher_free(tk->raw);
+    nlp_added_matcher_free(tk->norm);
+    free(tk->blob);
+    free(tk->boff);
+    free(tk);
+}
+
+/* Builds tk->all (model vocabulary plus added tokens) and the special flags. */
+static int build_ids(nlp_tokenizer *tk)
+{
+    const nlp_tok_spec *s = &tk->s;
+    tk->all = nlp_vocab_clone(s->vocab);
+    if (!tk->all) return NLP_ENOMEM;
+    for (size_t i = 0; i < s->n_added; i++) {
+        const nlp_added_token *t = &s->added[i];
+        size_t n = strlen(t->content), hn;
+        const char *have = nlp_vocab_token(tk->all, t->id, &hn);
+        if (have) {
+            if (hn != n || memcmp(have, t->content, n) != 0)
+                return nlp_error(NLP_EFORMAT, "added token '%s' has id %ld, which is the token '%s'", t->content,
+                                 (long)t->id, have);
+            continue;
+        }
+        int32_t other = nlp_vocab_find(tk->all, t->content, n);
+        if (other >= 0)
+            return nlp_error(NLP_EFORMAT, "added token '%s' has id %ld but the vocabulary gives it id %ld",
+                             t->content, (long)t->id, (long)other);
+        int rc = nlp_vocab_set(tk->all, t->id, t->content, n);
+        if (rc) return rc;
+    }
+    tk->vsize = nlp_vocab_size(tk->all);
+    tk->special = nlp_calloc(tk->vsize ? tk->vsize : 1, 1);
+    if (!tk->special) return NLP_ENOMEM;
+    for (size_t i = 0; i < s->n_added; i++)
+        if (s->added[i].special) tk->special[s->added[i].id] = 1;
+    return NLP_OK;
+}
+
+static int build_decode_bytes(nlp_tokenizer *tk)
+{
+    if (!(tk->s.n_dec == 1 && tk->s.dec[0].type == NLP_DEC_BYTELEVEL)) return NLP_OK;
+    tk->boff = nlp_calloc(tk->vsize + 1, sizeof *tk->boff);
+    if (!tk->boff) return NLP_ENOMEM;
+    nlp_buf b = {0};
+    for (size_t i = 0; i < tk->vsize; i++) {
+        size_t n;
+        const char *t = nlp_vocab_token(tk->all, (int32_t)i, &n);
+        if (t) {
+            int r = nlp_bytelevel_decode(t, n, &b);
+            if (r < 0 || (r == 0 && nlp_buf_append(&b, t, n))) {
+                nlp_buf_free(&b);
+                return NLP_ENOMEM;
+            }
+        }
+        if (b.len > UINT32_MAX) {
+            nlp_buf_free(&b);
+            return nlp_error(NLP_ENOMEM, "vocabulary too large");
+        }
+        tk->boff[i + 1] = (uint32_t)b.len;
+    }
+    tk->blob = nlp_buf_detach(&b, NULL);
+    if (!tk->blob) return NLP_ENOMEM;
+    tk->dec_bytes = 1;
+    return NLP_OK;
+}
+
+int nlp_tokenizer_new(nlp_tokenizer **out, nlp_tok_spec *spec)
+{
+    if (!spec->vocab) return nlp_error(NLP_EFORMAT, "tokenizer has no vocabulary");
+    nlp_tokenizer *tk = nlp_calloc(1, sizeof *tk);
+    if (!tk) return NLP_ENOMEM;
+    tk->s = *spec; /* borrowed until success */
+    int rc = build_ids(tk);
+    if (!rc) rc = nlp_postproc_check(&tk->s.post);
+    if (!rc) {
+        switch (tk->s.model) {
+        case NLP_MODEL_BPE:
+            rc = nlp_bpe_new(&tk->bpe, tk->s.vocab, tk->s.merges, tk->s.n_merges, &tk->s.bpe,
+                             nlp_pretok_is_byte_level(tk->s.pretok, tk->s.n_pretok));
+            break;
+        }
+    }
+    if (!rc) {
+        tk->raw = nlp_added_matcher_new(tk->s.added, tk->s.n_added, 0);
+        tk->norm = nlp_added_matcher_new(tk->s.added, tk->s.n_added, 1);
+        if (!tk->raw || !tk->norm) rc = NLP_ENOMEM;
+    }
+    if (!rc) rc = build_decode_bytes(tk);
+    if (rc) {
+        memset(&tk->s, 0, sizeof tk->s); /* the caller keeps the spec */
+        nlp_tokenizer_free(tk);
+        return rc;
+    }
+    memset(spec, 0, sizeof *spec);
+    *out = tk;
+    return NLP_OK;
+}
+
+const nlp_tok_spec *nlp_tokenizer_spec(const nlp_tokenizer *tk) { return &tk->s; }
+size_t nlp_tokenizer_vocab_size(const nlp_tokenizer *tk) { return tk->vsize; }
+
+const char *nlp_tokenizer_id_to_token(const nlp_tokenizer *tk, int32_t id, size_t *n)
+{
+    return nlp_vocab_token(tk->all, id, n);
+}
+
+int32_t nlp_tokenizer_token_to_id(const nlp_tokenizer *tk, const char *s, size_t n)
+{
+    return nlp_vocab_find(tk->all, s, n);
+}
+
+int nlp_tokenizer_is_special(const nlp_tokenizer *tk, int32_t id)
+{
+    return id >= 0 && (size_t)id < tk->vsize && tk->special[id];
+}
+
+// --- encoding
+
+nlp_tok_state *nlp_tok_state_new(const nlp_tokenizer *tk)
+{
+    nlp_tok_state *st = nlp_calloc(1, sizeof *st);
+    if (!st) return NULL;
+    st->tk = tk;
+    st->cache = nlp_wordcache_new(0);
+    if (!st->cache) {
+        free(st);
+        return NULL;
+    }
+    return st;
+}
+
+void nlp_tok_state_free(nlp_tok_state *st)
+{
+    if (!st) return;
+    nlp_wordcache_free(st->cache);
+    nlp_bpe_scratch_free(&st->bsc);
+    nlp_buf_free(&st->norm);
+    nlp_buf_free(&st->ntmp);
+    nlp_buf_free(&st->work);
+    nlp_pieces_free(&st->pieces);
+    nlp_ids_free(&st->word);
+    nlp_encoding_free(&st->ea);
+    nlp_encoding_free(&st->eb);
+    free(st);
+}
+
+/* The model on one word, through the cache. */
+static int model_word(const nlp_tokenizer *tk, nlp_tok_state *st, const char *w, size_t n, nlp_ids *out)
+{
+    uint64_t h = nlp_wordcache_hash(w, n);
+    size_t k;
+    const int32_t *hit = nlp_wordcache_get(st->cache, w, n, h, &k);
+    if (hit) {
+        if (out->n + k > out->cap && nlp_grow(&out->v, &out->cap, out->n + k, sizeof *out->v)) return NLP_ENOMEM;
+        for (size_t i = 0; i < k; i++) out->v[out->n + i] = hit[i];
+        out->n += k;
+        return NLP_OK;
+    }
+    size_t at = out->n;
+    int rc = NLP_OK;
+    switch (tk->s.model) {
+    case NLP_MODEL_BPE: rc = nlp_bpe_encode_word(tk->bpe, &st->bsc, w, n, out); break;
+    }
+    if (rc) return rc;
+    return nlp_wordcache_put(st->cache, w, n, h, out->v + at, out->n - at);
+}
+
+/* Pre-tokenizer and model on normalized text. */
+static int words(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n, nlp_ids *out)
+{
+    st->pieces.n = 0;
+    int rc = nlp_pretok_run(tk->s.pretok, tk->s.n_pretok, s, n, &st->work, &st->pieces);
+    for (size_t i = 0; i < st->pieces.n && !rc; i++) rc = model_word(tk, st, st->pieces.v[i].p, st->pieces.v[i].n, out);
+    return rc;
+}
+
+/* Normalizer, normalized added tokens, then words(), on raw text between
+ * special tokens. */
+static int segment(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n, int split_special,
+                   nlp_ids *out)
+{
+    if (n == 0) return NLP_OK;
+    const char *t = s;
+    size_t tn = n;
+    if (tk->s.n_norm) {
+        int rc = nlp_normalize(tk->s.norm, tk->s.n_norm, s, n, &st->norm, &st->ntmp);
+        if (rc) return rc;
+        t = st->norm.data;
+        tn = st->norm.len;
+    }
+    if (nlp_added_matcher_empty(tk->norm, split_special)) return words(tk, st, t, tn, out);
+    size_t pos = 0, ms, me;
+    int32_t id;
+    while (nlp_added_next(tk->norm, t, tn, pos, pos, split_special, &ms, &me, &id)) {
+        int rc = words(tk, st, t + pos, ms - pos, out);
+        if (rc || (rc = nlp_ids_push(out, id))) return rc;
+        pos = me;
+    }
+    return words(tk, st, t + pos, tn - pos, out);
+}
+
+int nlp_tokenizer_encode_ids(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n,
+                             int split_special, nlp_ids *out)
+{
+    if (nlp_added_matcher_empty(tk->raw, split_special)) return segment(tk, st, s, n, split_special, out);
+    size_t pos = 0, ms, me;
+    int32_t id;
+    while (nlp_added_next(tk->raw, s, n, pos, pos, split_special, &ms, &me, &id)) {
+        int rc = segment(tk, st, s + pos, ms - pos, split_special, out);
+        if (rc || (rc = nlp_ids_push(out, id))) return rc;
+        pos = me;
+    }
+    return segment(tk, st, s + pos, n - pos, split_special, out);
+}
+
+static int encode_one(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n, int split_special,
+                      int type_id, nlp_encoding *e)
+{
+    nlp_encoding_reset(e);
+    st->word.n = 0;
+    int rc = nlp_tokenizer_encode_ids(tk, st, s, n, split_special, &st->word);
+    if (rc) return rc;
+    return nlp_encoding_append(e, st->word.v, st->word.n, type_id, 0);
+}
+
+int nlp_tokenizer_encode(const nlp_tokenizer *tk, nlp_tok_state *st, const char *a, size_t na, const char *b,
+                         size_t nb, const nlp_encode_opts *opt, nlp_encoding *out)
+{
+    static const nlp_encode_opts defaults = {.add_special = 1};
+    if (!opt) opt = &defaults;
+    int rc = encode_one(tk, st, a, na, opt->split_special, 0, &st->ea);
+    if (!rc && b) rc = encode_one(tk, st, b, nb, opt->split_special, 1, &st->eb);
+    if (rc) return rc;
+    const nlp_truncation *tr = opt->trunc ? opt->trunc : &tk->s.trunc;
+    size_t added = opt->add_special ? nlp_postproc_added(&tk->s.post, b != NULL) : 0;
+    if ((rc = nlp_truncate(tr, added, &st->ea, b ? &st->eb : NULL))) return rc;
+    return nlp_postproc_apply(&tk->s.post, &st->ea, b ? &st->eb : NULL, opt->add_special, out);
+}
+
+// --- decoding
+
+int nlp_tokenizer_decode(const nlp_tokenizer *tk, const int32_t *ids, size_t n, int skip_special, nlp_buf *out,
+                         size_t *bad)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 0 || (size_t)ids[i] >= tk->vsize || !nlp_vocab_token(tk->all, ids[i], NULL)) {
+            if (bad) *bad = i;
+            if (ids[i] >= 0 && (size_t)ids[i] < tk->vsize)
+                return nlp_error(NLP_EDATA, "id %ld has no token", (long)ids[i]);
+            return nlp_error(NLP_EDATA, "id %ld is out of range (vocabulary size %zu)", (long)ids[i], tk->vsize);
+        }
+    if (tk->dec_bytes) {
+        for (size_t i = 0; i < n; i++) {
+            int32_t id = ids[i];
+            if (skip_special && tk->special[id]) continue;
+            if (nlp_buf_append(out, tk->blob + tk->boff[id], tk->boff[id + 1] - tk->boff[id])) return NLP_ENOMEM;
+        }
+        return nlp_buf_reserve(out, 0);
+    }
+    nlp_dec_token *t = nlp_malloc((n ? n : 1) * sizeof *t);
+    if (!t) return NLP_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (skip_special && tk->special[ids[i]]) continue;
+        t[k].s = nlp_vocab_token(tk->all, ids[i], &t[k].n);
+        k++;
+    }
+    int rc = nlp_decode_tokens(tk->s.dec, tk->s.n_dec, t, k, out);
+    free(t);
+    return rc;
+}

@@ -1,0 +1,150 @@
+/*
+ * tokenizer.h — a whole tokenizer: added tokens -> normalizer ->
+ * pre-tokenizer -> model -> post-processor (template, truncation, padding),
+ * and decoder back, as HF tokenizers' tokenizer.json describes it.
+ *
+ * Two levels:
+ *   nlp_tok_spec   the declarative description (what tokenizer.json says):
+ *                  plain structs the file readers fill in and the writers
+ *                  read (tokjson.h, tokfiles.h), and the trainers produce.
+ *   nlp_tokenizer  the compiled, immutable handle built from a spec: merge
+ *                  tables, byte maps, added-token matchers. Safe to share
+ *                  between threads; each thread encodes with its own
+ *                  nlp_tok_state (scratch buffers and a word cache).
+ *
+ * Encoding one text:
+ *   1. added tokens with normalized = false (special tokens) are cut out of
+ *      the raw text (unless split_special: then special ones are plain text)
+ *   2. each piece between them is normalized, normalized added tokens cut
+ *      out, the rest pre-tokenized into words
+ *   3. each word goes through the model (BPE), memoized per word
+ *   4. nlp_tokenizer_encode then truncates (budget minus the template's
+ *      tokens) and applies the template (type ids, [CLS]/[SEP]); padding is
+ *      for the caller, who knows the batch (postproc.h).
+ * Text should be well-formed UTF-8: repair it first (text/utf8.h) to get
+ * the peers' results; ill-formed bytes never crash, they are just symbols.
+ *
+ * Model types: BPE. The model is a tagged union so that another model
+ * (WordPiece) adds a type, its fields in the spec, and one case in
+ * compile/encode, without touching the rest of the pipeline.
+ *
+ * Not here: reading and writing files (tokjson.h, tokfiles.h), training
+ * (bpe_train.h), binary token streams (tokbin.h).
+ */
+#ifndef NLP_TOK_TOKENIZER_H
+#define NLP_TOK_TOKENIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/mem.h"
+#include "tok/added.h"
+#include "tok/bpe.h"
+#include "tok/decoder.h"
+#include "tok/encoding.h"
+#include "tok/normalize.h"
+#include "tok/postproc.h"
+#include "tok/pretok.h"
+#include "tok/vocab.h"
+
+typedef enum nlp_model_type {
+    NLP_MODEL_BPE,
+} nlp_model_type;
+
+/* Everything a tokenizer is. Every pointer is owned by the spec and freed
+ * by nlp_tok_spec_free; zero-initialize before filling in. */
+typedef struct nlp_tok_spec {
+    nlp_model_type model;
+    nlp_vocab *vocab; /* the model's vocabulary */
+    /* BPE */
+    int32_t *merges; /* 2 * n_merges ids, in rank order */
+    size_t n_merges;
+    nlp_bpe_opts bpe;
+    /* pipeline */
+    nlp_norm_step *norm;
+    size_t n_norm;
+    nlp_pretok_step *pretok;
+    size_t n_pretok;
+    nlp_postproc post;
+    nlp_dec_step *dec;
+    size_t n_dec;
+    nlp_added_token *added;
+    size_t n_added;
+    nlp_truncation trunc;
+    nlp_padding pad;
+} nlp_tok_spec;
+
+void nlp_tok_spec_free(nlp_tok_spec *s);
+
+/* Deep copy. Returns 0 or NLP_ENOMEM (dst is then empty). */
+int nlp_tok_spec_copy(nlp_tok_spec *dst, const nlp_tok_spec *src);
+
+/* The two standard BPE pipelines. */
+typedef enum nlp_tok_pipeline {
+    NLP_PIPE_BYTELEVEL,  /* GPT-2: ByteLevel pre-tokenizer (no prefix space, GPT-2 pattern),
+                            ByteLevel post-processor and decoder */
+    NLP_PIPE_WHITESPACE, /* classic: WhitespaceSplit pre-tokenizer; BPEDecoder when the
+                            model has an end-of-word suffix, else no decoder */
+} nlp_tok_pipeline;
+
+/* Replaces spec's normalizer, pre-tokenizer, post-processor and decoder
+ * with a standard pipeline (suffix: the end-of-word suffix for the
+ * decoder, or NULL). Returns 0 or NLP_ENOMEM. */
+int nlp_tok_spec_pipeline(nlp_tok_spec *s, nlp_tok_pipeline kind, const char *suffix);
+
+typedef struct nlp_tokenizer nlp_tokenizer;
+
+/* Compiles a spec. On success the tokenizer owns the spec's contents and
+ * *spec is zeroed; on failure the spec is left intact for the caller to
+ * free. Errors: NLP_EFORMAT (inconsistent spec: merges or template tokens
+ * missing from the vocabulary, an added token's id taken by another token
+ * — the message says which), NLP_ENOMEM. Free with nlp_tokenizer_free. */
+int nlp_tokenizer_new(nlp_tokenizer **out, nlp_tok_spec *spec);
+void nlp_tokenizer_free(nlp_tokenizer *tk);
+
+/* The spec the tokenizer was built from (for writing it out). */
+const nlp_tok_spec *nlp_tokenizer_spec(const nlp_tokenizer *tk);
+
+/* 1 + the largest id of the model's vocabulary and the added tokens. */
+size_t nlp_tokenizer_vocab_size(const nlp_tokenizer *tk);
+
+/* Token string of an id (model or added), or NULL if the id has none. */
+const char *nlp_tokenizer_id_to_token(const nlp_tokenizer *tk, int32_t id, size_t *n);
+
+/* Id of a token string (added tokens first, then the model), or -1. */
+int32_t nlp_tokenizer_token_to_id(const nlp_tokenizer *tk, const char *s, size_t n);
+
+/* 1 if id is a special added token. */
+int nlp_tokenizer_is_special(const nlp_tokenizer *tk, int32_t id);
+
+/* Per-thread encoding state; NULL on ENOMEM. Free with nlp_tok_state_free. */
+typedef struct nlp_tok_state nlp_tok_state;
+nlp_tok_state *nlp_tok_state_new(const nlp_tokenizer *tk);
+void nlp_tok_state_free(nlp_tok_state *st);
+
+/* Steps 1-3 for one text: appends its ids to out (no template). Returns 0,
+ * NLP_EDATA (normalizer on ill-formed text) or NLP_ENOMEM. */
+int nlp_tokenizer_encode_ids(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n,
+                             int split_special, nlp_ids *out);
+
+typedef struct nlp_encode_opts {
+    int add_special;              /* apply the template's special tokens */
+    int split_special;            /* special tokens' text is ordinary text */
+    const nlp_truncation *trunc;  /* NULL: the spec's truncation */
+} nlp_encode_opts;
+
+/* The whole encoding of a (and b, when b != NULL: a pair) into out (reset
+ * first): ids, type ids, attention and special masks, truncated and with the
+ * template applied (not padded). Returns 0, NLP_EINVAL from truncation (see
+ * nlp_truncate), NLP_EDATA or NLP_ENOMEM. */
+int nlp_tokenizer_encode(const nlp_tokenizer *tk, nlp_tok_state *st, const char *a, size_t na, const char *b,
+                         size_t nb, const nlp_encode_opts *opt, nlp_encoding *out);
+
+/* Appends the text of ids[0..n) to out (byte-exact for byte-level models).
+ * skip_special drops special added tokens. Returns 0, NLP_EDATA for an id
+ * out of range or without a token ("id N is out of range (vocabulary size
+ * V)"; *bad gets its index when bad != NULL), or NLP_ENOMEM. Thread safe. */
+int nlp_tokenizer_decode(const nlp_tokenizer *tk, const int32_t *ids, size_t n, int skip_special, nlp_buf *out,
+                         size_t *bad);
+
+#endif

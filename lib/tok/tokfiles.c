@@ -1,0 +1,520 @@
+/*
+ * tokfiles.c — tokenizer file formats and -m path resolution. See tokfiles.h.
+ */
+#include "tok/tokfiles.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "base/mem.h"
+#include "text/utf8.h"
+#include "tok/tokjson.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define EOW "</w>"
+
+// --- merges files ("a b" per line)
+
+struct mline {
+    const char *a, *b;
+    size_t la, lb;
+    size_t line;
+};
+
+/* Splits a merges file into pairs. The text must stay alive. Skips a first
+ * line starting with "#version" and empty lines. */
+static int parse_merges(const char *data, size_t n, const char *name, struct mline **out, size_t *count)
+{
+    struct mline *v = NULL;
+    size_t nv = 0, cap = 0, line = 0, i = 0;
+    while (i < n) {
+        const char *nl = memchr(data + i, '\n', n - i);
+        size_t e = nl ? (size_t)(nl - data) : n;
+        const char *s = data + i;
+        size_t len = e - i;
+        i = e + 1;
+        line++;
+        if (len && s[len - 1] == '\r') len--;
+        if (line == 1 && len >= 8 && memcmp(s, "#version", 8) == 0) continue;
+        if (len == 0) continue;
+        const char *sp = memchr(s, ' ', len);
+        if (!sp || sp == s || sp == s + len - 1 || memchr(sp + 1, ' ', (size_t)(s + len - sp - 1))) {
+            free(v);
+            return nlp_error(NLP_EFORMAT, "'%s' line %zu: expected two tokens separated by one space", name, line);
+        }
+        if (nlp_grow(&v, &cap, nv + 1, sizeof *v)) {
+            free(v);
+            return NLP_ENOMEM;
+        }
+        v[nv].a = s;
+        v[nv].la = (size_t)(sp - s);
+        v[nv].b = sp + 1;
+        v[nv].lb = (size_t)(s + len - sp - 1);
+        v[nv].line = line;
+        nv++;
+    }
+    *out = v;
+    *count = nv;
+    return NLP_OK;
+}
+
+static int read_text(const char *path, char **data, size_t *n)
+{
+    int rc = nlp_read_file(path, data, n);
+    if (rc) return rc;
+    size_t bad;
+    if (!nlp_utf8_valid(*data, *n, &bad)) {
+        free(*data);
+        return nlp_error(NLP_EFORMAT, "'%s' byte %zu: invalid UTF-8", path, bad);
+    }
+    return NLP_OK;
+}
+
+// --- pipelines
+
+/* GPT-2: byte-level pre-tokenizer without prefix space, ByteLevel
+ * post-processor and decoder, <|endoftext|> special. */
+static int gpt2_pipeline(nlp_tok_spec *s)
+{
+    if (nlp_tok_spec_pipeline(s, NLP_PIPE_BYTELEVEL, NULL)) return NLP_ENOMEM;
+    int32_t eot = nlp_vocab_find(s->vocab, "<|endoftext|>", 13);
+    if (eot >= 0) {
+        s->added = nlp_calloc(1, sizeof *s->added);
+        if (!s->added || !(s->added[0].content = nlp_strdup("<|endoftext|>"))) return NLP_ENOMEM;
+        s->added[0].id = eot;
+        s->added[0].special = 1;
+        s->n_added = 1;
+    }
+    return NLP_OK;
+}
+
+/* Classic BPE on white-space-split words, optional end-of-word suffix. */
+static int classic_pipeline(nlp_tok_spec *s, const char *suffix)
+{
+    if (nlp_tok_spec_pipeline(s, NLP_PIPE_WHITESPACE, suffix)) return NLP_ENOMEM;
+    if (suffix && !(s->bpe.end_of_word_suffix = nlp_strdup(suffix))) return NLP_ENOMEM;
+    return NLP_OK;
+}
+
+/* Does any token hold one of GPT-2's remapped characters U+0100..U+0143? */
+static int looks_byte_level(const nlp_vocab *v)
+{
+    size_t size = nlp_vocab_size(v);
+    for (size_t i = 0; i < size; i++) {
+        size_t n;
+        const char *t = nlp_vocab_token(v, (int32_t)i, &n);
+        if (!t) continue;
+        for (size_t k = 0; k + 1 < n; k++) {
+            unsigned char c0 = (unsigned char)t[k], c1 = (unsigned char)t[k + 1];
+            /* U+0100..U+013F = C4 80..C4 BF; U+0140..U+0143 = C5 80..C5 83 */
+            if ((c0 == 0xC4 && c1 >= 0x80 && c1 <= 0xBF) || (c0 == 0xC5 && c1 >= 0x80 && c1 <= 0x83)) return 1;
+        }
+    }
+    return 0;
+}
+
+static int ends_with_eow(const nlp_vocab *v)
+{
+    size_t size = nlp_vocab_size(v);
+    for (size_t i = 0; i < size; i++) {
+        size_t n;
+        const char *t = nlp_vocab_token(v, (int32_t)i, &n);
+        if (t && n > 4 && memcmp(t + n - 4, EOW, 4) == 0) return 1;
+    }
+    return 0;
+}
+
+// --- readers
+
+static int read_vocab_json(const char *path, nlp_vocab **out)
+{
+    nlp_map m;
+    int rc = nlp_map_file(&m, path);
+    if (rc) return rc;
+    json_error_t err;
+    json_t *root = json_loadb(m.data, m.len, 0, &err);
+    nlp_unmap(&m);
+    if (!root) return nlp_error(NLP_EFORMAT, "'%s' line %d column %d: %s", path, err.line, err.column, err.text);
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return nlp_error(NLP_EFORMAT, "'%s': expected a JSON object of \"token\": id", path);
+    }
+    nlp_vocab *v = nlp_vocab_new(json_object_size(root));
+    if (!v) {
+        json_decref(root);
+        return NLP_ENOMEM;
+    }
+    const char *key;
+    json_t *val;
+    rc = NLP_OK;
+    json_object_foreach(root, key, val)
+    {
+        if (!json_is_integer(val) || json_integer_value(val) < 0 || json_integer_value(val) >= INT32_MAX - 1) {
+            rc = nlp_error(NLP_EFORMAT, "'%s': the id of '%s' must be a non-negative integer", path, key);
+            break;
+        }
+        if ((rc = nlp_vocab_set(v, (int32_t)json_integer_value(val), key, strlen(key)))) {
+            if (rc == NLP_EFORMAT) nlp_error_prefix(rc, "'%s'", path);
+            break;
+        }
+    }
+    json_decref(root);
+    if (rc) {
+        nlp_vocab_free(v);
+        return rc;
+    }
+    *out = v;
+    return NLP_OK;
+}
+
+int nlp_tokfiles_read_pair(const char *vocab_path, const char *merges_path, int gpt2, nlp_tok_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    int rc = read_vocab_json(vocab_path, &s->vocab);
+    if (rc) return rc;
+    char *data = NULL;
+    size_t n, nm = 0;
+    struct mline *ml = NULL;
+    if ((rc = read_text(merges_path, &data, &n)) || (rc = parse_merges(data, n, merges_path, &ml, &nm))) goto fail;
+    s->merges = nlp_malloc((nm ? 2 * nm : 1) * sizeof *s->merges);
+    if (!s->merges) {
+        rc = NLP_ENOMEM;
+        goto fail;
+    }
+    for (size_t i = 0; i < nm; i++) {
+        int32_t a = nlp_vocab_find(s->vocab, ml[i].a, ml[i].la), b = nlp_vocab_find(s->vocab, ml[i].b, ml[i].lb);
+        if (a < 0 || b < 0) {
+            rc = nlp_error(NLP_EFORMAT, "'%s' line %zu: token '%.*s' is not in '%s'", merges_path, ml[i].line,
+                           (int)(a < 0 ? ml[i].la : ml[i].lb), a < 0 ? ml[i].a : ml[i].b, vocab_path);
+            goto fail;
+        }
+        s->merges[2 * i] = a;
+        s->merges[2 * i + 1] = b;
+    }
+    s->n_merges = nm;
+    s->model = NLP_MODEL_BPE;
+    if (gpt2 || looks_byte_level(s->vocab)) rc = gpt2_pipeline(s);
+    else rc = classic_pipeline(s, ends_with_eow(s->vocab) ? EOW : NULL);
+    if (rc) goto fail;
+    free(ml);
+    free(data);
+    return NLP_OK;
+fail:
+    free(ml);
+    free(data);
+    nlp_tok_spec_free(s);
+    return rc;
+}
+
+struct cpt {
+    int32_t cp;
+    int eow;
+};
+
+static int cmp_cpt(const void *x, const void *y)
+{
+    const struct cpt *a = x, *b = y;
+    if (a->eow != b->eow) return a->eow - b->eow;
+    return (a->cp > b->cp) - (a->cp < b->cp);
+}
+
+/* Adds the characters of symbol s (its last one flagged when s ends with
+ * </w>) to the set. */
+static int collect_chars(const char *s, size_t n, struct cpt **set, size_t *ns, size_t *cap)
+{
+    int eow = n > 4 && memcmp(s + n - 4, EOW, 4) == 0;
+    if (eow) n -= 4;
+    size_t i = 0;
+    while (i < n) {
+        int32_t cp = nlp_utf8_next(s, n, &i);
+        if (cp < 0) continue;
+        if (nlp_grow(set, cap, *ns + 1, sizeof **set)) return NLP_ENOMEM;
+        (*set)[(*ns)++] = (struct cpt){cp, 0};
+        if (eow && i == n) {
+            if (nlp_grow(set, cap, *ns + 1, sizeof **set)) return NLP_ENOMEM;
+            (*set)[(*ns)++] = (struct cpt){cp, 1};
+        }
+    }
+    return NLP_OK;
+}
+
+int nlp_tokfiles_read_codes(const char *path, nlp_tok_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    char *data = NULL;
+    size_t n, nm = 0, ns = 0, cap = 0;
+    struct mline *ml = NULL;
+    struct cpt *set = NULL;
+    nlp_buf b = {0};
+    int rc;
+    if ((rc = read_text(path, &data, &n)) || (rc = parse_merges(data, n, path, &ml, &nm))) goto fail;
+    if (nm == 0) {
+        rc = nlp_error(NLP_EFORMAT, "'%s': no merges (expected lines of two tokens separated by a space)", path);
+        goto fail;
+    }
+    for (size_t i = 0; i < nm; i++)
+        if ((rc = collect_chars(ml[i].a, ml[i].la, &set, &ns, &cap)) ||
+            (rc = collect_chars(ml[i].b, ml[i].lb, &set, &ns, &cap)))
+            goto fail;
+    /* every character in both spellings, so that any word of known
+     * characters can be encoded */
+    size_t n0 = ns;
+    for (size_t i = 0; i < n0; i++) {
+        if (nlp_grow(&set, &cap, ns + 1, sizeof *set)) {
+            rc = NLP_ENOMEM;
+            goto fail;
+        }
+        set[ns++] = (struct cpt){set[i].cp, !set[i].eow};
+    }
+    qsort(set, ns, sizeof *set, cmp_cpt);
+    if (!(s->vocab = nlp_vocab_new(ns + nm + 1)) || nlp_vocab_add(s->vocab, "<unk>", 5, NULL)) {
+        rc = NLP_ENOMEM;
+        goto fail;
+    }
+    for (size_t i = 0; i < ns; i++) {
+        nlp_buf_reset(&b);
+        if (nlp_utf8_append(&b, set[i].cp) || (set[i].eow && nlp_buf_puts(&b, EOW)) ||
+            nlp_vocab_add(s->vocab, b.data, b.len, NULL)) {
+            rc = NLP_ENOMEM;
+            goto fail;
+        }
+    }
+    s->merges = nlp_malloc(2 * nm * sizeof *s->merges);
+    if (!s->merges) {
+        rc = NLP_ENOMEM;
+        goto fail;
+    }
+    for (size_t i = 0; i < nm; i++) {
+        int32_t a = nlp_vocab_find(s->vocab, ml[i].a, ml[i].la), c = nlp_vocab_find(s->vocab, ml[i].b, ml[i].lb);
+        if (a < 0 || c < 0) {
+            rc = nlp_error(NLP_EFORMAT, "'%s' line %zu: '%.*s' is neither a character nor made by an earlier merge",
+                           path, ml[i].line, (int)(a < 0 ? ml[i].la : ml[i].lb), a < 0 ? ml[i].a : ml[i].b);
+            goto fail;
+        }
+        nlp_buf_reset(&b);
+        if (nlp_buf_append(&b, ml[i].a, ml[i].la) || nlp_buf_append(&b, ml[i].b, ml[i].lb) ||
+            nlp_vocab_add(s->vocab, b.data, b.len, NULL)) {
+            rc = NLP_ENOMEM;
+            goto fail;
+        }
+        s->merges[2 * i] = a;
+        s->merges[2 * i + 1] = c;
+    }
+    s->n_merges = nm;
+    s->model = NLP_MODEL_BPE;
+    if (!(s->bpe.unk_token = nlp_strdup("<unk>")) || classic_pipeline(s, EOW)) {
+        rc = NLP_ENOMEM;
+        goto fail;
+    }
+    free(ml);
+    free(set);
+    free(data);
+    nlp_buf_free(&b);
+    return NLP_OK;
+fail:
+    free(ml);
+    free(set);
+    free(data);
+    nlp_buf_free(&b);
+    nlp_tok_spec_free(s);
+    return rc;
+}
+
+/* dir/name into b. */
+static const char *join(nlp_buf *b, const char *dir, const char *name)
+{
+    nlp_buf_reset(b);
+    if (nlp_buf_printf(b, "%s/%s", dir, name)) return NULL;
+    return b->data;
+}
+
+static int is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The first non-white-space byte of a file, or -1. */
+static int first_byte(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    int c;
+    while ((c = fgetc(f)) != EOF && (c == ' ' || c == '\t' || c == '\n' || c == '\r'))
+        ;
+    fclose(f);
+    return c == EOF ? -1 : c;
+}
+
+static int read_dir(const char *dir, nlp_tok_spec *s)
+{
+    nlp_buf a = {0}, b = {0};
+    int rc;
+    const char *p, *q;
+    if ((p = join(&a, dir, "tokenizer.json")) && is_file(p)) rc = nlp_tokjson_read(p, s);
+    else if ((p = join(&a, dir, "encoder.json")) && (q = join(&b, dir, "vocab.bpe")) && is_file(p) && is_file(q))
+        rc = nlp_tokfiles_read_pair(p, q, 1, s);
+    else if ((p = join(&a, dir, "vocab.json")) && (q = join(&b, dir, "merges.txt")) && is_file(p) && is_file(q))
+        rc = nlp_tokfiles_read_pair(p, q, 0, s);
+    else if ((p = join(&a, dir, "codes")) && is_file(p)) rc = nlp_tokfiles_read_codes(p, s);
+    else if ((p = join(&a, dir, "bpe.codes")) && is_file(p)) rc = nlp_tokfiles_read_codes(p, s);
+    else
+        rc = nlp_error(NLP_EFORMAT,
+                       "'%s': no tokenizer in this directory (looked for tokenizer.json, encoder.json + vocab.bpe, "
+                       "vocab.json + merges.txt, codes, bpe.codes)",
+                       dir);
+    nlp_buf_free(&a);
+    nlp_buf_free(&b);
+    return rc;
+}
+
+int nlp_tokfiles_read(const char *path, nlp_tok_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    if (nlp_is_dir(path)) return read_dir(path, s);
+    if (!nlp_file_exists(path)) return nlp_error_errno(NLP_EIO, "cannot open '%s'", path);
+    char *copy = nlp_strdup(path);
+    if (!copy) return NLP_ENOMEM;
+    const char *dir = dirname(copy);
+    nlp_buf a = {0};
+    int rc;
+    int c = first_byte(path);
+    if (c == '{') {
+        /* tokenizer.json, or the vocabulary of a pair */
+        nlp_map m;
+        if ((rc = nlp_map_file(&m, path))) goto out;
+        json_t *root = json_loadb(m.data, m.len, 0, NULL);
+        int has_model = json_is_object(json_object_get(root, "model"));
+        json_decref(root);
+        if (has_model || !root) {
+            rc = nlp_tokjson_parse(m.data, m.len, path, s);
+            nlp_unmap(&m);
+            goto out;
+        }
+        nlp_unmap(&m);
+        const char *q;
+        if ((q = join(&a, dir, "vocab.bpe")) && is_file(q)) rc = nlp_tokfiles_read_pair(path, q, 1, s);
+        else if ((q = join(&a, dir, "merges.txt")) && is_file(q)) rc = nlp_tokfiles_read_pair(path, q, 0, s);
+        else
+            rc = nlp_error(NLP_EFORMAT, "'%s' is a vocabulary without merges: put vocab.bpe or merges.txt beside it",
+                           path);
+        goto out;
+    }
+    const char *q;
+    if ((q = join(&a, dir, "encoder.json")) && is_file(q)) rc = nlp_tokfiles_read_pair(q, path, 1, s);
+    else if ((q = join(&a, dir, "vocab.json")) && is_file(q)) rc = nlp_tokfiles_read_pair(q, path, 0, s);
+    else rc = nlp_tokfiles_read_codes(path, s);
+out:
+    nlp_buf_free(&a);
+    free(copy);
+    return rc;
+}
+
+int nlp_tokfiles_load(const char *path, nlp_tokenizer **tk)
+{
+    nlp_tok_spec s;
+    int rc = nlp_tokfiles_read(path, &s);
+    if (rc) return rc;
+    rc = nlp_tokenizer_new(tk, &s);
+    if (rc) {
+        nlp_tok_spec_free(&s);
+        if (rc == NLP_EFORMAT) nlp_error_prefix(rc, "'%s'", path);
+    }
+    return rc;
+}
+
+// --- writers
+
+static int check_mergeable(const nlp_tok_spec *s)
+{
+    for (size_t i = 0; i < 2 * s->n_merges; i++) {
+        size_t n;
+        const char *t = nlp_vocab_token(s->vocab, s->merges[i], &n);
+        if (t && (memchr(t, ' ', n) || memchr(t, '\n', n) || memchr(t, '\r', n)))
+            return nlp_error(NLP_EINVAL, "token '%s' has a space or newline: a merges file cannot hold it", t);
+    }
+    return NLP_OK;
+}
+
+static int merges_text(const nlp_tok_spec *s, nlp_buf *b)
+{
+    if (nlp_buf_puts(b, "#version: 0.2\n")) return NLP_ENOMEM;
+    for (size_t i = 0; i < s->n_merges; i++) {
+        size_t na, nb;
+        const char *ta = nlp_vocab_token(s->vocab, s->merges[2 * i], &na);
+        const char *tb = nlp_vocab_token(s->vocab, s->merges[2 * i + 1], &nb);
+        if (nlp_buf_append(b, ta, na) || nlp_buf_putc(b, ' ') || nlp_buf_append(b, tb, nb) || nlp_buf_putc(b, '\n'))
+            return NLP_ENOMEM;
+    }
+    return NLP_OK;
+}
+
+static int dump_cb(const char *buf, size_t size, void *data) { return nlp_buf_append(data, buf, size) ? -1 : 0; }
+
+/* The vocabulary (and, for GPT-2, the added tokens) as a JSON object. */
+static int vocab_text(const nlp_tok_spec *s, int gpt2, nlp_buf *b)
+{
+    json_t *o = json_object();
+    int oom = !o;
+    size_t size = nlp_vocab_size(s->vocab);
+    for (size_t i = 0; i < size && !oom; i++) {
+        const char *t = nlp_vocab_token(s->vocab, (int32_t)i, NULL);
+        if (t && json_object_set_new(o, t, json_integer((json_int_t)i))) oom = 1;
+    }
+    for (size_t i = 0; gpt2 && i < s->n_added && !oom; i++)
+        if (!json_object_get(o, s->added[i].content) &&
+            json_object_set_new(o, s->added[i].content, json_integer(s->added[i].id)))
+            oom = 1;
+    size_t flags = JSON_PRESERVE_ORDER | (gpt2 ? JSON_ENSURE_ASCII : JSON_COMPACT);
+    if (!oom && json_dump_callback(o, dump_cb, b, flags)) oom = 1;
+    json_decref(o);
+    return oom ? nlp_error(NLP_ENOMEM, "out of memory (writing a vocabulary)") : NLP_OK;
+}
+
+static int make_dir(const char *path)
+{
+    if (nlp_is_dir(path)) return NLP_OK;
+    if (mkdir(path, 0777) != 0 && errno != EEXIST) return nlp_error_errno(NLP_EIO, "cannot create directory '%s'", path);
+    return NLP_OK;
+}
+
+int nlp_tokfiles_write(const nlp_tok_spec *s, nlp_tok_format fmt, const char *path)
+{
+    if (fmt == NLP_TOKF_JSON) return nlp_tokjson_write(s, path);
+    int rc = check_mergeable(s);
+    if (rc) return rc;
+    int bl = nlp_pretok_is_byte_level(s->pretok, s->n_pretok);
+    if (fmt == NLP_TOKF_GPT2 && !bl)
+        return nlp_error(NLP_EINVAL, "the gpt2 format (encoder.json + vocab.bpe) holds byte-level BPE only");
+    if (fmt == NLP_TOKF_CODES &&
+        (bl || !s->bpe.end_of_word_suffix || strcmp(s->bpe.end_of_word_suffix, EOW) != 0 ||
+         s->bpe.continuing_subword_prefix))
+        return nlp_error(NLP_EINVAL, "subword-nmt codes hold classic BPE with end-of-word suffix %s only", EOW);
+    nlp_buf m = {0}, v = {0}, p = {0};
+    if ((rc = merges_text(s, &m))) goto out;
+    if (fmt == NLP_TOKF_CODES) {
+        rc = nlp_write_file(path, m.data, m.len);
+        goto out;
+    }
+    if ((rc = vocab_text(s, fmt == NLP_TOKF_GPT2, &v)) || (rc = make_dir(path))) goto out;
+    if (!join(&p, path, fmt == NLP_TOKF_GPT2 ? "encoder.json" : "vocab.json")) {
+        rc = NLP_ENOMEM;
+        goto out;
+    }
+    if ((rc = nlp_write_file(p.data, v.data, v.len))) goto out;
+    if (!join(&p, path, fmt == NLP_TOKF_GPT2 ? "vocab.bpe" : "merges.txt")) {
+        rc = NLP_ENOMEM;
+        goto out;
+    }
+    rc = nlp_write_file(p.data, m.data, m.len);
+out:
+    nlp_buf_free(&m);
+    nlp_buf_free(&v);
+    nlp_buf_free(&p);
+    return rc;
+}

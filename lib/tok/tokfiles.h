@@ -1,0 +1,71 @@
+/*
+ * tokfiles.h — every tokenizer file format nlpipe reads and writes, and
+ * finding the tokenizer behind a -m path.
+ *
+ * Formats:
+ *   JSON   HF tokenizer.json (tokjson.h), the native format: the whole
+ *          pipeline in one file.
+ *   GPT2   GPT-2's encoder.json (token -> id, JSON) + vocab.bpe (merges,
+ *          "#version: 0.2" then "a b" per line, in rank order). Read as
+ *          GPT-2's tokenizer: byte-level BPE, GPT-2 pattern, no prefix
+ *          space, <|endoftext|> (when present) a special token.
+ *   HF     HF's BPE model files vocab.json + merges.txt (same syntax as
+ *          GPT2). They do not say which pipeline they belong to: a
+ *          vocabulary with a token holding one of GPT-2's remapped
+ *          characters (U+0100-U+0143, such as 'Ġ') is read as byte-level
+ *          (like GPT2); otherwise as classic BPE on white-space-split words,
+ *          with end-of-word suffix </w> if tokens end with it.
+ *   CODES  subword-nmt codes: optional "#version: 0.2", then "a b" merges
+ *          where a word-final symbol carries "</w>". There are no ids in
+ *          such a file; they are assigned as: 0 = <unk> (the unknown
+ *          token), then every character the merges use, plain then with
+ *          </w>, by code point, then each merge's result in rank order.
+ *          Classic BPE: white-space split, suffix </w>, BPEDecoder.
+ *
+ * A -m path may be a file or a directory. A directory is searched for
+ * tokenizer.json, then encoder.json + vocab.bpe, then vocab.json +
+ * merges.txt, then codes / bpe.codes. A file is recognised by content: a
+ * JSON object with "model" is tokenizer.json; a JSON vocabulary needs its
+ * merges file beside it (vocab.bpe or merges.txt); a text file is a merges
+ * file of a pair when the vocabulary file is beside it, else subword-nmt
+ * codes.
+ *
+ * Errors name the file and line (or JSON path) and what was expected:
+ * NLP_EFORMAT, NLP_EIO (cannot open), NLP_ENOMEM.
+ *
+ * Not here: the JSON schema itself (tokjson.h).
+ */
+#ifndef NLP_TOK_TOKFILES_H
+#define NLP_TOK_TOKFILES_H
+
+#include "tok/tokenizer.h"
+
+typedef enum nlp_tok_format {
+    NLP_TOKF_JSON,
+    NLP_TOKF_GPT2,
+    NLP_TOKF_HF,
+    NLP_TOKF_CODES,
+} nlp_tok_format;
+
+/* Reads the tokenizer at path (file or directory, see above) into *spec
+ * (zeroed first). Returns 0 or an error as above. */
+int nlp_tokfiles_read(const char *path, nlp_tok_spec *spec);
+
+/* Reads GPT-2's pair (or HF's vocab.json + merges.txt when gpt2 = 0). */
+int nlp_tokfiles_read_pair(const char *vocab_path, const char *merges_path, int gpt2, nlp_tok_spec *spec);
+
+/* Reads subword-nmt codes. */
+int nlp_tokfiles_read_codes(const char *path, nlp_tok_spec *spec);
+
+/* Reads the file or directory and compiles it. */
+int nlp_tokfiles_load(const char *path, nlp_tokenizer **tk);
+
+/* Writes spec in a format. JSON and CODES write the file `path` ("-" =
+ * stdout); GPT2 and HF write two files into the directory `path` (created
+ * if missing). GPT2 needs a byte-level BPE; CODES a classic BPE with
+ * end-of-word suffix "</w>"; the merge formats cannot hold tokens with
+ * spaces or newlines. Returns 0, NLP_EINVAL (format cannot hold this
+ * tokenizer; the message says why), NLP_EIO, NLP_ENOMEM. */
+int nlp_tokfiles_write(const nlp_tok_spec *spec, nlp_tok_format fmt, const char *path);
+
+#endif

@@ -1,0 +1,212 @@
+#!/usr/bin/env bats
+# tokenize: encoding options — model formats, output formats, special tokens,
+# pairs, truncation, padding, type ids and attention mask, threads, batches.
+
+load helper
+
+T="$NLPIPE_TOP/tests/data/tok/hug-template.json"   # classic BPE, </w>, [CLS] $A [SEP] $B [SEP]
+
+gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
+
+@test "tokenize -m gpt2 dir: ids of the reference rows, one line per line" {
+  need_shared
+  run_split tokenize -m "$(gpt2)" <<<$'Hello world\nHello, world!\n\nhello'
+  [ "$status" -eq 0 ]
+  [ "$output" = $'15496 995\n15496 11 995 0\n\n31373' ]
+  [ -z "$stderr" ]
+}
+
+@test "tokenize -m accepts encoder.json, vocab.bpe, a tokenizer.json and HF vocab.json + merges.txt" {
+  need_shared
+  run tokenize -m "$(gpt2)/encoder.json" <<<"Hello world"
+  [ "$output" = "15496 995" ]
+  run tokenize -m "$(gpt2)/vocab.bpe" <<<"Hello world"
+  [ "$output" = "15496 995" ]
+  d="$BATS_TEST_TMPDIR/hf"; mkdir -p "$d"
+  cp "$(gpt2)/encoder.json" "$d/vocab.json"; cp "$(gpt2)/vocab.bpe" "$d/merges.txt"
+  run tokenize -m "$d" <<<"Hello world"
+  [ "$output" = "15496 995" ]
+  run tokenize -m "$T" <<<"hug"
+  [ "$output" = "2 17 3" ]
+}
+
+@test "tokenize --output-format piece prints the vocabulary's spelling" {
+  need_shared
+  run tokenize -m "$(gpt2)" --output-format piece <<<"Hello world"
+  [ "$output" = "Hello Ġworld" ]
+  run tokenize -m "$T" --output-format piece <<<"hug bug"
+  [ "$output" = "[CLS] hug</w> bu g</w> [SEP]" ]
+}
+
+@test "tokenize --output-format id is the default; bad formats are usage errors" {
+  run tokenize -m "$T" --output-format id <<<"hug"
+  [ "$output" = "2 17 3" ]
+  run_split tokenize -m "$T" --output-format xml <<<"hug"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"'xml' is not one of piece, id or bin"* ]]
+}
+
+@test "tokenize --output-format bin writes the documented header and one EOT between documents" {
+  need_shared
+  tokenize -m "$(gpt2)" --output-format bin -o "$BATS_TEST_TMPDIR/t.bin" <<<$'Hello world\nhello'
+  run od -A n -t x1 -v "$BATS_TEST_TMPDIR/t.bin"
+  [ "$(echo $output)" = "4e 4c 54 4b 01 00 00 00 02 00 00 00 51 c4 00 00 50 c4 00 00 00 00 00 00 00 00 00 00 00 00 00 00 88 3c e3 03 50 c4 8d 7a" ]
+}
+
+@test "tokenize --eot names the separator token; unknown ones are usage errors" {
+  run tokenize -m "$T" --output-format bin --eot '[SEP]' -o "$BATS_TEST_TMPDIR/t.bin" <<<$'hug\npug'
+  [ "$status" -eq 0 ]
+  run od -A n -t u2 -j 16 -N 2 "$BATS_TEST_TMPDIR/t.bin"
+  [ "$(echo $output)" = "3" ]
+  run_split tokenize -m "$T" --output-format bin --eot '<nope>' -o "$BATS_TEST_TMPDIR/t.bin" <<<"hug"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"--eot: '<nope>' is not a token"* ]]
+}
+
+@test "tokenize --output-format bin needs an end-of-text token" {
+  printf '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}' >"$BATS_TEST_TMPDIR/t.json"
+  run_split tokenize -m "$BATS_TEST_TMPDIR/t.json" --output-format bin -o "$BATS_TEST_TMPDIR/x.bin" <<<"a"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"has no end-of-text token"*"--eot"* ]]
+}
+
+@test "tokenize --special-tokens keep matches <|endoftext|>, split tokenizes its text" {
+  need_shared
+  run tokenize -m "$(gpt2)" <<<"a<|endoftext|>b"
+  [ "$output" = "64 50256 65" ]
+  run tokenize -m "$(gpt2)" --special-tokens keep <<<"a<|endoftext|>b"
+  [ "$output" = "64 50256 65" ]
+  run tokenize -m "$(gpt2)" --special-tokens split <<<"a<|endoftext|>b"
+  [ "$output" = "64 27 91 437 1659 5239 91 29 65" ]
+}
+
+@test "tokenize --add-special-tokens is the default; --no-special-tokens drops the template's" {
+  run tokenize -m "$T" --add-special-tokens <<<"hug"
+  [ "$output" = "2 17 3" ]
+  run tokenize -m "$T" --no-special-tokens <<<"hug"
+  [ "$output" = "17" ]
+  printf 'add-special-tokens: false\n' >"$BATS_TEST_TMPDIR/c.yaml"
+  run tokenize -m "$T" -c "$BATS_TEST_TMPDIR/c.yaml" <<<"hug"
+  [ "$output" = "17" ]
+}
+
+@test "tokenize --pair: [CLS] A [SEP] B [SEP] with type ids" {
+  run tokenize -m "$T" --pair --type-ids <<<$'hug pug\tbun'
+  [ "$output" = $'2 17 19 3 22 3\t0 0 0 0 1 1' ]
+  run_split tokenize -m "$T" --pair <<<$'hug\tpug\nno tab here'
+  [ "$status" -eq 1 ]
+  [ "$output" = "2 17 3 19 3" ]
+  [[ "$stderr" == *"'<stdin>' line 2: --pair needs two segments separated by a tab"* ]]
+}
+
+@test "tokenize --max-length truncates, the template's tokens counted" {
+  run tokenize -m "$T" --max-length 4 <<<"hug pug bun hugs"
+  [ "$output" = "2 17 19 3" ]
+  run tokenize -m "$T" --max-length 0 <<<"hug pug"
+  [ "$output" = "2 17 19 3" ]
+  run_split tokenize -m "$T" --max-length 1 <<<"hug"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"--max-length 1 is smaller than the 2 special tokens"* ]]
+  run_split tokenize -m "$T" --max-length -3 <<<"hug"
+  [ "$status" -eq 2 ]
+}
+
+@test "tokenize --truncation longest-first, only-first, only-second, none (HF's rules)" {
+  in=$'hug pug bun hugs pun hug\thug pug bun hugs pun pun pun'
+  run tokenize -m "$T" --pair --max-length 9 --truncation longest-first <<<"$in"
+  [ "$output" = "2 17 19 22 3 17 19 22 3" ]
+  run tokenize -m "$T" --pair --max-length 11 --truncation only-first <<<$'hug pug bun hugs pun hug\thug pug bun'
+  [ "$output" = "2 17 19 22 20 16 3 17 19 22 3" ]
+  run tokenize -m "$T" --pair --max-length 9 --truncation only-second <<<$'hug\thug pug bun hugs pun pun pun'
+  [ "$output" = "2 17 3 17 19 22 20 16 3" ]
+  run tokenize -m "$T" --max-length 3 --truncation none <<<"hug pug bun"
+  [ "$output" = "2 17 19 22 3" ]
+  run_split tokenize -m "$T" --max-length 5 --truncation only-second <<<"hug"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"--truncation only-second needs --pair"* ]]
+  run_split tokenize -m "$T" --pair --max-length 5 --truncation only-first <<<$'hug\thug pug bun'
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"line 1: cannot truncate to 5 tokens: the first sequence has only 1"* ]]
+}
+
+@test "tokenize --padding max pads to --max-length with --pad-token; attention mask 0 on pads" {
+  run tokenize -m "$T" --max-length 5 --padding max --attention-mask <<<$'hug\nhug pug bun hugs'
+  [ "$output" = $'2 17 3 0 0\t1 1 1 0 0\n2 17 19 22 3\t1 1 1 1 1' ]
+  run tokenize -m "$T" --max-length 4 --padding max --pad-token '[UNK]' <<<"hug"
+  [ "$output" = "2 17 3 1" ]
+  run_split tokenize -m "$T" --padding max <<<"hug"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"--padding max needs --max-length"* ]]
+  run_split tokenize -m "$T" --max-length 4 --padding max --pad-token '<x>' <<<"hug"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"--pad-token: '<x>' is not a token"* ]]
+}
+
+@test "tokenize --padding longest pads within each batch of -B records" {
+  run tokenize -m "$T" --padding longest <<<$'hug\nhug pug bun\npug'
+  [ "$output" = $'2 17 3 0 0\n2 17 19 22 3\n2 19 3 0 0' ]
+  run tokenize -m "$T" --padding longest -B 2 <<<$'hug\nhug pug bun\npug'
+  [ "$output" = $'2 17 3 0 0\n2 17 19 22 3\n2 19 3' ]
+  run tokenize -m "$T" --padding none <<<$'hug\nhug pug'
+  [ "$output" = $'2 17 3\n2 17 19 3' ]
+  run_split tokenize -m "$T" -B 0 <<<"hug"
+  [ "$status" -eq 2 ]
+}
+
+@test "tokenize --type-ids and --attention-mask add tab-separated columns, not to bin" {
+  run tokenize -m "$T" --type-ids --attention-mask --output-format piece <<<"hug"
+  [ "$output" = $'[CLS] hug</w> [SEP]\t0 0 0\t1 1 1' ]
+  run_split tokenize -m "$T" --output-format bin --type-ids -o "$BATS_TEST_TMPDIR/x" <<<"hug"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"--type-ids and --attention-mask need a text output format"* ]]
+}
+
+@test "tokenize -i, FILE arguments and -o" {
+  printf 'hug\n' >"$BATS_TEST_TMPDIR/a.txt"
+  printf 'pug\n' >"$BATS_TEST_TMPDIR/b.txt"
+  tokenize -m "$T" -i "$BATS_TEST_TMPDIR/a.txt" "$BATS_TEST_TMPDIR/b.txt" -o "$BATS_TEST_TMPDIR/out"
+  [ "$(cat "$BATS_TEST_TMPDIR/out")" = $'2 17 3\n2 19 3' ]
+  run_split tokenize -m "$T" "$BATS_TEST_TMPDIR/missing.txt"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"cannot open '$BATS_TEST_TMPDIR/missing.txt'"* ]]
+}
+
+@test "tokenize -z: NUL-separated records may hold newlines" {
+  need_shared
+  run bash -c "printf 'a\nb\0c' | tokenize -m '$(gpt2)' -z | tr '\0' '|'"
+  [ "$output" = "64 198 65|66|" ]
+}
+
+@test "tokenize -t: any thread count gives the same bytes, in input order" {
+  need_shared
+  head -c 300000 "$SHARED/data/lm/valid.txt" >"$BATS_TEST_TMPDIR/in.txt"
+  tokenize -m "$(gpt2)" -t 1 -B 7 "$BATS_TEST_TMPDIR/in.txt" >"$BATS_TEST_TMPDIR/t1"
+  tokenize -m "$(gpt2)" -t 2 -B 100 "$BATS_TEST_TMPDIR/in.txt" >"$BATS_TEST_TMPDIR/t2"
+  tokenize -m "$(gpt2)" --threads 4 "$BATS_TEST_TMPDIR/in.txt" >"$BATS_TEST_TMPDIR/t4"
+  cmp "$BATS_TEST_TMPDIR/t1" "$BATS_TEST_TMPDIR/t2"
+  cmp "$BATS_TEST_TMPDIR/t1" "$BATS_TEST_TMPDIR/t4"
+  [ "$(wc -l <"$BATS_TEST_TMPDIR/t1")" -eq "$(wc -l <"$BATS_TEST_TMPDIR/in.txt")" ]
+  run_split tokenize -m "$(gpt2)" -t -1 </dev/null
+  [ "$status" -eq 2 ]
+}
+
+@test "tokenize: invalid UTF-8 is replaced, counted and warned about once; --strict refuses it" {
+  need_shared
+  run_split tokenize -m "$(gpt2)" < <(printf 'caf\xe9\nok\n\xff\xfe\n')
+  [ "$status" -eq 0 ]
+  [ "$output" = $'66 1878 4210\n482\n6353' ]
+  [ "$(grep -c warning <<<"$stderr")" -eq 1 ]
+  [[ "$stderr" == *"replaced 3 invalid UTF-8 sequences with U+FFFD (the first at '<stdin>' line 1 byte 3)"* ]]
+  run_split tokenize -m "$(gpt2)" -q < <(printf 'caf\xe9\n')
+  [ -z "$stderr" ]
+  run_split tokenize -m "$(gpt2)" --strict < <(printf 'ok\ncaf\xe9\n')
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"'<stdin>' line 2 byte 6: invalid UTF-8"* ]]
+}
+
+@test "tokenize: an empty input gives an empty output" {
+  need_shared
+  run_split tokenize -m "$(gpt2)" </dev/null
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
+}

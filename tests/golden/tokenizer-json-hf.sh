@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Golden: the tokenizer.json files nlpipe writes load in HF tokenizers (the npm
+# package of shared/peers, when node and /tmp/nlpipe-peers are there; else
+# skipped) and encode as nlpipe does:
+#   - byte-level and classic (</w>) BPE trained by train-bpe on data/lm/valid.txt
+#   - the test fixture with a [CLS] $A [SEP] template (special tokens added)
+# Prints "N passed, N failed".
+set -u
+SHARED="${SHARED:-../shared}"
+BIN="${NLPIPE_BIN:-bin}"
+TOP="$(cd "$(dirname "$0")/../.." && pwd)"
+NM="${PEERS_NODE_MODULES:-/tmp/nlpipe-peers/node_modules}"
+ENC="$SHARED/peers/tok/hf-encode.js"
+if ! command -v node >/dev/null 2>&1 || [ ! -d "$NM/tokenizers" ] || [ ! -f "$ENC" ]; then
+  echo "skipped: node or the HF tokenizers npm package (in $NM) not found"
+  echo "0 passed, 0 failed"
+  exit 0
+fi
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/golden-hfjson.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+
+in="$SHARED/data/lm/valid.txt"
+head -300 "$in" >"$tmp/in.txt"
+
+check() { # name tokenizer.json [tokenize options]
+  local name="$1" tok="$2"
+  shift 2
+  if ! node "$ENC" "$tok" "$tmp/in.txt" "$tmp/hf.ids" 2>"$tmp/hf.err"; then
+    bad "$name: HF cannot load it: $(tail -3 "$tmp/hf.err")"
+    return
+  fi
+  "$BIN/tokenize" -m "$tok" "$@" "$tmp/in.txt" >"$tmp/ours.ids"
+  if cmp -s "$tmp/hf.ids" "$tmp/ours.ids"; then ok "$name: HF loads it and gives the same ids"; else bad "$name: ids differ"; fi
+}
+
+"$BIN/train-bpe" -q --byte-level --vocab-size 2000 "$in" -o "$tmp/byte.json"
+check "byte-level BPE" "$tmp/byte.json"
+"$BIN/train-bpe" -q --vocab-size 2000 --end-of-word-suffix '</w>' --unk-token '[UNK]' "$in" -o "$tmp/classic.json"
+check "classic BPE with </w> and [UNK]" "$tmp/classic.json" --no-special-tokens
+# hf-encode.js passes addSpecialTokens: false; the template still sets nothing then
+check "template fixture" "$TOP/tests/data/tok/hug-template.json" --no-special-tokens
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
