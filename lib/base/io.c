@@ -296,15 +296,24 @@ int nlp_writer_open(nlp_writer **out, const char *path, int flags)
             return rc;
         }
     } else {
-        size_t n = strlen(path);
-        w->tmp = nlp_malloc(n + 16);
+        /* The temporary sits beside the target (same file system, so the
+         * rename is atomic) under a name unique to this process and call;
+         * O_EXCL refuses to reuse anything already there. Mode 0666 & ~umask
+         * as for any new file. */
+        static _Atomic unsigned long serial;
+        size_t n = strlen(path) + 48;
+        w->tmp = nlp_malloc(n);
         if (!w->tmp) {
             free(w->path);
             free(w);
             return NLP_ENOMEM;
         }
-        snprintf(w->tmp, n + 16, "%s.tmp.XXXXXX", path);
-        w->fd = mkostemp(w->tmp, O_CLOEXEC);
+        w->fd = -1;
+        for (int tries = 0; w->fd < 0 && tries < 100; tries++) {
+            snprintf(w->tmp, n, "%s.tmp.%ld-%lu", path, (long)getpid(), serial++);
+            w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+            if (w->fd < 0 && errno != EEXIST) break;
+        }
         if (w->fd < 0) {
             int rc = nlp_error_errno(NLP_EIO, "cannot create '%s'", path);
             free(w->tmp);
@@ -312,10 +321,6 @@ int nlp_writer_open(nlp_writer **out, const char *path, int flags)
             free(w);
             return rc;
         }
-        /* mkostemp makes 0600; give the file the usual umask-based mode */
-        mode_t um = umask(0);
-        umask(um);
-        fchmod(w->fd, 0666 & ~um);
         w->atomic = 1;
     }
     *out = w;

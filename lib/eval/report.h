@@ -21,7 +21,7 @@
  * "5e-15", "1e+16", "inf", "nan". Returns out. */
 char *nlp_py_repr(double x, char *out);
 
-/* Appends JSON for a string (quotes, escapes; non-ASCII as \uXXXX escapes
+/* Appends JSON for a string (quotes, escapes; non-ASCII as \u escapes of four hex digits
  * when ascii_only, as json.dumps does by default, raw UTF-8 otherwise). */
 int nlp_json_string(nlp_buf *out, const char *s, int ascii_only);
 
