@@ -1,0 +1,152 @@
+/*
+ * attn.c — multi-head attention over nlp_gemm, one head per task. See attn.h.
+ */
+#include "nn/attn.h"
+#include "nn/act.h"
+#include "nn/gemm.h"
+#include "base/err.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+
+/* Number of keys row t may see before masking by key_mask: all S, or the causal prefix. */
+static inline int row_limit(const nlp_attn *a, int t)
+{
+    if (!a->causal) return a->S;
+    int n = a->q_offset + t + 1;
+    return n < a->S ? n : a->S;
+}
+
+/* 1 when query t of batch b may attend no key at all. */
+static int row_all_masked(const nlp_attn *a, int b, int t)
+{
+    if (!a->key_mask) return row_limit(a, t) <= 0;
+    const uint8_t *km = a->key_mask + (size_t)b * a->bsm;
+    int lim = row_limit(a, t);
+    for (int j = 0; j < lim; j++)
+        if (km[j]) return 0;
+    return 1;
+}
+
+/* In place: scores row -> probabilities, with the masks of attn.h. */
+static void softmax_row(const nlp_attn *a, int b, int t, float *row)
+{
+    int S = a->S, lim = row_limit(a, t);
+    const uint8_t *km = a->key_mask ? a->key_mask + (size_t)b * a->bsm : NULL;
+    float mx = -FLT_MAX;
+    int any = 0;
+    for (int j = 0; j < lim; j++) {
+        if (km && !km[j]) continue;
+        any = 1;
+        if (row[j] > mx) mx = row[j];
+    }
+    if (!any) { /* every key masked: all scores equal, uniform */
+        for (int j = 0; j < S; j++) row[j] = 1.0f / S;
+        return;
+    }
+    float sum = 0;
+    for (int j = 0; j < lim; j++) {
+        float e = (km && !km[j]) ? 0.0f : expf(row[j] - mx);
+        row[j] = e;
+        sum += e;
+    }
+    float inv = 1.0f / sum;
+    for (int j = 0; j < lim; j++) row[j] *= inv;
+    for (int j = lim; j < S; j++) row[j] = 0;
+}
+
+int nlp_attn_forward(const nlp_attn *a, float *P)
+{
+    const int B = a->B, H = a->H, T = a->T, S = a->S, D = a->D;
+    const float alpha = 1.0f / sqrtf((float)D);
+    const int drop = a->dropout > 0;
+    const uint32_t th = nlp_dropout_threshold(a->dropout);
+    const float dscale = drop ? 1.0f / (1.0f - a->dropout) : 1.0f;
+    int fail = 0;
+#pragma omp parallel reduction(| : fail)
+    {
+        float *scratch = NULL;
+        if (!P || drop) {
+            scratch = malloc((size_t)T * S * sizeof(float) + 64);
+            if (!scratch) fail = 1;
+        }
+#pragma omp for collapse(2) schedule(static)
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++) {
+                if (fail) continue;
+                const float *q = a->q + b * a->bsq + h * D, *k = a->k + b * a->bsk + h * D,
+                            *v = a->v + b * a->bsv + h * D;
+                float *o = a->out + b * a->bso + h * D;
+                float *p = P ? P + ((size_t)b * H + h) * T * S : scratch;
+                nlp_gemm(0, 1, T, S, D, alpha, q, (int)a->ldq, k, (int)a->ldk, 0.0f, p, S);
+                for (int t = 0; t < T; t++) softmax_row(a, b, t, p + (size_t)t * S);
+                const float *pv = p;
+                if (drop) {
+                    uint64_t base = ((uint64_t)b * H + h) * T * S;
+                    for (size_t i = 0; i < (size_t)T * S; i++)
+                        scratch[i] = nlp_dropout_keep(a->seed, base + i, th) ? p[i] * dscale : 0.0f;
+                    pv = scratch;
+                }
+                nlp_gemm(0, 0, T, D, S, 1.0f, pv, S, v, (int)a->ldv, 0.0f, o, (int)a->ldo);
+            }
+        free(scratch);
+    }
+    return fail ? nlp_error(NLP_ENOMEM, "out of memory (attention scratch)") : NLP_OK;
+}
+
+int nlp_attn_backward(const nlp_attn *a, const float *P, const float *dout, float *dq, float *dk, float *dv)
+{
+    const int B = a->B, H = a->H, T = a->T, S = a->S, D = a->D;
+    const float alpha = 1.0f / sqrtf((float)D);
+    const int drop = a->dropout > 0;
+    const uint32_t th = nlp_dropout_threshold(a->dropout);
+    const float dscale = drop ? 1.0f / (1.0f - a->dropout) : 1.0f;
+    int fail = 0;
+#pragma omp parallel reduction(| : fail)
+    {
+        float *dp = malloc((size_t)T * S * sizeof(float) * (drop ? 2 : 1) + 64);
+        if (!dp) fail = 1;
+#pragma omp for collapse(2) schedule(static)
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++) {
+                if (fail) continue;
+                const float *q = a->q + b * a->bsq + h * D, *k = a->k + b * a->bsk + h * D,
+                            *v = a->v + b * a->bsv + h * D, *go = dout + b * a->bso + h * D;
+                float *gq = dq + b * a->bsq + h * D, *gk = dk + b * a->bsk + h * D, *gv = dv + b * a->bsv + h * D;
+                const float *p = P + ((size_t)b * H + h) * T * S, *pd = p;
+                uint64_t base = ((uint64_t)b * H + h) * T * S;
+                if (drop) {
+                    float *pdrop = dp + (size_t)T * S;
+                    for (size_t i = 0; i < (size_t)T * S; i++)
+                        pdrop[i] = nlp_dropout_keep(a->seed, base + i, th) ? p[i] * dscale : 0.0f;
+                    pd = pdrop;
+                }
+                /* dV = dropout(P)ᵀ dO */
+                nlp_gemm(1, 0, S, D, T, 1.0f, pd, S, go, (int)a->ldo, 0.0f, gv, (int)a->ldv);
+                /* d(dropout(P)) = dO Vᵀ, then through dropout */
+                nlp_gemm(0, 1, T, S, D, 1.0f, go, (int)a->ldo, v, (int)a->ldv, 0.0f, dp, S);
+                for (int t = 0; t < T; t++) {
+                    float *g = dp + (size_t)t * S;
+                    const float *pr = p + (size_t)t * S;
+                    if (drop)
+                        for (int j = 0; j < S; j++)
+                            g[j] = nlp_dropout_keep(a->seed, base + (size_t)t * S + j, th) ? g[j] * dscale : 0.0f;
+                    /* softmax backward: dA = P ⊙ (dP − Σ P dP); nothing flows
+                     * through a row whose keys are all masked (masked_fill) */
+                    if (row_all_masked(a, b, t)) {
+                        for (int j = 0; j < S; j++) g[j] = 0;
+                        continue;
+                    }
+                    float s = 0;
+                    for (int j = 0; j < S; j++) s += pr[j] * g[j];
+                    for (int j = 0; j < S; j++) g[j] = pr[j] * (g[j] - s);
+                }
+                /* A = α Q Kᵀ: dQ = α dA K, dK = α dAᵀ Q */
+                nlp_gemm(0, 0, T, D, S, alpha, dp, S, k, (int)a->ldk, 0.0f, gq, (int)a->ldq);
+                nlp_gemm(1, 0, S, D, T, alpha, dp, S, q, (int)a->ldq, 0.0f, gk, (int)a->ldk);
+            }
+        free(dp);
+    }
+    return fail ? nlp_error(NLP_ENOMEM, "out of memory (attention scratch)") : NLP_OK;
+}
