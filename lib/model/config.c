@@ -235,6 +235,14 @@ static int set_key(nlp_model_config *c, const nlp_setting *s)
     return NLP_OK;
 }
 
+/* Values that follow from others: one vocabulary when shared, layers for gpt/bert. */
+static void normalise(nlp_model_config *c)
+{
+    if (c->arch != NLP_ARCH_TRANSFORMER || c->shared_vocab) c->src_vocab_size = c->vocab_size;
+    if (c->arch == NLP_ARCH_TRANSFORMER) c->layers = c->encoder_layers;
+    else c->encoder_layers = c->decoder_layers = c->layers;
+}
+
 static int apply_preset(nlp_model_config *c, const struct preset *p)
 {
     for (int i = 0; i < 16 && p->e[i].key; i++) {
@@ -254,6 +262,7 @@ int nlp_model_config_preset(nlp_model_config *cfg, const char *preset, enum nlp_
     if (p && p->arch_fixed >= 0) arch = (enum nlp_arch)p->arch_fixed;
     defaults(cfg, arch);
     int rc = p ? apply_preset(cfg, p) : NLP_OK;
+    normalise(cfg);
     return rc ? rc : nlp_model_config_validate(cfg);
 }
 
@@ -289,13 +298,10 @@ int nlp_model_config_resolve(nlp_model_config *cfg, const nlp_setting *s, size_t
         if (strcmp(s[i].key, "src-vocab-size") == 0) src = &s[i];
     }
     if (rc) return rc;
-    if (cfg->arch == NLP_ARCH_TRANSFORMER && cfg->shared_vocab) {
-        if (src && cfg->src_vocab_size != cfg->vocab_size)
-            return where(src, "src-vocab-size %d differs from vocab-size %d but shared-vocab is true",
-                         cfg->src_vocab_size, cfg->vocab_size);
-        cfg->src_vocab_size = cfg->vocab_size;
-    }
-    if (cfg->arch != NLP_ARCH_TRANSFORMER) cfg->src_vocab_size = cfg->vocab_size;
+    if (cfg->arch == NLP_ARCH_TRANSFORMER && cfg->shared_vocab && src && cfg->src_vocab_size != cfg->vocab_size)
+        return where(src, "src-vocab-size %d differs from vocab-size %d but shared-vocab is true", cfg->src_vocab_size,
+                     cfg->vocab_size);
+    normalise(cfg);
     return nlp_model_config_validate(cfg);
 }
 
@@ -361,6 +367,20 @@ int nlp_model_config_validate(const nlp_model_config *c)
         return nlp_error(NLP_EINVAL, "dropout must be in [0, 1)");
     if (!(c->ln_eps > 0)) return nlp_error(NLP_EINVAL, "ln-eps must be positive");
     return NLP_OK;
+}
+
+int nlp_model_config_equal(const nlp_model_config *a, const nlp_model_config *b)
+{
+    return a->arch == b->arch && strcmp(a->preset, b->preset) == 0 && a->vocab_size == b->vocab_size &&
+           a->src_vocab_size == b->src_vocab_size && a->d_model == b->d_model && a->heads == b->heads &&
+           a->d_ff == b->d_ff && a->layers == b->layers && a->encoder_layers == b->encoder_layers &&
+           a->decoder_layers == b->decoder_layers && a->max_positions == b->max_positions &&
+           a->type_vocab_size == b->type_vocab_size && a->ln_eps == b->ln_eps && a->dropout == b->dropout &&
+           a->attention_dropout == b->attention_dropout && a->activation == b->activation && a->pre_ln == b->pre_ln &&
+           a->learned_pos == b->learned_pos && a->shared_vocab == b->shared_vocab && a->tie_output == b->tie_output &&
+           a->pad_id == b->pad_id && a->bos_id == b->bos_id && a->eos_id == b->eos_id &&
+           a->label_smoothing == b->label_smoothing && a->smoothing_mode == b->smoothing_mode &&
+           a->init_std == b->init_std;
 }
 
 int nlp_format_double(char *buf, size_t cap, double v)
@@ -566,8 +586,6 @@ int nlp_model_config_from_json(nlp_model_config *c, const char *kind, const char
         TRY(j_dbl(o, "ln_eps", &c->ln_eps, origin));
         TRY(j_dbl(o, "dropout", &drop, origin));
         adrop = drop; /* the reference uses one dropout everywhere */
-        c->layers = c->encoder_layers;
-        if (c->shared_vocab) c->src_vocab_size = c->vocab_size;
         break;
     }
     }
@@ -575,7 +593,7 @@ int nlp_model_config_from_json(nlp_model_config *c, const char *kind, const char
     if (drop >= 0) c->dropout = drop;
     if (adrop >= 0) c->attention_dropout = adrop;
     else if (drop >= 0) c->attention_dropout = drop;
-    if (arch != NLP_ARCH_TRANSFORMER) c->src_vocab_size = c->vocab_size;
+    normalise(c);
     if (c->vocab_size < 1 || c->d_model < 1 || c->heads < 1 || c->d_ff < 1 || c->layers < 1 || c->max_positions < 1 ||
         c->encoder_layers < 1 || c->decoder_layers < 1 || c->src_vocab_size < 1 || c->type_vocab_size < 1) {
         rc = nlp_error(NLP_EFORMAT, "'%s': the config has a zero size", origin);

@@ -101,6 +101,9 @@ int nlp_model_config_preset(nlp_model_config *cfg, const char *preset, enum nlp_
 /* Checks sizes and consistency: 0 or NLP_EINVAL with a message. */
 int nlp_model_config_validate(const nlp_model_config *cfg);
 
+/* 1 when every field is equal (the preset name included). */
+int nlp_model_config_equal(const nlp_model_config *a, const nlp_model_config *b);
+
 /* Appends the configuration as YAML: every key that applies to the
  * architecture, one per line, in the order of the list above; resolving the
  * dump gives back exactly the same struct. */

@@ -240,6 +240,15 @@ const float *nlp_model_nsp_logits(const nlp_model *m) { return m->nsp_logits; }
 
 size_t nlp_model_param_count(const nlp_model *m) { return nlp_params_numel(m->params); }
 
+size_t nlp_model_config_param_count(const nlp_model_config *cfg)
+{
+    nlp_model *m;
+    if (model_build(&m, cfg)) return 0;
+    size_t n = nlp_params_numel(m->params);
+    nlp_model_free(m);
+    return n;
+}
+
 double nlp_model_train_flops(const nlp_model *m, int B, int T)
 {
     const nlp_model_config *c = &m->cfg;

@@ -115,6 +115,9 @@ const float *nlp_model_nsp_logits(const nlp_model *m);
  * multiply-adds of one training step of B×T tokens, for throughput figures:
  * 6·(parameters used in products)·tokens + 12·layers·C·T·tokens (attention). */
 size_t nlp_model_param_count(const nlp_model *m);
+/* The same from a configuration alone (nothing allocated but the names): 0
+ * with the error set when the configuration is invalid. */
+size_t nlp_model_config_param_count(const nlp_model_config *cfg);
 double nlp_model_train_flops(const nlp_model *m, int B, int T);
 
 #endif

@@ -61,7 +61,13 @@ uint64_t nlp_net_seed(const nlp_model *m, int site) { return nlp_dropout_site(m-
 
 void nlp_net_normal(float *w, size_t n, double std, nlp_rng *r)
 {
-    for (size_t i = 0; i < n; i++) w[i] = (float)(std * nlp_rng_normal(r));
+    /* Box-Muller, both values of each pair */
+    for (size_t i = 0; i < n; i += 2) {
+        double u1 = 1.0 - nlp_rng_double(r), u2 = nlp_rng_double(r);
+        double rad = std * sqrt(-2.0 * log(u1)), a = 2.0 * M_PI * u2;
+        w[i] = (float)(rad * cos(a));
+        if (i + 1 < n) w[i + 1] = (float)(rad * sin(a));
+    }
 }
 
 int nlp_net_check_ids(const int32_t *ids, int B, int T, int V, int32_t allow, const char *what)
