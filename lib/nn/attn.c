@@ -4,6 +4,7 @@
 #include "nn/attn.h"
 #include "nn/act.h"
 #include "nn/gemm.h"
+#include "nn/vmath.h"
 #include "base/err.h"
 
 #include <float.h>
@@ -33,25 +34,29 @@ static int row_all_masked(const nlp_attn *a, int b, int t)
 static void softmax_row(const nlp_attn *a, int b, int t, float *row)
 {
     int S = a->S, lim = row_limit(a, t);
-    const uint8_t *km = a->key_mask ? a->key_mask + (size_t)b * a->bsm : NULL;
-    float mx = -FLT_MAX;
-    int any = 0;
-    for (int j = 0; j < lim; j++) {
-        if (km && !km[j]) continue;
-        any = 1;
-        if (row[j] > mx) mx = row[j];
+    if (a->key_mask) {
+        const uint8_t *km = a->key_mask + (size_t)b * a->bsm;
+        int any = 0;
+        for (int j = 0; j < lim; j++) {
+            any |= km[j];
+            if (!km[j]) row[j] = -FLT_MAX; /* exp() of it is 0 */
+        }
+        if (!any) { /* every key masked: all scores equal, uniform */
+            for (int j = 0; j < S; j++) row[j] = 1.0f / S;
+            return;
+        }
     }
-    if (!any) { /* every key masked: all scores equal, uniform */
-        for (int j = 0; j < S; j++) row[j] = 1.0f / S;
-        return;
-    }
-    float sum = 0;
+    float mx = -FLT_MAX, sum = 0;
+#pragma omp simd reduction(max : mx)
+    for (int j = 0; j < lim; j++) mx = row[j] > mx ? row[j] : mx;
+#pragma omp simd reduction(+ : sum)
     for (int j = 0; j < lim; j++) {
-        float e = (km && !km[j]) ? 0.0f : expf(row[j] - mx);
+        float e = nlp_expf(row[j] - mx);
         row[j] = e;
         sum += e;
     }
     float inv = 1.0f / sum;
+#pragma omp simd
     for (int j = 0; j < lim; j++) row[j] *= inv;
     for (int j = lim; j < S; j++) row[j] = 0;
 }
@@ -139,7 +144,9 @@ int nlp_attn_backward(const nlp_attn *a, const float *P, const float *dout, floa
                         continue;
                     }
                     float s = 0;
+#pragma omp simd reduction(+ : s)
                     for (int j = 0; j < S; j++) s += pr[j] * g[j];
+#pragma omp simd
                     for (int j = 0; j < S; j++) g[j] = pr[j] * (g[j] - s);
                 }
                 /* A = α Q Kᵀ: dQ = α dA K, dK = α dAᵀ Q */

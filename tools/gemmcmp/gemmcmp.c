@@ -1,0 +1,153 @@
+/*
+ * gemmcmp — compares matrix-product libraries on the products of one GPT
+ * training step (the shapes of nlp_gemm calls for GPT small and GPT-2 124M),
+ * for the choice recorded in lib/nn/gemm.h. Built and run by tools/gemm-compare
+ * (it needs libblis-dev and libdnnl-dev, which nlpipe itself does not).
+ *
+ * Candidates, all fp32, THREADS threads:
+ *   openblas-split  nlp_gemm: OpenBLAS single-threaded kernels, C split over OpenMP threads
+ *   openblas-own    cblas_sgemm with OpenBLAS's own (pthread) thread pool
+ *   blis            bli_sgemm, BLIS's OpenMP threading
+ *   onednn          dnnl_sgemm (row-major), oneDNN's OpenMP threading
+ *   onednn-bf16     dnnl_gemm_bf16bf16f32: operands rounded to bf16 beforehand (not timed)
+ * Each shape: 2 warm-up calls, then the median of REPS calls; per workload the
+ * step total is Σ count·time over its shapes.
+ */
+#include "nn/gemm.h"
+#include "nn/safetensors.h"
+
+#include <blis.h>
+#include <cblas.h>
+#include <dnnl.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void openblas_set_num_threads(int);
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmpd(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+struct shape {
+    const char *what;
+    int M, N, K, ta, tb, count;
+};
+
+/* GPT small: N=B·T=2048, C=256, F=1024, V=8192, 4 layers */
+static const struct shape SMALL[] = {
+    {"qkv", 2048, 768, 256, 0, 0, 4},     {"attn.proj", 2048, 256, 256, 0, 0, 4},
+    {"fc", 2048, 1024, 256, 0, 0, 4},     {"fc.proj", 2048, 256, 1024, 0, 0, 4},
+    {"lm_head", 2048, 8192, 256, 0, 1, 1}, {"dx qkv", 2048, 256, 768, 0, 1, 4},
+    {"dx proj", 2048, 256, 256, 0, 1, 4}, {"dx fc", 2048, 256, 1024, 0, 1, 4},
+    {"dx fc.proj", 2048, 1024, 256, 0, 1, 4}, {"dh lm", 2048, 256, 8192, 0, 0, 1},
+    {"dW qkv", 256, 768, 2048, 1, 0, 4},  {"dW proj", 256, 256, 2048, 1, 0, 4},
+    {"dW fc", 256, 1024, 2048, 1, 0, 4},  {"dW fc.proj", 1024, 256, 2048, 1, 0, 4},
+    {"dW lm", 8192, 256, 2048, 1, 0, 1},  {0},
+};
+/* GPT-2 124M: N=B·T=256, C=768, F=3072, V=50257, 12 layers */
+static const struct shape G124[] = {
+    {"qkv", 256, 2304, 768, 0, 0, 12},    {"attn.proj", 256, 768, 768, 0, 0, 12},
+    {"fc", 256, 3072, 768, 0, 0, 12},     {"fc.proj", 256, 768, 3072, 0, 0, 12},
+    {"lm_head", 256, 50257, 768, 0, 1, 1}, {"dx qkv", 256, 768, 2304, 0, 1, 12},
+    {"dx proj", 256, 768, 768, 0, 1, 12}, {"dx fc", 256, 768, 3072, 0, 1, 12},
+    {"dx fc.proj", 256, 3072, 768, 0, 1, 12}, {"dh lm", 256, 768, 50257, 0, 0, 1},
+    {"dW qkv", 768, 2304, 256, 1, 0, 12}, {"dW proj", 768, 768, 256, 1, 0, 12},
+    {"dW fc", 768, 3072, 256, 1, 0, 12},  {"dW fc.proj", 3072, 768, 256, 1, 0, 12},
+    {"dW lm", 50257, 768, 256, 1, 0, 1},  {0},
+};
+
+enum { SPLIT, OWN, BLIS, DNNL, DNNL_BF16, NLIB };
+static const char *LIB[NLIB] = {"openblas-split", "openblas-own", "blis", "onednn", "onednn-bf16"};
+
+static void run(int lib, const struct shape *s, const float *A, const float *B, float *C, const uint16_t *Ah,
+                const uint16_t *Bh)
+{
+    int lda = s->ta ? s->M : s->K, ldb = s->tb ? s->K : s->N;
+    switch (lib) {
+    case SPLIT: nlp_gemm(s->ta, s->tb, s->M, s->N, s->K, 1, A, lda, B, ldb, 0, C, s->N); break;
+    case OWN:
+        cblas_sgemm(CblasRowMajor, s->ta ? CblasTrans : CblasNoTrans, s->tb ? CblasTrans : CblasNoTrans, s->M, s->N,
+                    s->K, 1, A, lda, B, ldb, 0, C, s->N);
+        break;
+    case BLIS: {
+        float one = 1, zero = 0;
+        /* row-major: element (i,j) at i·ld + j, i.e. row stride ld, column stride 1 */
+        bli_sgemm(s->ta ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, s->tb ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, s->M, s->N,
+                  s->K, &one, (float *)A, lda, 1, (float *)B, ldb, 1, &zero, C, s->N, 1);
+        break;
+    }
+    case DNNL:
+        dnnl_sgemm(s->ta ? 'T' : 'N', s->tb ? 'T' : 'N', s->M, s->N, s->K, 1, A, lda, B, ldb, 0, C, s->N);
+        break;
+    case DNNL_BF16:
+        dnnl_gemm_bf16bf16f32(s->ta ? 'T' : 'N', s->tb ? 'T' : 'N', s->M, s->N, s->K, 1, Ah, lda, Bh, ldb, 0, C, s->N);
+        break;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int threads = argc > 1 ? atoi(argv[1]) : 2, reps = argc > 2 ? atoi(argv[2]) : 5;
+    omp_set_num_threads(threads);
+    nlp_gemm_init();
+    bli_thread_set_num_threads(threads);
+    int bf16 = nlp_cpu_has_avx512bf16();
+    const struct shape *sets[2] = {SMALL, G124};
+    const char *names[2] = {"gpt_small", "gpt2_124m"};
+    printf("threads %d, reps %d; GFLOP/s per product, step total in ms\n", threads, reps);
+    for (int w = 0; w < 2; w++) {
+        double total[NLIB] = {0}, flops = 0;
+        printf("\n%-12s %6s %6s %6s", names[w], "M", "N", "K");
+        for (int l = 0; l < NLIB; l++) printf(" %14s", LIB[l]);
+        printf("\n");
+        for (const struct shape *s = sets[w]; s->what; s++) {
+            size_t na = (size_t)s->M * s->K, nb = (size_t)s->K * s->N, nc = (size_t)s->M * s->N;
+            float *A = malloc(na * 4), *B = malloc(nb * 4), *C = malloc(nc * 4);
+            uint16_t *Ah = malloc(na * 2), *Bh = malloc(nb * 2);
+            for (size_t i = 0; i < na; i++) A[i] = (float)((i * 7) % 13) * 0.01f, Ah[i] = nlp_f32_to_bf16(A[i]);
+            for (size_t i = 0; i < nb; i++) B[i] = (float)((i * 5) % 11) * 0.01f, Bh[i] = nlp_f32_to_bf16(B[i]);
+            double f = nlp_gemm_flops(s->M, s->N, s->K);
+            flops += f * s->count;
+            printf("%-12s %6d %6d %6d", s->what, s->M, s->N, s->K);
+            for (int l = 0; l < NLIB; l++) {
+                if (l == DNNL_BF16 && !bf16) {
+                    printf(" %14s", "-");
+                    continue;
+                }
+                openblas_set_num_threads(l == OWN ? threads : 1);
+                double t[64];
+                run(l, s, A, B, C, Ah, Bh);
+                run(l, s, A, B, C, Ah, Bh);
+                for (int r = 0; r < reps && r < 64; r++) {
+                    double t0 = now();
+                    run(l, s, A, B, C, Ah, Bh);
+                    t[r] = now() - t0;
+                }
+                qsort(t, (size_t)reps, sizeof *t, cmpd);
+                double m = t[reps / 2];
+                total[l] += m * s->count;
+                printf(" %14.1f", f / m / 1e9);
+            }
+            printf("\n");
+            free(A), free(B), free(C), free(Ah), free(Bh);
+        }
+        openblas_set_num_threads(1);
+        printf("%-33s", "step total (ms), GFLOP/s");
+        for (int l = 0; l < NLIB; l++)
+            printf("  %6.1f %6.1f", total[l] * 1e3, total[l] > 0 ? flops / total[l] / 1e9 : 0);
+        printf("\n");
+    }
+    return 0;
+}
