@@ -10,6 +10,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Number of keys row t may see before masking by key_mask: all S, or the causal prefix. */
 static inline int row_limit(const nlp_attn *a, int t)
@@ -61,9 +62,29 @@ static void softmax_row(const nlp_attn *a, int b, int t, float *row)
     for (int j = lim; j < S; j++) row[j] = 0;
 }
 
+/* Causal attention is done in blocks of query rows, each with only the keys
+ * it can see: about half the products of the full square for long sequences. */
+#define ROW_BLOCK 64
+
+static int block_rows(const nlp_attn *a) { return a->causal && a->T > ROW_BLOCK ? ROW_BLOCK : a->T; }
+
+/* Keys that queries [0, t1) may see. */
+static int key_extent(const nlp_attn *a, int t1)
+{
+    if (!a->causal) return a->S;
+    int n = a->q_offset + t1;
+    return n < a->S ? n : a->S;
+}
+
+/* rows × D block of a strided matrix set to 0. */
+static void zero_rows(float *x, long ld, int rows, int D)
+{
+    for (int i = 0; i < rows; i++) memset(x + (size_t)i * ld, 0, (size_t)D * sizeof(float));
+}
+
 int nlp_attn_forward(const nlp_attn *a, float *P)
 {
-    const int B = a->B, H = a->H, T = a->T, S = a->S, D = a->D;
+    const int B = a->B, H = a->H, T = a->T, S = a->S, D = a->D, RB = block_rows(a);
     const float alpha = 1.0f / sqrtf((float)D);
     const int drop = a->dropout > 0;
     const uint32_t th = nlp_dropout_threshold(a->dropout);
@@ -84,16 +105,20 @@ int nlp_attn_forward(const nlp_attn *a, float *P)
                             *v = a->v + b * a->bsv + h * D;
                 float *o = a->out + b * a->bso + h * D;
                 float *p = P ? P + ((size_t)b * H + h) * T * S : scratch;
-                nlp_gemm(0, 1, T, S, D, alpha, q, (int)a->ldq, k, (int)a->ldk, 0.0f, p, S);
-                for (int t = 0; t < T; t++) softmax_row(a, b, t, p + (size_t)t * S);
-                const float *pv = p;
-                if (drop) {
-                    uint64_t base = ((uint64_t)b * H + h) * T * S;
-                    for (size_t i = 0; i < (size_t)T * S; i++)
-                        scratch[i] = nlp_dropout_keep(a->seed, base + i, th) ? p[i] * dscale : 0.0f;
-                    pv = scratch;
+                float *pd = drop ? scratch : p;
+                uint64_t base = ((uint64_t)b * H + h) * T * S;
+                for (int t0 = 0; t0 < T; t0 += RB) {
+                    int rows = T - t0 < RB ? T - t0 : RB, kn = key_extent(a, t0 + rows);
+                    float *pr = p + (size_t)t0 * S;
+                    nlp_gemm(0, 1, rows, kn, D, alpha, q + (size_t)t0 * a->ldq, (int)a->ldq, k, (int)a->ldk, 0.0f, pr,
+                             S);
+                    for (int t = t0; t < t0 + rows; t++) softmax_row(a, b, t, p + (size_t)t * S);
+                    if (drop)
+                        for (size_t i = (size_t)t0 * S; i < (size_t)(t0 + rows) * S; i++)
+                            pd[i] = nlp_dropout_keep(a->seed, base + i, th) ? p[i] * dscale : 0.0f;
+                    nlp_gemm(0, 0, rows, D, kn, 1.0f, pd + (size_t)t0 * S, S, v, (int)a->ldv, 0.0f,
+                             o + (size_t)t0 * a->ldo, (int)a->ldo);
                 }
-                nlp_gemm(0, 0, T, D, S, 1.0f, pv, S, v, (int)a->ldv, 0.0f, o, (int)a->ldo);
             }
         free(scratch);
     }
@@ -102,7 +127,7 @@ int nlp_attn_forward(const nlp_attn *a, float *P)
 
 int nlp_attn_backward(const nlp_attn *a, const float *P, const float *dout, float *dq, float *dk, float *dv)
 {
-    const int B = a->B, H = a->H, T = a->T, S = a->S, D = a->D;
+    const int B = a->B, H = a->H, T = a->T, S = a->S, D = a->D, RB = block_rows(a);
     const float alpha = 1.0f / sqrtf((float)D);
     const int drop = a->dropout > 0;
     const uint32_t th = nlp_dropout_threshold(a->dropout);
@@ -119,39 +144,55 @@ int nlp_attn_backward(const nlp_attn *a, const float *P, const float *dout, floa
                 const float *q = a->q + b * a->bsq + h * D, *k = a->k + b * a->bsk + h * D,
                             *v = a->v + b * a->bsv + h * D, *go = dout + b * a->bso + h * D;
                 float *gq = dq + b * a->bsq + h * D, *gk = dk + b * a->bsk + h * D, *gv = dv + b * a->bsv + h * D;
-                const float *p = P + ((size_t)b * H + h) * T * S, *pd = p;
+                const float *p = P + ((size_t)b * H + h) * T * S;
+                float *pdrop = dp + (size_t)T * S;
                 uint64_t base = ((uint64_t)b * H + h) * T * S;
-                if (drop) {
-                    float *pdrop = dp + (size_t)T * S;
-                    for (size_t i = 0; i < (size_t)T * S; i++)
-                        pdrop[i] = nlp_dropout_keep(a->seed, base + i, th) ? p[i] * dscale : 0.0f;
-                    pd = pdrop;
+                int blocked = RB < T;
+                if (blocked) { /* dK and dV are sums over the row blocks */
+                    zero_rows(gk, a->ldk, S, D);
+                    zero_rows(gv, a->ldv, S, D);
                 }
-                /* dV = dropout(P)ᵀ dO */
-                nlp_gemm(1, 0, S, D, T, 1.0f, pd, S, go, (int)a->ldo, 0.0f, gv, (int)a->ldv);
-                /* d(dropout(P)) = dO Vᵀ, then through dropout */
-                nlp_gemm(0, 1, T, S, D, 1.0f, go, (int)a->ldo, v, (int)a->ldv, 0.0f, dp, S);
-                for (int t = 0; t < T; t++) {
-                    float *g = dp + (size_t)t * S;
-                    const float *pr = p + (size_t)t * S;
-                    if (drop)
-                        for (int j = 0; j < S; j++)
-                            g[j] = nlp_dropout_keep(a->seed, base + (size_t)t * S + j, th) ? g[j] * dscale : 0.0f;
-                    /* softmax backward: dA = P ⊙ (dP − Σ P dP); nothing flows
-                     * through a row whose keys are all masked (masked_fill) */
-                    if (row_all_masked(a, b, t)) {
-                        for (int j = 0; j < S; j++) g[j] = 0;
-                        continue;
+                for (int t0 = 0; t0 < T; t0 += RB) {
+                    int rows = T - t0 < RB ? T - t0 : RB, kn = key_extent(a, t0 + rows);
+                    float beta = blocked ? 1.0f : 0.0f;
+                    const float *pb = p + (size_t)t0 * S, *pdb = pb, *gob = go + (size_t)t0 * a->ldo;
+                    float *g0 = dp + (size_t)t0 * S;
+                    if (drop) {
+                        for (int t = t0; t < t0 + rows; t++)
+                            for (int j = 0; j < kn; j++) {
+                                size_t i = (size_t)t * S + j;
+                                pdrop[i] = nlp_dropout_keep(a->seed, base + i, th) ? p[i] * dscale : 0.0f;
+                            }
+                        pdb = pdrop + (size_t)t0 * S;
                     }
-                    float s = 0;
+                    /* dV = dropout(P)ᵀ dO */
+                    nlp_gemm(1, 0, kn, D, rows, 1.0f, pdb, S, gob, (int)a->ldo, beta, gv, (int)a->ldv);
+                    /* d(dropout(P)) = dO Vᵀ, then through dropout */
+                    nlp_gemm(0, 1, rows, kn, D, 1.0f, gob, (int)a->ldo, v, (int)a->ldv, 0.0f, g0, S);
+                    for (int t = t0; t < t0 + rows; t++) {
+                        float *g = dp + (size_t)t * S;
+                        const float *pr = p + (size_t)t * S;
+                        if (drop)
+                            for (int j = 0; j < kn; j++)
+                                g[j] = nlp_dropout_keep(a->seed, base + (size_t)t * S + j, th) ? g[j] * dscale : 0.0f;
+                        /* softmax backward: dA = P ⊙ (dP − Σ P dP); nothing flows
+                         * through a row whose keys are all masked (masked_fill) */
+                        if (row_all_masked(a, b, t)) {
+                            for (int j = 0; j < kn; j++) g[j] = 0;
+                            continue;
+                        }
+                        float s = 0;
 #pragma omp simd reduction(+ : s)
-                    for (int j = 0; j < S; j++) s += pr[j] * g[j];
+                        for (int j = 0; j < kn; j++) s += pr[j] * g[j];
 #pragma omp simd
-                    for (int j = 0; j < S; j++) g[j] = pr[j] * (g[j] - s);
+                        for (int j = 0; j < kn; j++) g[j] = pr[j] * (g[j] - s);
+                    }
+                    /* A = α Q Kᵀ: dQ = α dA K, dK = α dAᵀ Q */
+                    nlp_gemm(0, 0, rows, D, kn, alpha, g0, S, k, (int)a->ldk, 0.0f, gq + (size_t)t0 * a->ldq,
+                             (int)a->ldq);
+                    nlp_gemm(1, 0, kn, D, rows, alpha, g0, S, q + (size_t)t0 * a->ldq, (int)a->ldq, beta, gk,
+                             (int)a->ldk);
                 }
-                /* A = α Q Kᵀ: dQ = α dA K, dK = α dAᵀ Q */
-                nlp_gemm(0, 0, T, D, S, alpha, dp, S, k, (int)a->ldk, 0.0f, gq, (int)a->ldq);
-                nlp_gemm(1, 0, S, D, T, alpha, dp, S, q, (int)a->ldq, 0.0f, gk, (int)a->ldk);
             }
         free(dp);
     }

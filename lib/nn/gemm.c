@@ -14,7 +14,14 @@ void openblas_set_num_threads(int num_threads);
 static enum nlp_gemm_mode g_mode = NLP_GEMM_F32;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
-static void init_once(void) { openblas_set_num_threads(1); }
+/* OpenBLAS's OpenMP build implements openblas_set_num_threads with
+ * omp_set_num_threads: keep the caller's OpenMP thread count. */
+static void init_once(void)
+{
+    int nt = omp_get_max_threads();
+    openblas_set_num_threads(1);
+    omp_set_num_threads(nt);
+}
 
 void nlp_gemm_init(void) { pthread_once(&g_once, init_once); }
 

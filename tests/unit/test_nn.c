@@ -338,15 +338,15 @@ static double attn_loss(void *c)
     return dot(k->out, k->r, k->nout);
 }
 
-static void attn_case(const char *name, int cross, int causal, int masked, float drop)
+static void attn_case(const char *name, int cross, int causal, int masked, float drop, int T)
 {
-    const int B = 2, H = 3, D = 4, C = H * D, T = 5, S = cross ? 7 : T;
+    const int B = 2, H = 3, D = 4, C = H * D, S = cross ? T + 2 : T;
     struct attn_ctx k = {0};
     k.qkv = randv((size_t)B * T * 3 * C, 1);
     k.kv = cross ? randv((size_t)B * S * 2 * C, 1) : NULL;
     k.nout = (size_t)B * T * C;
     k.out = zerov(k.nout), k.r = randv(k.nout, 1), k.P = zerov((size_t)B * H * T * S);
-    uint8_t mask[2 * 7];
+    uint8_t mask[2 * 200];
     for (int i = 0; i < B * S; i++) mask[i] = 1;
     if (masked) mask[S - 1] = mask[S - 2] = mask[S + 1] = 0; /* row 0: last two keys; row 1: key 1 */
     nlp_attn a = {.B = B, .H = H, .T = T, .S = S, .D = D, .out = k.out, .ldo = C, .bso = (long)T * C,
@@ -390,13 +390,16 @@ static void attn_case(const char *name, int cross, int causal, int masked, float
 
 static void test_attention(void)
 {
-    attn_case("self", 0, 0, 0, 0);
-    attn_case("causal", 0, 1, 0, 0);
-    attn_case("causal+padding", 0, 1, 1, 0);
-    attn_case("padding", 0, 0, 1, 0);
-    attn_case("cross+padding", 1, 0, 1, 0);
-    attn_case("self+dropout", 0, 0, 1, 0.3f);
-    attn_case("cross+dropout", 1, 0, 0, 0.25f);
+    attn_case("self", 0, 0, 0, 0, 5);
+    attn_case("causal", 0, 1, 0, 0, 5);
+    attn_case("causal+padding", 0, 1, 1, 0, 5);
+    attn_case("padding", 0, 0, 1, 0, 5);
+    attn_case("cross+padding", 1, 0, 1, 0, 5);
+    attn_case("self+dropout", 0, 0, 1, 0.3f, 5);
+    attn_case("cross+dropout", 1, 0, 0, 0.25f, 5);
+    /* longer than one block of query rows: the causal path works block by block */
+    attn_case("causal, 150 positions", 0, 1, 0, 0, 150);
+    attn_case("causal+padding+dropout, 130 positions", 0, 1, 1, 0.2f, 130);
 
     /* incremental decoding: queries at positions 3..4 of a causal cache of 5
      * keys give the last two rows of the full pass */

@@ -9,12 +9,13 @@
  *   openblas-own    cblas_sgemm with OpenBLAS's own (pthread) thread pool
  *   blis            bli_sgemm, BLIS's OpenMP threading
  *   onednn          dnnl_sgemm (row-major), oneDNN's OpenMP threading
- *   onednn-bf16     dnnl_gemm_bf16bf16f32: operands rounded to bf16 beforehand (not timed)
- * Each shape: 2 warm-up calls, then the median of REPS calls; per workload the
+ * With LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp (Debian
+ * libopenblas0-openmp), "openblas-own" is OpenBLAS's OpenMP build instead.
+ * Each shape: 2 warm-up calls each, then REPS rounds calling every candidate
+ * once (interleaved), the median per candidate; per workload the
  * step total is Σ count·time over its shapes.
  */
 #include "nn/gemm.h"
-#include "nn/safetensors.h"
 
 #include <blis.h>
 #include <cblas.h>
@@ -26,6 +27,7 @@
 #include <time.h>
 
 void openblas_set_num_threads(int);
+int openblas_get_parallel(void);
 
 static double now(void)
 {
@@ -68,11 +70,18 @@ static const struct shape G124[] = {
     {"dW lm", 50257, 768, 256, 1, 0, 1},  {0},
 };
 
-enum { SPLIT, OWN, BLIS, DNNL, DNNL_BF16, NLIB };
-static const char *LIB[NLIB] = {"openblas-split", "openblas-own", "blis", "onednn", "onednn-bf16"};
+enum { SPLIT, OWN, BLIS, DNNL, NLIB };
+static const char *LIB[NLIB] = {"openblas-split", "openblas-own", "blis", "onednn"};
 
-static void run(int lib, const struct shape *s, const float *A, const float *B, float *C, const uint16_t *Ah,
-                const uint16_t *Bh)
+/* OpenBLAS's OpenMP build implements openblas_set_num_threads with
+ * omp_set_num_threads: restore the OpenMP count after every change. */
+static void blas_threads(int n, int threads)
+{
+    openblas_set_num_threads(n);
+    omp_set_num_threads(threads);
+}
+
+static void run(int lib, const struct shape *s, const float *A, const float *B, float *C)
 {
     int lda = s->ta ? s->M : s->K, ldb = s->tb ? s->K : s->N;
     switch (lib) {
@@ -91,9 +100,6 @@ static void run(int lib, const struct shape *s, const float *A, const float *B, 
     case DNNL:
         dnnl_sgemm(s->ta ? 'T' : 'N', s->tb ? 'T' : 'N', s->M, s->N, s->K, 1, A, lda, B, ldb, 0, C, s->N);
         break;
-    case DNNL_BF16:
-        dnnl_gemm_bf16bf16f32(s->ta ? 'T' : 'N', s->tb ? 'T' : 'N', s->M, s->N, s->K, 1, Ah, lda, Bh, ldb, 0, C, s->N);
-        break;
     }
 }
 
@@ -103,10 +109,11 @@ int main(int argc, char **argv)
     omp_set_num_threads(threads);
     nlp_gemm_init();
     bli_thread_set_num_threads(threads);
-    int bf16 = nlp_cpu_has_avx512bf16();
     const struct shape *sets[2] = {SMALL, G124};
     const char *names[2] = {"gpt_small", "gpt2_124m"};
-    printf("threads %d, reps %d; GFLOP/s per product, step total in ms\n", threads, reps);
+    int par = openblas_get_parallel();
+    printf("threads %d, reps %d, OpenBLAS %s build; GFLOP/s per product, step total in ms\n", threads, reps,
+           par == 2 ? "OpenMP" : par == 1 ? "pthread" : "serial");
     for (int w = 0; w < 2; w++) {
         double total[NLIB] = {0}, flops = 0;
         printf("\n%-12s %6s %6s %6s", names[w], "M", "N", "K");
@@ -115,35 +122,36 @@ int main(int argc, char **argv)
         for (const struct shape *s = sets[w]; s->what; s++) {
             size_t na = (size_t)s->M * s->K, nb = (size_t)s->K * s->N, nc = (size_t)s->M * s->N;
             float *A = malloc(na * 4), *B = malloc(nb * 4), *C = malloc(nc * 4);
-            uint16_t *Ah = malloc(na * 2), *Bh = malloc(nb * 2);
-            for (size_t i = 0; i < na; i++) A[i] = (float)((i * 7) % 13) * 0.01f, Ah[i] = nlp_f32_to_bf16(A[i]);
-            for (size_t i = 0; i < nb; i++) B[i] = (float)((i * 5) % 11) * 0.01f, Bh[i] = nlp_f32_to_bf16(B[i]);
+            for (size_t i = 0; i < na; i++) A[i] = (float)((i * 7) % 13) * 0.01f;
+            for (size_t i = 0; i < nb; i++) B[i] = (float)((i * 5) % 11) * 0.01f;
             double f = nlp_gemm_flops(s->M, s->N, s->K);
             flops += f * s->count;
             printf("%-12s %6d %6d %6d", s->what, s->M, s->N, s->K);
+            /* candidates interleaved rep by rep, so that a busy moment on a
+             * shared machine hits them all alike */
+            double t[NLIB][64];
             for (int l = 0; l < NLIB; l++) {
-                if (l == DNNL_BF16 && !bf16) {
-                    printf(" %14s", "-");
-                    continue;
-                }
-                openblas_set_num_threads(l == OWN ? threads : 1);
-                double t[64];
-                run(l, s, A, B, C, Ah, Bh);
-                run(l, s, A, B, C, Ah, Bh);
-                for (int r = 0; r < reps && r < 64; r++) {
+                blas_threads(l == OWN ? threads : 1, threads);
+                run(l, s, A, B, C);
+                run(l, s, A, B, C);
+            }
+            for (int r = 0; r < reps && r < 64; r++)
+                for (int l = 0; l < NLIB; l++) {
+                    blas_threads(l == OWN ? threads : 1, threads);
                     double t0 = now();
-                    run(l, s, A, B, C, Ah, Bh);
-                    t[r] = now() - t0;
+                    run(l, s, A, B, C);
+                    t[l][r] = now() - t0;
                 }
-                qsort(t, (size_t)reps, sizeof *t, cmpd);
-                double m = t[reps / 2];
+            for (int l = 0; l < NLIB; l++) {
+                qsort(t[l], (size_t)reps, sizeof t[l][0], cmpd);
+                double m = t[l][reps / 2];
                 total[l] += m * s->count;
                 printf(" %14.1f", f / m / 1e9);
             }
             printf("\n");
-            free(A), free(B), free(C), free(Ah), free(Bh);
+            free(A), free(B), free(C);
         }
-        openblas_set_num_threads(1);
+        blas_threads(1, threads);
         printf("%-33s", "step total (ms), GFLOP/s");
         for (int l = 0; l < NLIB; l++)
             printf("  %6.1f %6.1f", total[l] * 1e3, total[l] > 0 ? flops / total[l] / 1e9 : 0);
