@@ -237,4 +237,5 @@ static int bert_backward(nlp_model *m)
     return NLP_OK;
 }
 
-const nlp_arch_ops nlp_bert_ops = {bert_build, bert_init, bert_layout, bert_check, bert_forward, bert_backward};
+const nlp_arch_ops nlp_bert_ops = {bert_build, bert_init, bert_layout, bert_check, bert_forward, bert_backward,
+                                    NULL, NULL};

@@ -81,6 +81,7 @@ static int encdec_build(nlp_model *m)
         x->kind = NLP_SUB_CROSS;
         f->kind = NLP_SUB_FFN;
         a->site = site, x->site = site + 2, f->site = site + 4, site += 6;
+        a->slot = x->slot = l;
         snprintf(name, sizeof name, "decoder.layers.%d.self_attn", l);
         if ((rc = attn_block(p, name, a, C))) return rc;
         snprintf(name, sizeof name, "decoder.layers.%d.ln1", l);
@@ -157,12 +158,12 @@ static nlp_xent encdec_xent(const nlp_model *m)
                       .smoothing = (float)m->cfg.label_smoothing, .mode = m->cfg.smoothing_mode};
 }
 
-/* x = emb(ids)·√d + positions, then dropout at `site`. */
-static void embed(nlp_model *m, float *x, const int32_t *ids, int B, int T, int table, int pos, int site)
+/* x = emb(ids)·√d + positions from `offset`, then dropout at `site`. */
+static void embed(nlp_model *m, float *x, const int32_t *ids, int B, int T, int table, int pos, int site, int offset)
 {
     const int C = m->cfg.d_model;
     nlp_embed_forward(x, nlp_net_w(m, table), ids, B * T, C, sqrtf((float)C), 0);
-    nlp_pos_forward(x, pos >= 0 ? nlp_net_w(m, pos) : m->pe, B, T, C, 0);
+    nlp_pos_forward(x, pos >= 0 ? nlp_net_w(m, pos) : m->pe, B, T, C, offset);
     nlp_dropout(x, x, (size_t)B * T * C, nlp_net_dropout(m), nlp_net_seed(m, site));
 }
 
@@ -198,13 +199,13 @@ static int encdec_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
     for (int i = 0; i < N; i++) m->mask_b[i] = b->tgt_in[i] != pad;
     m->in_src = b->src;
     m->in_tgt = b->tgt_in;
-    embed(m, m->stack[0].x0, b->src, B, S, src_table(m), m->src_pos, 0);
+    embed(m, m->stack[0].x0, b->src, B, S, src_table(m), m->src_pos, 0, 0);
     nlp_run enc, dec;
     runs(m, &enc, &dec, NULL);
     const float *mem, *y;
     int rc = nlp_net_stack_forward(&enc, &m->stack[0], &mem);
     if (rc) return rc;
-    embed(m, m->stack[1].x0, b->tgt_in, B, T, m->tok_emb, m->pos_emb, 1);
+    embed(m, m->stack[1].x0, b->tgt_in, B, T, m->tok_emb, m->pos_emb, 1, 0);
     runs(m, &enc, &dec, mem);
     if ((rc = nlp_net_stack_forward(&dec, &m->stack[1], &y))) return rc;
     nlp_gemm(0, 1, N, V, C, 1.0f, y, C, nlp_net_w(m, out_table(m)), C, 0.0f, m->logits, V);
@@ -241,5 +242,42 @@ static int encdec_backward(nlp_model *m)
     return NLP_OK;
 }
 
+/* Decoding, first pass: the encoder over the source, then every decoder
+ * layer's cross-attention k|v of it into the cache. */
+static int encdec_encode(nlp_model *m, const nlp_batch *b, struct nlp_cache *c)
+{
+    const int B = b->B, S = b->S, C = m->cfg.d_model;
+    const int pad = m->cfg.pad_id;
+    for (int i = 0; i < B * S; i++) c->src_mask[i] = b->src[i] != pad;
+    embed(m, m->stack[0].x0, b->src, B, S, src_table(m), m->src_pos, 0, 0);
+    nlp_run enc = {.m = m, .B = B, .T = S, .self_mask = c->src_mask};
+    const float *mem;
+    int rc = nlp_net_stack_forward(&enc, &m->stack[0], &mem);
+    if (rc) return rc;
+    const nlp_stack *dec = &m->stack[1];
+    for (int i = 0; i < dec->n; i++) {
+        const nlp_sub *s = &dec->sub[i];
+        if (s->kind != NLP_SUB_CROSS) continue;
+        float *kv = nlp_cache_cross(c, s->slot);
+        nlp_linear k = nlp_net_lin(m, &s->k), v = nlp_net_lin(m, &s->v);
+        nlp_linear_forward(&k, B * S, mem, C, kv, 2 * C);
+        nlp_linear_forward(&v, B * S, mem, C, kv + C, 2 * C);
+    }
+    return NLP_OK;
+}
+
+/* Decoding, each step: T new target positions of every row after c->len. */
+static int encdec_decode(nlp_model *m, const nlp_batch *b, struct nlp_cache *c)
+{
+    const int B = b->B, T = b->T, C = m->cfg.d_model, V = m->cfg.vocab_size;
+    embed(m, m->stack[1].x0, b->tgt_in, B, T, m->tok_emb, m->pos_emb, 1, c->len);
+    nlp_run dec = {.m = m, .B = B, .T = T, .S = c->S, .cache = c};
+    const float *y;
+    int rc = nlp_net_stack_forward(&dec, &m->stack[1], &y);
+    if (rc) return rc;
+    nlp_gemm(0, 1, B * T, V, C, 1.0f, y, C, nlp_net_w(m, out_table(m)), C, 0.0f, m->logits, V);
+    return NLP_OK;
+}
+
 const nlp_arch_ops nlp_encdec_ops = {encdec_build, encdec_init, encdec_layout, encdec_check, encdec_forward,
-                                     encdec_backward};
+                                     encdec_backward, encdec_decode, encdec_encode};

@@ -36,6 +36,7 @@ static int gpt_build(nlp_model *m)
         a->kind = NLP_SUB_SELF;
         a->causal = a->fused = 1;
         a->site = 10 + 4 * l;
+        a->slot = l;
         f->kind = NLP_SUB_FFN;
         f->site = 12 + 4 * l;
         snprintf(name, sizeof name, "h.%d.ln_1", l);
@@ -101,20 +102,28 @@ static nlp_xent gpt_xent(const nlp_model *m)
                       .target = m->target, .ignore_index = IGNORE};
 }
 
-static int gpt_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
+/* Embeddings at positions offset.., the stack, ln_f and the tied logits. */
+static int gpt_logits(nlp_model *m, const int32_t *ids, int B, int T, int offset, struct nlp_cache *c)
 {
-    const int B = b->B, T = b->T, C = m->cfg.d_model, V = m->cfg.vocab_size, N = B * T;
+    const int C = m->cfg.d_model, V = m->cfg.vocab_size, N = B * T;
     nlp_stack *st = &m->stack[0];
-    nlp_embed_forward(st->x0, nlp_net_w(m, m->tok_emb), b->ids, N, C, 1.0f, 0);
-    nlp_pos_forward(st->x0, nlp_net_w(m, m->pos_emb), B, T, C, 0);
+    nlp_embed_forward(st->x0, nlp_net_w(m, m->tok_emb), ids, N, C, 1.0f, 0);
+    nlp_pos_forward(st->x0, nlp_net_w(m, m->pos_emb), B, T, C, offset);
     nlp_dropout(st->x0, st->x0, (size_t)N * C, nlp_net_dropout(m), nlp_net_seed(m, 0));
-    m->in_ids = b->ids;
-    nlp_run r = {.m = m, .B = B, .T = T};
+    nlp_run r = {.m = m, .B = B, .T = T, .cache = c};
     const float *h;
     int rc = nlp_net_stack_forward(&r, st, &h);
     if (rc) return rc;
     nlp_gemm(0, 1, N, V, C, 1.0f, h, C, nlp_net_w(m, m->tok_emb), C, 0.0f, m->logits, V);
-    if (!b->labels) return NLP_OK;
+    return NLP_OK;
+}
+
+static int gpt_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
+{
+    const int B = b->B, T = b->T;
+    m->in_ids = b->ids;
+    int rc = gpt_logits(m, b->ids, B, T, 0, NULL);
+    if (rc || !b->labels) return rc;
     for (int i = 0; i < B; i++)
         for (int t = 0; t < T; t++)
             m->target[(size_t)i * T + t] = t + 1 < T ? b->labels[(size_t)i * T + t + 1] : IGNORE;
@@ -125,6 +134,11 @@ static int gpt_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
     out->tokens = res.count;
     m->have_loss = 1;
     return NLP_OK;
+}
+
+static int gpt_decode(nlp_model *m, const nlp_batch *b, struct nlp_cache *c)
+{
+    return gpt_logits(m, b->ids, b->B, b->T, c->len, c);
 }
 
 static int gpt_backward(nlp_model *m)
@@ -145,4 +159,5 @@ static int gpt_backward(nlp_model *m)
     return NLP_OK;
 }
 
-const nlp_arch_ops nlp_gpt_ops = {gpt_build, gpt_init, gpt_layout, gpt_check, gpt_forward, gpt_backward};
+const nlp_arch_ops nlp_gpt_ops = {gpt_build, gpt_init, gpt_layout, gpt_check, gpt_forward, gpt_backward,
+                                   gpt_decode, NULL};

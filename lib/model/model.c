@@ -190,17 +190,11 @@ static int check_shape(const nlp_model *m, const nlp_batch *b)
     return NLP_OK;
 }
 
-int nlp_model_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
+/* Lays the activation arena out for (B, T, S), growing it when needed. */
+static int ensure_layout(nlp_model *m, int B, int T, int S, int infer)
 {
-    nlp_losses dummy;
-    if (!out) out = &dummy;
-    memset(out, 0, sizeof *out);
-    m->have_loss = 0;
-    int rc = check_shape(m, b);
-    if (!rc) rc = m->ops->check(m, b);
-    if (rc) return rc;
-    int S = m->cfg.arch == NLP_ARCH_TRANSFORMER ? b->S : 0;
-    size_t need = m->ops->layout(m, NULL, b->B, b->T, S);
+    m->infer = infer;
+    size_t need = m->ops->layout(m, NULL, B, T, S);
     if (need > m->act_cap) {
         free(m->act);
         m->act = NULL;
@@ -211,10 +205,24 @@ int nlp_model_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
         m->act = p;
         m->act_cap = need;
     }
-    m->ops->layout(m, m->act, b->B, b->T, S);
-    m->B = b->B;
-    m->T = b->T;
+    m->ops->layout(m, m->act, B, T, S);
+    m->B = B;
+    m->T = T;
     m->S = S;
+    return NLP_OK;
+}
+
+int nlp_model_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
+{
+    nlp_losses dummy;
+    if (!out) out = &dummy;
+    memset(out, 0, sizeof *out);
+    m->have_loss = 0;
+    int rc = check_shape(m, b);
+    if (!rc) rc = m->ops->check(m, b);
+    if (rc) return rc;
+    int S = m->cfg.arch == NLP_ARCH_TRANSFORMER ? b->S : 0;
+    if ((rc = ensure_layout(m, b->B, b->T, S, 0))) return rc;
     m->pass_seed = 0;
     if (m->training && (m->cfg.dropout > 0 || m->cfg.attention_dropout > 0)) m->pass_seed = nlp_rng_u64(&m->rng);
     return m->ops->forward(m, b, out);
@@ -237,6 +245,139 @@ const float *nlp_model_logits(const nlp_model *m, int *rows, int *cols)
 }
 
 const float *nlp_model_nsp_logits(const nlp_model *m) { return m->nsp_logits; }
+
+// --- incremental decoding
+
+int nlp_cache_new(nlp_cache **out, const nlp_model *m, int B, int max_len)
+{
+    *out = NULL;
+    if (!m->ops->decode) return nlp_error(NLP_EINVAL, "a %s model has no incremental decoding", nlp_arch_name(m->cfg.arch));
+    if (B < 1 || max_len < 1) return nlp_error(NLP_EINVAL, "cache of %d rows x %d positions", B, max_len);
+    nlp_cache *c = nlp_calloc(1, sizeof *c);
+    if (!c) return NLP_ENOMEM;
+    c->m = m;
+    c->B = B;
+    c->max_len = max_len;
+    c->C = m->cfg.d_model;
+    const nlp_stack *dec = &m->stack[m->cfg.arch == NLP_ARCH_TRANSFORMER ? 1 : 0];
+    for (int i = 0; i < dec->n; i++) {
+        c->n_self += dec->sub[i].kind == NLP_SUB_SELF;
+        c->n_cross += dec->sub[i].kind == NLP_SUB_CROSS;
+    }
+    c->self = nlp_malloc((size_t)c->n_self * B * max_len * 2 * c->C * sizeof(float));
+    if (!c->self) {
+        free(c);
+        return NLP_ENOMEM;
+    }
+    *out = c;
+    return NLP_OK;
+}
+
+void nlp_cache_free(nlp_cache *c)
+{
+    if (!c) return;
+    free(c->self);
+    free(c->cross);
+    free(c->src_mask);
+    free(c->tmp);
+    free(c);
+}
+
+int nlp_cache_len(const nlp_cache *c) { return c->len; }
+
+void nlp_cache_reset(nlp_cache *c)
+{
+    c->len = 0;
+    c->S = 0;
+}
+
+/* In each of n blocks of B rows `stride` floats apart, row i takes the first
+ * `row` floats of row rows[i]. */
+static int permute_rows(nlp_cache *c, float *base, int n, size_t stride, size_t row, const int32_t *rows)
+{
+    size_t need = (size_t)c->B * row;
+    if (need > c->tmp_cap) {
+        float *t = nlp_realloc(c->tmp, need * sizeof(float));
+        if (!t) return NLP_ENOMEM;
+        c->tmp = t;
+        c->tmp_cap = need;
+    }
+    for (int l = 0; l < n; l++) {
+        float *blk = base + (size_t)l * c->B * stride;
+        for (int i = 0; i < c->B; i++) memcpy(c->tmp + (size_t)i * row, blk + (size_t)i * stride, row * sizeof(float));
+        for (int i = 0; i < c->B; i++) memcpy(blk + (size_t)i * stride, c->tmp + (size_t)rows[i] * row, row * sizeof(float));
+    }
+    return NLP_OK;
+}
+
+int nlp_cache_reorder(nlp_cache *c, const int32_t *rows)
+{
+    for (int i = 0; i < c->B; i++)
+        if (rows[i] < 0 || rows[i] >= c->B) return nlp_error(NLP_EINVAL, "reorder: row %d out of range", rows[i]);
+    size_t C2 = 2 * (size_t)c->C;
+    /* only the positions in use are copied */
+    int rc = permute_rows(c, c->self, c->n_self, (size_t)c->max_len * C2, (size_t)c->len * C2, rows);
+    if (rc || !c->S) return rc;
+    if ((rc = permute_rows(c, c->cross, c->n_cross, (size_t)c->S * C2, (size_t)c->S * C2, rows))) return rc;
+    uint8_t *m = nlp_malloc((size_t)c->B * c->S);
+    if (!m) return NLP_ENOMEM;
+    for (int i = 0; i < c->B; i++) memcpy(m + (size_t)i * c->S, c->src_mask + (size_t)rows[i] * c->S, (size_t)c->S);
+    memcpy(c->src_mask, m, (size_t)c->B * c->S);
+    free(m);
+    return NLP_OK;
+}
+
+int nlp_model_encode(nlp_model *m, const nlp_batch *b, nlp_cache *c)
+{
+    if (!m->ops->encode) return nlp_error(NLP_EINVAL, "a %s model has no encoder to run for decoding", nlp_arch_name(m->cfg.arch));
+    if (c->m != m || b->B != c->B) return nlp_error(NLP_EINVAL, "the cache is for another model or batch size");
+    if (!b->src || b->S < 1) return nlp_error(NLP_EINVAL, "encode: no source");
+    if (b->S > m->cfg.max_positions)
+        return nlp_error(NLP_EDATA, "source of %d positions is longer than max-positions %d", b->S, m->cfg.max_positions);
+    int rc = nlp_net_check_ids(b->src, b->B, b->S, m->cfg.src_vocab_size, INT32_MIN, "source");
+    if (rc) return rc;
+    if (b->S != c->S || !c->cross) {
+        free(c->cross);
+        free(c->src_mask);
+        c->cross = nlp_malloc((size_t)c->n_cross * c->B * b->S * 2 * c->C * sizeof(float));
+        c->src_mask = nlp_malloc((size_t)c->B * b->S);
+        if (!c->cross || !c->src_mask) {
+            free(c->cross), free(c->src_mask);
+            c->cross = NULL, c->src_mask = NULL, c->S = 0;
+            return NLP_ENOMEM;
+        }
+    }
+    c->S = b->S;
+    c->len = 0;
+    int training = m->training;
+    m->training = 0;
+    m->have_loss = 0;
+    if (!(rc = ensure_layout(m, b->B, 1, b->S, 1))) rc = m->ops->encode(m, b, c);
+    m->training = training;
+    return rc;
+}
+
+int nlp_model_decode(nlp_model *m, const nlp_batch *b, nlp_cache *c)
+{
+    if (!m->ops->decode) return nlp_error(NLP_EINVAL, "a %s model has no incremental decoding", nlp_arch_name(m->cfg.arch));
+    if (c->m != m || b->B != c->B) return nlp_error(NLP_EINVAL, "the cache is for another model or batch size");
+    int tr = m->cfg.arch == NLP_ARCH_TRANSFORMER;
+    const int32_t *ids = tr ? b->tgt_in : b->ids;
+    if (!ids || b->T < 1) return nlp_error(NLP_EINVAL, "decode: no new positions");
+    if (tr && !c->S) return nlp_error(NLP_EINVAL, "decode before nlp_model_encode");
+    if (c->len + b->T > c->max_len || c->len + b->T > m->cfg.max_positions)
+        return nlp_error(NLP_EDATA, "%d positions do not fit: the cache holds %d of %d (max-positions %d)", b->T,
+                         c->len, c->max_len, m->cfg.max_positions);
+    int rc = nlp_net_check_ids(ids, b->B, b->T, m->cfg.vocab_size, INT32_MIN, "input");
+    if (rc) return rc;
+    int training = m->training;
+    m->training = 0;
+    m->have_loss = 0;
+    if (!(rc = ensure_layout(m, b->B, b->T, tr ? c->S : 0, 1))) rc = m->ops->decode(m, b, c);
+    m->training = training;
+    if (!rc) c->len += b->T;
+    return rc;
+}
 
 size_t nlp_model_param_count(const nlp_model *m) { return nlp_params_numel(m->params); }
 

@@ -111,6 +111,38 @@ const float *nlp_model_logits(const nlp_model *m, int *rows, int *cols);
 /* bert: NSP logits [B,2] of the last forward. */
 const float *nlp_model_nsp_logits(const nlp_model *m);
 
+// --- incremental decoding
+
+/* Keys and values of the positions decoded so far, per attention layer, for
+ * B rows of at most max_len positions (gpt: prompt + generated; transformer:
+ * target positions; the source side is sized by nlp_model_encode). */
+typedef struct nlp_cache nlp_cache;
+
+/* A cache for model m (gpt or transformer; bert has no decoder: NLP_EINVAL).
+ * Free with nlp_cache_free. */
+int nlp_cache_new(nlp_cache **out, const nlp_model *m, int B, int max_len);
+void nlp_cache_free(nlp_cache *c);
+/* Positions cached, the same for every row. */
+int nlp_cache_len(const nlp_cache *c);
+/* Forgets the positions (and the encoded source); keeps the memory. */
+void nlp_cache_reset(nlp_cache *c);
+/* Beam search: row i takes the cached state of row rows[i] (i < B), the
+ * source side included. 0 or NLP_ENOMEM. */
+int nlp_cache_reorder(nlp_cache *c, const int32_t *rows);
+
+/* transformer: runs the encoder over b->src [B,S] and stores every decoder
+ * layer's cross-attention keys and values and the source padding mask in the
+ * cache, whose length becomes 0. */
+int nlp_model_encode(nlp_model *m, const nlp_batch *b, nlp_cache *c);
+
+/* Appends T new positions to every row and computes their logits
+ * (nlp_model_logits: B·T rows): gpt b->ids [B,T], transformer b->tgt_in
+ * [B,T] after nlp_model_encode. Positions continue from nlp_cache_len(c); the
+ * result equals the corresponding rows of a full forward pass. Dropout is off;
+ * no loss, no backward. Errors: NLP_EINVAL (wrong B, no source encoded, bert),
+ * NLP_EDATA (ids out of range, longer than the cache or max-positions). */
+int nlp_model_decode(nlp_model *m, const nlp_batch *b, nlp_cache *c);
+
 /* Parameters a configuration has (tied weights counted once), and the
  * multiply-adds of one training step of B×T tokens, for throughput figures:
  * 6·(parameters used in products)·tokens + 12·layers·C·T·tokens (attention). */

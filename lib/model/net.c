@@ -99,13 +99,15 @@ void nlp_net_layout_stack(nlp_model *m, nlp_stack *st, nlp_bump *b, int B, int T
         switch (s->kind) {
         case NLP_SUB_SELF:
             s->qkv_a = nlp_bump_take(b, N * 3 * C);
-            s->P = nlp_bump_take(b, (size_t)B * H * T * T);
+            if (!m->infer) s->P = nlp_bump_take(b, (size_t)B * H * T * T);
             s->att = nlp_bump_take(b, N * C);
             break;
-        case NLP_SUB_CROSS:
+        case NLP_SUB_CROSS: /* in inference k|v and the mask live in the cache */
             s->qkv_a = nlp_bump_take(b, N * C);
-            s->kv_a = nlp_bump_take(b, M * 2 * C);
-            s->P = nlp_bump_take(b, (size_t)B * H * T * S);
+            if (!m->infer) {
+                s->kv_a = nlp_bump_take(b, M * 2 * C);
+                s->P = nlp_bump_take(b, (size_t)B * H * T * S);
+            }
             s->att = nlp_bump_take(b, N * C);
             break;
         case NLP_SUB_FFN:
@@ -126,6 +128,11 @@ void nlp_net_layout_scratch(nlp_model *m, nlp_bump *b, int rows, int mrows, int 
 {
     (void)T;
     (void)S;
+    if (m->infer) { /* the forward pass needs one [N,C] scratch only */
+        m->tmp[0] = nlp_bump_take(b, (size_t)rows * m->cfg.d_model);
+        m->tmp[1] = m->tmp[2] = m->tmp[3] = m->dbig = m->dres = m->dres2 = m->dmem = NULL;
+        return;
+    }
     const size_t C = (size_t)m->cfg.d_model, F = (size_t)m->cfg.d_ff, N = (size_t)rows, M = (size_t)mrows;
     for (int i = 0; i < 4; i++) m->tmp[i] = nlp_bump_take(b, N * C);
     size_t big = 3 * N * C;
@@ -138,6 +145,16 @@ void nlp_net_layout_scratch(nlp_model *m, nlp_bump *b, int rows, int mrows, int 
 }
 
 // --- sublayers
+
+float *nlp_cache_self(const struct nlp_cache *c, int slot)
+{
+    return c->self + (size_t)slot * c->B * c->max_len * 2 * c->C;
+}
+
+float *nlp_cache_cross(const struct nlp_cache *c, int slot)
+{
+    return c->cross + (size_t)slot * c->B * c->S * 2 * c->C;
+}
 
 static nlp_attn attn_of(const nlp_run *r, const nlp_sub *s)
 {
@@ -155,6 +172,28 @@ static nlp_attn attn_of(const nlp_run *r, const nlp_sub *s)
         a.key_mask = r->self_mask;
         a.bsm = r->T;
         a.causal = s->causal;
+        if (r->cache) { /* keys and values of every position so far, this pass's appended */
+            const struct nlp_cache *c = r->cache;
+            a.S = c->len + r->T;
+            a.q_offset = c->len;
+            a.k = nlp_cache_self(c, s->slot);
+            a.v = a.k + C;
+            a.ldk = a.ldv = 2 * C;
+            a.bsk = a.bsv = (long)c->max_len * 2 * C;
+            a.key_mask = NULL;
+        }
+    } else if (r->cache) {
+        const struct nlp_cache *c = r->cache;
+        a.S = c->S;
+        a.q = s->qkv_a;
+        a.ldq = C;
+        a.bsq = (long)r->T * C;
+        a.k = nlp_cache_cross(c, s->slot);
+        a.v = a.k + C;
+        a.ldk = a.ldv = 2 * C;
+        a.bsk = a.bsv = (long)c->S * 2 * C;
+        a.key_mask = c->src_mask;
+        a.bsm = c->S;
     } else {
         a.S = r->S;
         a.q = s->qkv_a;
@@ -195,6 +234,14 @@ static int sub_forward(const nlp_run *r, nlp_sub *s, const float *x)
                 nlp_linear_forward(&l, N, h, C, s->qkv_a + i * C, 3 * C);
             }
         }
+        if (r->cache) { /* append this pass's k|v to the cache */
+            const struct nlp_cache *c = r->cache;
+            float *kv = nlp_cache_self(c, s->slot);
+            for (int b = 0; b < r->B; b++)
+                for (int t = 0; t < r->T; t++)
+                    memcpy(kv + ((size_t)b * c->max_len + c->len + t) * 2 * C, s->qkv_a + ((size_t)b * r->T + t) * 3 * C + C,
+                           2 * (size_t)C * sizeof(float));
+        }
         nlp_attn a = attn_of(r, s);
         if ((rc = nlp_attn_forward(&a, s->P))) return rc;
         nlp_linear o = nlp_net_lin(m, &s->o);
@@ -204,8 +251,10 @@ static int sub_forward(const nlp_run *r, nlp_sub *s, const float *x)
     case NLP_SUB_CROSS: {
         nlp_linear q = nlp_net_lin(m, &s->q), k = nlp_net_lin(m, &s->k), v = nlp_net_lin(m, &s->v);
         nlp_linear_forward(&q, N, h, C, s->qkv_a, C);
-        nlp_linear_forward(&k, M, r->mem, C, s->kv_a, 2 * C);
-        nlp_linear_forward(&v, M, r->mem, C, s->kv_a + C, 2 * C);
+        if (!r->cache) {
+            nlp_linear_forward(&k, M, r->mem, C, s->kv_a, 2 * C);
+            nlp_linear_forward(&v, M, r->mem, C, s->kv_a + C, 2 * C);
+        }
         nlp_attn a = attn_of(r, s);
         if ((rc = nlp_attn_forward(&a, s->P))) return rc;
         nlp_linear o = nlp_net_lin(m, &s->o);

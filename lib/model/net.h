@@ -52,6 +52,7 @@ typedef struct nlp_sub {
     nlp_lref qkv, q, k, v, o;
     nlp_lref fc1, fc2;
     int site;              /* dropout sites: site (residual branch), site+1 (probabilities / FFN inner) */
+    int slot;              /* attention: its layer's place in an nlp_cache */
     /* forward activations */
     float *ln, *mean, *rstd; /* pre-LN: LN(x); post-LN: mean/rstd of the sum */
     float *sum;              /* post-LN: x + drop(f) */
@@ -80,7 +81,27 @@ typedef struct nlp_run {
     const uint8_t *cross_mask; /* [B,S] */
     const float *mem;        /* cross-attention memory [B·S, C] */
     float *dmem;             /* its gradient, accumulated */
+    struct nlp_cache *cache; /* incremental decoding: keys/values of earlier positions (NULL: training) */
 } nlp_run;
+
+/* The KV cache of model.h: per self-attention layer, k|v of every position
+ * so far, [B, max_len, 2C]; per cross-attention layer, k|v of the source,
+ * [B, S, 2C], and the source key mask [B, S]. */
+struct nlp_cache {
+    const nlp_model *m;
+    int B, max_len, len, C;
+    int n_self, n_cross;
+    float *self;             /* n_self × [B, max_len, 2C] */
+    float *cross;            /* n_cross × [B, S, 2C], allocated by the encoder pass */
+    uint8_t *src_mask;       /* [B, S] */
+    int S;
+    float *tmp;              /* reordering scratch */
+    size_t tmp_cap;
+};
+
+/* The cache block of self-attention layer `slot`, and of cross-attention layer `slot`. */
+float *nlp_cache_self(const struct nlp_cache *c, int slot);
+float *nlp_cache_cross(const struct nlp_cache *c, int slot);
 
 struct nlp_arch_ops;
 
@@ -92,6 +113,7 @@ struct nlp_model {
     int training;
     uint64_t pass_seed;      /* of the last forward pass */
     int have_loss;           /* the last forward computed a loss: backward may run */
+    int infer;               /* the activation layout is for incremental decoding (no P, no cross k/v) */
 
     /* parameter indices (-1 when absent) */
     int tok_emb, pos_emb, type_emb, src_emb, src_pos, out_w;
@@ -126,6 +148,10 @@ typedef struct nlp_arch_ops {
     int (*check)(const nlp_model *m, const nlp_batch *b);             /* input ids in range */
     int (*forward)(nlp_model *m, const nlp_batch *b, nlp_losses *out);
     int (*backward)(nlp_model *m);
+    /* incremental decoding (NULL for bert): T new positions after c->len */
+    int (*decode)(nlp_model *m, const nlp_batch *b, struct nlp_cache *c);
+    /* transformer: the encoder pass of decoding, filling the cross-attention cache */
+    int (*encode)(nlp_model *m, const nlp_batch *b, struct nlp_cache *c);
 } nlp_arch_ops;
 
 /* Bump allocation inside the activation arena (64-byte steps). With base NULL

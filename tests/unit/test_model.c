@@ -512,6 +512,186 @@ static void test_determinism(void)
     nlp_model_free(m);
 }
 
+// --- incremental decoding
+
+static double max_diff(const float *a, const float *b, size_t n)
+{
+    double d = 0;
+    for (size_t i = 0; i < n; i++) d = fmax(d, fabs((double)a[i] - b[i]));
+    return d;
+}
+
+static void test_cache(void)
+{
+    /* gpt: prompt of 3, then one position at a time = the full pass */
+    nlp_model *m = tiny(NLP_ARCH_GPT, 0.1);
+    nlp_model_set_training(m, 1); /* decoding turns dropout off by itself */
+    const int B = 2, T = 7, V = 64;
+    int32_t ids[2 * 7] = {5, 9, 1, 33, 2, 60, 7, 8, 8, 4, 0, 63, 12, 3};
+    nlp_batch full = {.B = B, .T = T, .ids = ids};
+    nlp_model_set_training(m, 0);
+    CHECK_EQ_INT(nlp_model_forward(m, &full, NULL), 0);
+    float *ref = malloc((size_t)B * T * V * 4);
+    memcpy(ref, nlp_model_logits(m, NULL, NULL), (size_t)B * T * V * 4);
+    nlp_model_set_training(m, 1);
+    nlp_cache *c;
+    CHECK_EQ_INT(nlp_cache_new(&c, m, B, 16), 0);
+    int32_t step[2 * 3];
+    for (int b = 0; b < B; b++) memcpy(step + b * 3, ids + b * T, 3 * 4);
+    nlp_batch pb = {.B = B, .T = 3, .ids = step};
+    CHECK_EQ_INT(nlp_model_decode(m, &pb, c), 0);
+    double d = 0;
+    for (int b = 0; b < B; b++)
+        d = fmax(d, max_diff(nlp_model_logits(m, NULL, NULL) + (size_t)b * 3 * V, ref + (size_t)b * T * V, 3 * V));
+    for (int t = 3; t < T; t++) {
+        int32_t one[2] = {ids[t], ids[T + t]};
+        nlp_batch sb = {.B = B, .T = 1, .ids = one};
+        CHECK_EQ_INT(nlp_model_decode(m, &sb, c), 0);
+        for (int b = 0; b < B; b++)
+            d = fmax(d, max_diff(nlp_model_logits(m, NULL, NULL) + (size_t)b * V, ref + ((size_t)b * T + t) * V, V));
+    }
+    CHECK_MSG(d < 1e-5, "gpt: cached logits differ by %g", d);
+    CHECK_EQ_INT(nlp_cache_len(c), T);
+    /* reorder: both rows take row 1's history; the next step gives row 1's logits twice */
+    int32_t rows[2] = {1, 1}, nxt[2] = {17, 17};
+    CHECK_EQ_INT(nlp_cache_reorder(c, rows), 0);
+    nlp_batch nb = {.B = B, .T = 1, .ids = nxt};
+    CHECK_EQ_INT(nlp_model_decode(m, &nb, c), 0);
+    const float *lg = nlp_model_logits(m, NULL, NULL);
+    CHECK(memcmp(lg, lg + V, V * 4) == 0);
+    /* misuse */
+    int32_t many[2 * 9] = {0};
+    nlp_batch big = {.B = B, .T = 9, .ids = many};
+    CHECK_EQ_INT(nlp_model_decode(m, &big, c), NLP_EDATA);
+    nlp_batch wrong = {.B = 1, .T = 1, .ids = many};
+    CHECK_EQ_INT(nlp_model_decode(m, &wrong, c), NLP_EINVAL);
+    nlp_cache_free(c);
+    free(ref);
+    nlp_model_free(m);
+    nlp_model *bert = tiny(NLP_ARCH_BERT, 0);
+    CHECK_EQ_INT(nlp_cache_new(&c, bert, 1, 4), NLP_EINVAL);
+    nlp_model_free(bert);
+
+    /* transformer: padded sources, targets one position at a time */
+    for (int pre = 0; pre < 2; pre++) {
+        nlp_model_config cfg;
+        nlp_model_config_preset(&cfg, "tiny", NLP_ARCH_TRANSFORMER);
+        cfg.vocab_size = cfg.src_vocab_size = 64;
+        cfg.pre_ln = pre, cfg.learned_pos = pre;
+        nlp_model_new(&m, &cfg, 4);
+        const int S = 5;
+        int32_t src[2 * 5] = {7, 8, 9, 0, 0, 10, 11, 12, 13, 14}, tin[2 * 7] = {1, 5, 6, 7, 8, 9, 10, 1, 20, 21, 22, 23, 24, 25};
+        nlp_batch fb = {.B = B, .T = T, .S = S, .src = src, .tgt_in = tin};
+        CHECK_EQ_INT(nlp_model_forward(m, &fb, NULL), 0);
+        ref = malloc((size_t)B * T * V * 4);
+        memcpy(ref, nlp_model_logits(m, NULL, NULL), (size_t)B * T * V * 4);
+        CHECK_EQ_INT(nlp_cache_new(&c, m, B, T), 0);
+        nlp_batch eb = {.B = B, .S = S, .src = src};
+        nlp_batch early = {.B = B, .T = 1, .tgt_in = tin};
+        CHECK_EQ_INT(nlp_model_decode(m, &early, c), NLP_EINVAL); /* nothing encoded yet */
+        CHECK_EQ_INT(nlp_model_encode(m, &eb, c), 0);
+        d = 0;
+        for (int t = 0; t < T; t++) {
+            int32_t one[2] = {tin[t], tin[T + t]};
+            nlp_batch sb = {.B = B, .T = 1, .tgt_in = one};
+            CHECK_EQ_INT(nlp_model_decode(m, &sb, c), 0);
+            for (int b = 0; b < B; b++)
+                d = fmax(d, max_diff(nlp_model_logits(m, NULL, NULL) + (size_t)b * V, ref + ((size_t)b * T + t) * V, V));
+        }
+        CHECK_MSG(d < 1e-5, "transformer %s: cached logits differ by %g", pre ? "pre-LN" : "post-LN", d);
+        nlp_cache_free(c);
+        free(ref);
+        nlp_model_free(m);
+    }
+}
+
+/* Reads lines of space-separated ids into rows of `width` (right-padded with pad); returns the row count. */
+static int read_ids(const char *path, int32_t *out, int max_rows, int width, int32_t pad, int *lens)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[4096];
+    int r = 0;
+    while (r < max_rows && fgets(line, sizeof line, f)) {
+        int n = 0;
+        for (char *p = strtok(line, " \n"); p && n < width; p = strtok(NULL, " \n")) out[r * width + n++] = atoi(p);
+        if (lens) lens[r] = n;
+        for (int i = n; i < width; i++) out[r * width + i] = pad;
+        r++;
+    }
+    fclose(f);
+    return r;
+}
+
+static int argmax(const float *x, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[best]) best = i;
+    return best;
+}
+
+/* Greedy decoding of the shared decode fixtures (shared/parity/README.md,
+ * "Decoding fixtures") through the cache: the whole set as one padded batch
+ * and each example alone. */
+static void test_decode_fixtures(void)
+{
+    const char *sh = test_shared();
+    if (!sh) return;
+    const char *sets[] = {"gpt", "encdec", "encdec_preln", "encdec_sep_learned"};
+    char path[1024];
+    for (int k = 0; k < 4; k++) {
+        int gpt = k == 0;
+        snprintf(path, sizeof path, "%s/parity/fixtures/%s", sh, sets[k]);
+        nlp_model *m;
+        CHECK_EQ_INT(nlp_model_load(&m, path), 0);
+        if (!m) continue;
+        int32_t in[64 * 16], want[64 * 16], lens[64];
+        snprintf(path, sizeof path, "%s/parity/fixtures/%s/decode/prompts.txt", sh, sets[k]);
+        int n = read_ids(path, in, 64, 16, 0, lens);
+        snprintf(path, sizeof path, "%s/parity/fixtures/%s/decode/greedy.txt", sh, sets[k]);
+        int n2 = read_ids(path, want, 64, 16, 0, NULL);
+        CHECK(n > 0 && n == n2);
+        const int N = 16, V = nlp_model_cfg(m)->vocab_size;
+        for (int alone = 0; alone < 2; alone++) {
+            int mism = 0;
+            for (int r0 = 0; r0 < n; r0 += alone ? 1 : n) {
+                int B = alone ? 1 : n, W = 0;
+                for (int i = 0; i < B; i++) W = lens[r0 + i] > W ? lens[r0 + i] : W;
+                int32_t batch[64 * 16], tok[64], out[64 * 16];
+                for (int i = 0; i < B; i++) memcpy(batch + i * W, in + (r0 + i) * 16, (size_t)W * 4);
+                nlp_cache *c;
+                nlp_cache_new(&c, m, B, gpt ? W + N : N);
+                if (gpt) {
+                    nlp_batch pb = {.B = B, .T = W, .ids = batch};
+                    CHECK_EQ_INT(nlp_model_decode(m, &pb, c), 0);
+                    for (int i = 0; i < B; i++)
+                        tok[i] = argmax(nlp_model_logits(m, NULL, NULL) + ((size_t)i * W + W - 1) * V, V);
+                } else {
+                    nlp_batch eb = {.B = B, .S = W, .src = batch};
+                    CHECK_EQ_INT(nlp_model_encode(m, &eb, c), 0);
+                    for (int i = 0; i < B; i++) tok[i] = nlp_model_cfg(m)->bos_id;
+                    nlp_batch sb = {.B = B, .T = 1, .tgt_in = tok};
+                    CHECK_EQ_INT(nlp_model_decode(m, &sb, c), 0);
+                    for (int i = 0; i < B; i++) tok[i] = argmax(nlp_model_logits(m, NULL, NULL) + (size_t)i * V, V);
+                }
+                for (int s = 0; s < N; s++) {
+                    for (int i = 0; i < B; i++) out[i * N + s] = tok[i];
+                    if (s == N - 1) break;
+                    nlp_batch sb = {.B = B, .T = 1, .ids = tok, .tgt_in = tok};
+                    if (nlp_model_decode(m, &sb, c)) break;
+                    for (int i = 0; i < B; i++) tok[i] = argmax(nlp_model_logits(m, NULL, NULL) + (size_t)i * V, V);
+                }
+                for (int i = 0; i < B; i++) mism += memcmp(out + i * N, want + (r0 + i) * 16, N * 4) != 0;
+                nlp_cache_free(c);
+            }
+            CHECK_MSG(mism == 0, "%s greedy (%s): %d of %d lines differ", sets[k], alone ? "one by one" : "one batch",
+                      mism, n);
+        }
+        nlp_model_free(m);
+    }
+}
+
 int main(int argc, char **argv)
 {
     TEST_INIT(argc, argv);
@@ -523,5 +703,7 @@ int main(int argc, char **argv)
     RUN(test_bad_input);
     RUN(test_resume);
     RUN(test_determinism);
+    RUN(test_cache);
+    RUN(test_decode_fixtures);
     return TEST_END();
 }
