@@ -11,6 +11,7 @@
 #include "model/checkpoint.h"
 #include "model/config.h"
 #include "model/model.h"
+#include "nn/gemm.h"
 #include "nn/optim.h"
 #include "test.h"
 
@@ -512,6 +513,44 @@ static void test_determinism(void)
     nlp_model_free(m);
 }
 
+/* The opt-in bf16 products train: 40 AdamW steps on one batch end within a
+ * few percent of the fp32 run's loss. */
+static void test_bf16_training(void)
+{
+    if (!nlp_cpu_has_avx512bf16()) {
+        printf("# skipped bf16 training: no AVX-512 BF16 on this CPU\n");
+        return;
+    }
+    double final[2] = {0, 0}, first = 0;
+    for (int mode = 0; mode < 2; mode++) {
+        nlp_model *m = tiny(NLP_ARCH_GPT, 0);
+        nlp_rng r;
+        nlp_rng_seed(&r, 8);
+        tbatch t;
+        make_batch(&t, nlp_model_cfg(m), &r);
+        nlp_optim_config oc = nlp_optim_default();
+        nlp_optim o;
+        nlp_params *p = nlp_model_params(m);
+        nlp_optim_init(&o, &oc, nlp_params_numel(p));
+        CHECK_EQ_INT(nlp_gemm_set_mode(mode ? NLP_GEMM_BF16 : NLP_GEMM_F32), 0);
+        for (int k = 0; k < 40; k++) {
+            nlp_params_zero_grad(p);
+            nlp_losses L;
+            nlp_model_forward(m, &t.b, &L);
+            nlp_model_backward(m);
+            nlp_optim_step(&o, p, nlp_params_grad(p), 3e-3);
+            if (k == 0) first = L.loss;
+            final[mode] = L.loss;
+        }
+        nlp_gemm_set_mode(NLP_GEMM_F32);
+        nlp_optim_free(&o);
+        nlp_model_free(m);
+    }
+    if (t_verbose) printf("# bf16 training: start %.5f, fp32 %.6f, bf16 %.6f\n", first, final[0], final[1]);
+    CHECK_MSG(final[0] < 0.5 * first, "fp32 run: loss %.4f from %.4f", final[0], first);
+    CHECK_MSG(fabs(final[1] - final[0]) < 0.05 * final[0] + 0.02, "bf16 run ends at %.4f, fp32 at %.4f", final[1], final[0]);
+}
+
 // --- incremental decoding
 
 static double max_diff(const float *a, const float *b, size_t n)
@@ -703,6 +742,7 @@ int main(int argc, char **argv)
     RUN(test_bad_input);
     RUN(test_resume);
     RUN(test_determinism);
+    RUN(test_bf16_training);
     RUN(test_cache);
     RUN(test_decode_fixtures);
     return TEST_END();

@@ -19,6 +19,8 @@
 #include "nn/loss.h"
 #include "nn/norm.h"
 #include "nn/optim.h"
+#include "nn/safetensors.h"
+#include "base/err.h"
 #include "base/rng.h"
 #include "test.h"
 
@@ -116,6 +118,54 @@ static void test_gemm(void)
     for (int i = 0; i < M2 * N2; i++) d = fmax(d, fabs(C1[i] - C2[i]));
     CHECK_MSG(d < 1e-4, "threaded gemm differs by %g", d);
     free(A), free(B), free(C1), free(C2);
+}
+
+/* bf16 mode: the products of bf16-rounded operands, summed in fp32. Against a
+ * double sum of the rounded operands the error is rounding of the fp32 sums.
+ * (Products with M or N < 16 or K < 32 stay fp32; these shapes are above.) */
+static void test_gemm_bf16(void)
+{
+    if (!nlp_cpu_has_avx512bf16()) {
+        CHECK_EQ_INT(nlp_gemm_set_mode(NLP_GEMM_BF16), NLP_EINVAL);
+        CHECK(nlp_gemm_get_mode() == NLP_GEMM_F32);
+        printf("# skipped bf16 products: no AVX-512 BF16 on this CPU\n");
+        return;
+    }
+    CHECK_EQ_INT(nlp_gemm_set_mode(NLP_GEMM_BF16), 0);
+    int dims[][3] = {{37, 53, 45}, {16, 32, 64}, {300, 260, 70}, {97, 40, 600}, {16, 1000, 33}};
+    for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++) {
+        int M = dims[d][0], N = dims[d][1], K = dims[d][2];
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++)
+                for (int bz = 0; bz < 2; bz++) {
+                    float *A = randv((size_t)M * K, 1), *B = randv((size_t)K * N, 1), *C = randv((size_t)M * (N + 5), 1);
+                    float *C0 = malloc((size_t)M * (N + 5) * 4);
+                    memcpy(C0, C, (size_t)M * (N + 5) * 4);
+                    int lda = ta ? M : K, ldb = tb ? K : N;
+                    float beta = bz ? 0.0f : 2.0f;
+                    nlp_gemm(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, beta, C, N + 5);
+                    double worst = 0;
+                    int pad = 1;
+                    for (int i = 0; i < M; i++) {
+                        for (int j = 0; j < N; j++) {
+                            double sum = 0, mag = 0;
+                            for (int k = 0; k < K; k++) {
+                                float a = ta ? A[k * lda + i] : A[i * lda + k], b = tb ? B[j * ldb + k] : B[k * ldb + j];
+                                double p = (double)nlp_bf16_to_f32(nlp_f32_to_bf16(a)) * nlp_bf16_to_f32(nlp_f32_to_bf16(b));
+                                sum += p, mag += fabs(p);
+                            }
+                            double want = 0.5 * sum + beta * C0[i * (N + 5) + j];
+                            double err = fabs(want - C[i * (N + 5) + j]) / (0.5 * mag + fabs(beta * C0[i * (N + 5) + j]) + 1e-30);
+                            worst = fmax(worst, err);
+                        }
+                        for (int j = N; j < N + 5; j++) pad &= C[i * (N + 5) + j] == C0[i * (N + 5) + j];
+                    }
+                    CHECK_MSG(worst < 2e-6 && pad, "bf16 gemm %dx%dx%d ta=%d tb=%d beta=%g: relative error %g%s", M, N,
+                              K, ta, tb, beta, worst, pad ? "" : ", wrote outside C");
+                    free(A), free(B), free(C), free(C0);
+                }
+    }
+    CHECK_EQ_INT(nlp_gemm_set_mode(NLP_GEMM_F32), 0);
 }
 
 // --- linear
@@ -548,6 +598,7 @@ int main(int argc, char **argv)
     TEST_INIT(argc, argv);
     nlp_rng_seed(&R, 42);
     RUN(test_gemm);
+    RUN(test_gemm_bf16);
     RUN(test_linear);
     RUN(test_layernorm);
     RUN(test_activations);

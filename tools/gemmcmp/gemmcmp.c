@@ -9,6 +9,8 @@
  *   openblas-own    cblas_sgemm with OpenBLAS's own (pthread) thread pool
  *   blis            bli_sgemm, BLIS's OpenMP threading
  *   onednn          dnnl_sgemm (row-major), oneDNN's OpenMP threading
+ *   nlpipe-bf16     nlp_gemm in NLP_GEMM_BF16 mode (operands rounded to bf16
+ *                   while packed; shown only where the CPU has AVX-512 BF16)
  * With LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp (Debian
  * libopenblas0-openmp), "openblas-own" is OpenBLAS's OpenMP build instead.
  * Each shape: 2 warm-up calls each, then REPS rounds calling every candidate
@@ -70,8 +72,8 @@ static const struct shape G124[] = {
     {"dW lm", 50257, 768, 256, 1, 0, 1},  {0},
 };
 
-enum { SPLIT, OWN, BLIS, DNNL, NLIB };
-static const char *LIB[NLIB] = {"openblas-split", "openblas-own", "blis", "onednn"};
+enum { SPLIT, OWN, BLIS, DNNL, BF16, NLIB };
+static const char *LIB[NLIB] = {"openblas-split", "openblas-own", "blis", "onednn", "nlpipe-bf16"};
 
 /* OpenBLAS's OpenMP build implements openblas_set_num_threads with
  * omp_set_num_threads: restore the OpenMP count after every change. */
@@ -99,6 +101,11 @@ static void run(int lib, const struct shape *s, const float *A, const float *B, 
     }
     case DNNL:
         dnnl_sgemm(s->ta ? 'T' : 'N', s->tb ? 'T' : 'N', s->M, s->N, s->K, 1, A, lda, B, ldb, 0, C, s->N);
+        break;
+    case BF16:
+        nlp_gemm_set_mode(NLP_GEMM_BF16);
+        nlp_gemm(s->ta, s->tb, s->M, s->N, s->K, 1, A, lda, B, ldb, 0, C, s->N);
+        nlp_gemm_set_mode(NLP_GEMM_F32);
         break;
     }
 }
@@ -130,19 +137,20 @@ int main(int argc, char **argv)
             /* candidates interleaved rep by rep, so that a busy moment on a
              * shared machine hits them all alike */
             double t[NLIB][64];
-            for (int l = 0; l < NLIB; l++) {
+            int nlib = nlp_cpu_has_avx512bf16() ? NLIB : NLIB - 1;
+            for (int l = 0; l < nlib; l++) {
                 blas_threads(l == OWN ? threads : 1, threads);
                 run(l, s, A, B, C);
                 run(l, s, A, B, C);
             }
             for (int r = 0; r < reps && r < 64; r++)
-                for (int l = 0; l < NLIB; l++) {
+                for (int l = 0; l < nlib; l++) {
                     blas_threads(l == OWN ? threads : 1, threads);
                     double t0 = now();
                     run(l, s, A, B, C);
                     t[l][r] = now() - t0;
                 }
-            for (int l = 0; l < NLIB; l++) {
+            for (int l = 0; l < nlib; l++) {
                 qsort(t[l], (size_t)reps, sizeof t[l][0], cmpd);
                 double m = t[l][reps / 2];
                 total[l] += m * s->count;
