@@ -202,10 +202,7 @@ static int bert_backward(nlp_model *m)
     memset(dres, 0, (size_t)N * C * sizeof(float));
     if (m->mlm_count) {
         nlp_xent x = mlm_xent(m);
-        nlp_xent_backward(&x, m->lse, 1.0f, m->logits, V);
-        const float *wte = nlp_net_w(m, m->tok_emb);
-        nlp_gemm(0, 0, N, C, V, 1.0f, m->logits, V, wte, C, 0.0f, t2, C);
-        nlp_gemm(1, 0, V, C, N, 1.0f, m->logits, V, m->mlm_ln, C, 1.0f, nlp_net_g(m, m->tok_emb), C);
+        nlp_net_output_backward(m, &x, m->lse, m->tok_emb, m->mlm_ln, t2);
         nlp_colsum_add(nlp_net_g(m, m->mlm_bias), m->logits, N, V, V);
         nlp_layernorm_backward(t1, 0, nlp_net_g(m, m->mlm_ln_g), nlp_net_g(m, m->mlm_ln_b), t2, m->mlm_h2, m->mlm_mean,
                                m->mlm_rstd, nlp_net_w(m, m->mlm_ln_g), N, C);

@@ -223,14 +223,11 @@ static int encdec_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
 
 static int encdec_backward(nlp_model *m)
 {
-    const int B = m->B, T = m->T, S = m->S, C = m->cfg.d_model, V = m->cfg.vocab_size, N = B * T;
+    const int B = m->B, T = m->T, S = m->S, C = m->cfg.d_model;
     nlp_stack *dst = &m->stack[1];
     const float *y = dst->lnf_g >= 0 ? dst->lnf : dst->sub[dst->n - 1].out;
     nlp_xent x = encdec_xent(m);
-    nlp_xent_backward(&x, m->lse, 1.0f, m->logits, V);
-    int ow = out_table(m);
-    nlp_gemm(0, 0, N, C, V, 1.0f, m->logits, V, nlp_net_w(m, ow), C, 0.0f, m->dres, C);
-    nlp_gemm(1, 0, V, C, N, 1.0f, m->logits, V, y, C, 1.0f, nlp_net_g(m, ow), C);
+    nlp_net_output_backward(m, &x, m->lse, out_table(m), y, m->dres);
     memset(m->dmem, 0, (size_t)B * S * C * sizeof(float));
     nlp_run enc, dec;
     runs(m, &enc, &dec, memory_of(m));

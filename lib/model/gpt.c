@@ -143,13 +143,10 @@ static int gpt_decode(nlp_model *m, const nlp_batch *b, struct nlp_cache *c)
 
 static int gpt_backward(nlp_model *m)
 {
-    const int B = m->B, T = m->T, C = m->cfg.d_model, V = m->cfg.vocab_size, N = B * T;
+    const int B = m->B, T = m->T, C = m->cfg.d_model, N = B * T;
     nlp_stack *st = &m->stack[0];
     nlp_xent x = gpt_xent(m);
-    nlp_xent_backward(&x, m->lse, 1.0f, m->logits, V);
-    const float *wte = nlp_net_w(m, m->tok_emb);
-    nlp_gemm(0, 0, N, C, V, 1.0f, m->logits, V, wte, C, 0.0f, m->dres, C);
-    nlp_gemm(1, 0, V, C, N, 1.0f, m->logits, V, st->lnf, C, 1.0f, nlp_net_g(m, m->tok_emb), C);
+    nlp_net_output_backward(m, &x, m->lse, m->tok_emb, st->lnf, m->dres);
     nlp_run r = {.m = m, .B = B, .T = T};
     int rc = nlp_net_stack_backward(&r, st, m->dres);
     if (rc) return rc;

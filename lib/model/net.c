@@ -4,6 +4,7 @@
 #include "model/net.h"
 #include "base/err.h"
 #include "nn/act.h"
+#include "nn/gemm.h"
 #include "nn/norm.h"
 
 #include <math.h>
@@ -68,6 +69,15 @@ void nlp_net_normal(float *w, size_t n, double std, nlp_rng *r)
         w[i] = (float)(rad * cos(a));
         if (i + 1 < n) w[i + 1] = (float)(rad * sin(a));
     }
+}
+
+void nlp_net_output_backward(nlp_model *m, const nlp_xent *x, const float *lse, int w, const float *h, float *dh)
+{
+    const int N = x->N, V = x->V, C = m->cfg.d_model;
+    float *dl = (float *)x->logits;
+    nlp_xent_backward(x, lse, 1.0f, dl, x->ld);
+    nlp_gemm(0, 0, N, C, V, 1.0f, dl, (int)x->ld, nlp_net_w(m, w), C, 0.0f, dh, C);
+    nlp_gemm(1, 0, V, C, N, 1.0f, dl, (int)x->ld, h, C, 1.0f, nlp_net_g(m, w), C);
 }
 
 int nlp_net_check_ids(const int32_t *ids, int B, int T, int V, int32_t allow, const char *what)

@@ -30,6 +30,7 @@
 #include "model/model.h"
 #include "nn/attn.h"
 #include "nn/linear.h"
+#include "nn/loss.h"
 #include "nn/params.h"
 
 /* A linear layer by parameter index (b = -1: no bias). */
@@ -201,6 +202,11 @@ uint64_t nlp_net_seed(const nlp_model *m, int site);
 /* Dropout probabilities in effect (0 when not training). */
 float nlp_net_dropout(const nlp_model *m);
 float nlp_net_attn_dropout(const nlp_model *m);
+
+/* Backward of the loss through logits = h·Wᵀ (W [V,C]: the output projection
+ * or a tied embedding, parameter w): turns the logits buffer of x into its
+ * gradient, writes dh = dlogits·W [N,C] and adds dlogitsᵀ·h to W's gradient. */
+void nlp_net_output_backward(nlp_model *m, const nlp_xent *x, const float *lse, int w, const float *h, float *dh);
 
 /* NLP_EDATA naming the row and position of the first id outside [0, V) that
  * is not `allow` (INT32_MIN: none allowed); `what` names the array. */

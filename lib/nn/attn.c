@@ -82,13 +82,25 @@ static void zero_rows(float *x, long ld, int rows, int D)
     for (int i = 0; i < rows; i++) memset(x + (size_t)i * ld, 0, (size_t)D * sizeof(float));
 }
 
+/* dst[t, j] = dropout(src[t, j]) for rows t0..t1-1, keys j < kn, of head
+ * (b, h): the mask of element (b, h, t, j) comes from the pass's seed. */
+static void drop_rows(const nlp_attn *a, float *dst, const float *src, int b, int h, int t0, int t1, int kn)
+{
+    const uint32_t th = nlp_dropout_threshold(a->dropout);
+    const float scale = 1.0f / (1.0f - a->dropout);
+    const uint64_t base = ((uint64_t)b * a->H + h) * a->T * a->S;
+    for (int t = t0; t < t1; t++)
+        for (int j = 0; j < kn; j++) {
+            size_t i = (size_t)t * a->S + j;
+            dst[i] = nlp_dropout_keep(a->seed, base + i, th) ? src[i] * scale : 0.0f;
+        }
+}
+
 int nlp_attn_forward(const nlp_attn *a, float *P)
 {
     const int B = a->B, H = a->H, T = a->T, S = a->S, D = a->D, RB = block_rows(a);
     const float alpha = 1.0f / sqrtf((float)D);
     const int drop = a->dropout > 0;
-    const uint32_t th = nlp_dropout_threshold(a->dropout);
-    const float dscale = drop ? 1.0f / (1.0f - a->dropout) : 1.0f;
     int fail = 0;
 #pragma omp parallel reduction(| : fail)
     {
@@ -106,16 +118,13 @@ int nlp_attn_forward(const nlp_attn *a, float *P)
                 float *o = a->out + b * a->bso + h * D;
                 float *p = P ? P + ((size_t)b * H + h) * T * S : scratch;
                 float *pd = drop ? scratch : p;
-                uint64_t base = ((uint64_t)b * H + h) * T * S;
                 for (int t0 = 0; t0 < T; t0 += RB) {
                     int rows = T - t0 < RB ? T - t0 : RB, kn = key_extent(a, t0 + rows);
                     float *pr = p + (size_t)t0 * S;
                     nlp_gemm(0, 1, rows, kn, D, alpha, q + (size_t)t0 * a->ldq, (int)a->ldq, k, (int)a->ldk, 0.0f, pr,
                              S);
                     for (int t = t0; t < t0 + rows; t++) softmax_row(a, b, t, p + (size_t)t * S);
-                    if (drop)
-                        for (size_t i = (size_t)t0 * S; i < (size_t)(t0 + rows) * S; i++)
-                            pd[i] = nlp_dropout_keep(a->seed, base + i, th) ? p[i] * dscale : 0.0f;
+                    if (drop) drop_rows(a, pd, p, b, h, t0, t0 + rows, S);
                     nlp_gemm(0, 0, rows, D, kn, 1.0f, pd + (size_t)t0 * S, S, v, (int)a->ldv, 0.0f,
                              o + (size_t)t0 * a->ldo, (int)a->ldo);
                 }
@@ -130,8 +139,6 @@ int nlp_attn_backward(const nlp_attn *a, const float *P, const float *dout, floa
     const int B = a->B, H = a->H, T = a->T, S = a->S, D = a->D, RB = block_rows(a);
     const float alpha = 1.0f / sqrtf((float)D);
     const int drop = a->dropout > 0;
-    const uint32_t th = nlp_dropout_threshold(a->dropout);
-    const float dscale = drop ? 1.0f / (1.0f - a->dropout) : 1.0f;
     int fail = 0;
 #pragma omp parallel reduction(| : fail)
     {
@@ -146,7 +153,6 @@ int nlp_attn_backward(const nlp_attn *a, const float *P, const float *dout, floa
                 float *gq = dq + b * a->bsq + h * D, *gk = dk + b * a->bsk + h * D, *gv = dv + b * a->bsv + h * D;
                 const float *p = P + ((size_t)b * H + h) * T * S;
                 float *pdrop = dp + (size_t)T * S;
-                uint64_t base = ((uint64_t)b * H + h) * T * S;
                 int blocked = RB < T;
                 if (blocked) { /* dK and dV are sums over the row blocks */
                     zero_rows(gk, a->ldk, S, D);
@@ -158,23 +164,17 @@ int nlp_attn_backward(const nlp_attn *a, const float *P, const float *dout, floa
                     const float *pb = p + (size_t)t0 * S, *pdb = pb, *gob = go + (size_t)t0 * a->ldo;
                     float *g0 = dp + (size_t)t0 * S;
                     if (drop) {
-                        for (int t = t0; t < t0 + rows; t++)
-                            for (int j = 0; j < kn; j++) {
-                                size_t i = (size_t)t * S + j;
-                                pdrop[i] = nlp_dropout_keep(a->seed, base + i, th) ? p[i] * dscale : 0.0f;
-                            }
+                        drop_rows(a, pdrop, p, b, h, t0, t0 + rows, kn);
                         pdb = pdrop + (size_t)t0 * S;
                     }
                     /* dV = dropout(P)ᵀ dO */
                     nlp_gemm(1, 0, kn, D, rows, 1.0f, pdb, S, gob, (int)a->ldo, beta, gv, (int)a->ldv);
                     /* d(dropout(P)) = dO Vᵀ, then through dropout */
                     nlp_gemm(0, 1, rows, kn, D, 1.0f, gob, (int)a->ldo, v, (int)a->ldv, 0.0f, g0, S);
+                    if (drop) drop_rows(a, dp, dp, b, h, t0, t0 + rows, kn);
                     for (int t = t0; t < t0 + rows; t++) {
                         float *g = dp + (size_t)t * S;
                         const float *pr = p + (size_t)t * S;
-                        if (drop)
-                            for (int j = 0; j < kn; j++)
-                                g[j] = nlp_dropout_keep(a->seed, base + (size_t)t * S + j, th) ? g[j] * dscale : 0.0f;
                         /* softmax backward: dA = P ⊙ (dP − Σ P dP); nothing flows
                          * through a row whose keys are all masked (masked_fill) */
                         if (row_all_masked(a, b, t)) {
