@@ -3,30 +3,53 @@
  *
  * Every matrix product of the neural engine goes through nlp_gemm(): row-major
  * C = alpha * op(A) op(B) + beta * C, as cblas_sgemm. The fp32 path is OpenBLAS
- * cblas_sgemm. An opt-in bf16 path (nlp_gemm_set_mode(NLP_GEMM_BF16)) rounds A
- * and B to bfloat16 and multiplies them with the AVX-512 BF16 dot-product
- * instruction (vdpbf16ps), accumulating in fp32; it is used only where the CPU
- * reports avx512_bf16 at run time (nlp_cpu_has_avx512bf16()), and falls back to
- * fp32 otherwise. fp32 is the default and the only mode the parity tests use.
+ * cblas_sgemm. An opt-in bf16 path (nlp_gemm_set_mode(NLP_GEMM_BF16), for the
+ * whole process) rounds op(A) and op(B) to bfloat16 (nearest even) and
+ * multiplies them with the AVX-512 BF16 dot-product instruction (vdpbf16ps),
+ * accumulating in fp32; it can be selected only where the CPU reports
+ * avx512_bf16 at run time (nlp_cpu_has_avx512bf16()), and products with M or N
+ * below 16 or K below 32 stay fp32. fp32 is the default and the only mode the
+ * parity tests use.
  *
  * Threads. nlp_gemm() called outside an OpenMP parallel region splits C into
- * one contiguous block of rows or columns per OpenMP thread, and each thread
- * calls the single-threaded OpenBLAS kernel on its block; called inside a
- * parallel region it runs on the calling thread. OpenBLAS's own thread pool is
- * switched off (nlp_gemm_init sets it to one thread): the Debian pthread build
- * of OpenBLAS busy-waits in its workers, which collapses on a shared machine
- * and oversubscribes the cores next to our OpenMP threads, while OpenMP with
- * OMP_WAIT_POLICY=PASSIVE sleeps. Each element of C is computed by exactly one
- * thread with the whole K sum, so results are identical from run to run for a
- * given thread count.
+ * one contiguous block of rows or columns (the longer side) per OpenMP thread,
+ * and each thread calls the single-threaded OpenBLAS kernel on its block;
+ * called inside a parallel region (attention heads) it runs on the calling
+ * thread. OpenBLAS's own threading is switched off (nlp_gemm_init): the
+ * workers of Debian's default pthread build busy-wait, which collapses on a
+ * shared machine and oversubscribes the cores beside our OpenMP threads,
+ * while OpenMP with OMP_WAIT_POLICY=PASSIVE sleeps. The OpenMP build of
+ * OpenBLAS (libopenblas0-openmp) would compose with our regions, but it was
+ * not faster and implements openblas_set_num_threads() with
+ * omp_set_num_threads(), so nlp_gemm_init restores OpenMP's count after it.
+ * Each element of C is computed by one thread with the whole K sum, so results
+ * are identical from run to run for a given thread count.
  *
- * Why OpenBLAS: measured on the shapes of our models (tools/gemmbench, AMD
- * Zen 4, 2 threads, see the table in gemm.c), OpenBLAS 0.3.21 (Debian,
- * Cooperlake kernels) was the fastest fp32 library: BLIS 0.9.0 (Debian
- * libblis-dev) and oneDNN 2.6.3 (libdnnl-dev) were slower on the skinny
- * products of small batches, and neither beats it on the large squares. For bf16
- * neither Debian's OpenBLAS (built without sbgemm) nor a library call was
- * needed: the bf16 kernel here packs both operands and runs vdpbf16ps directly.
+ * Why OpenBLAS. tools/gemm-compare times the candidates on the products of one
+ * GPT training step (forward, dgrad and wgrad shapes of GPT small and GPT-2
+ * 124M), interleaved rep by rep (OpenBLAS's own pool apart: its workers spin
+ * after each call and slow whatever runs next). On the development machine
+ * (AMD EPYC Zen 4, 2 vCPUs shared with other jobs; FMA peak 223 GFLOP/s,
+ * OpenBLAS sgemm 180 on 2048² squares), 2 threads, GFLOP/s over the step's
+ * products, range of four runs (two with each OpenBLAS build):
+ *
+ *                                     GPT small      GPT-2 124M
+ *   OpenBLAS 0.3.21, our split        178 – 192      150 – 180
+ *   OpenBLAS, its own thread pool     165 – 187      162 – 185
+ *   oneDNN 2.6.3 dnnl_sgemm           185 – 198      155 – 191
+ *   BLIS 0.9.0 (OpenMP)               160 – 189       81 – 150
+ *   our bf16 kernel (opt-in)          258 – 297      257 – 303
+ *
+ * Single shapes vary by up to 2× between runs on this shared machine; the
+ * step figures much less. BLIS falls behind on the skinny products of small
+ * batches (GPT-2 124M at 256 tokens). oneDNN's sgemm is 3–7% ahead of
+ * OpenBLAS here, which would be 2–5% of a training step: not worth a second
+ * BLAS dependency (libdnnl) for fp32. OpenBLAS's own pool is within noise of
+ * our split but spins. For bf16, Debian's OpenBLAS has no sbgemm and oneDNN
+ * 2.6 offers bf16 only through its matmul primitive (a primitive per shape),
+ * so the bf16 kernel is ours: 1.45–1.8× our fp32 products, limited by the
+ * rounding and packing of both operands on every call (the micro-kernel
+ * itself runs at the bf16 peak, 64 flops per cycle per core).
  *
  * Not here: anything but matrix products (layers live in their own modules).
  */

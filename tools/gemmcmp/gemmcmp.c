@@ -5,7 +5,8 @@
  * (it needs libblis-dev and libdnnl-dev, which nlpipe itself does not).
  *
  * Candidates, all fp32, THREADS threads:
- *   openblas-split  nlp_gemm: OpenBLAS single-threaded kernels, C split over OpenMP threads
+ *   nlp_gemm        OpenBLAS single-threaded kernels, C split over OpenMP threads (nlp_gemm's choice)
+ *   split-m/-n      the same, C always split by rows / by columns
  *   openblas-own    cblas_sgemm with OpenBLAS's own (pthread) thread pool
  *   blis            bli_sgemm, BLIS's OpenMP threading
  *   onednn          dnnl_sgemm (row-major), oneDNN's OpenMP threading
@@ -14,8 +15,9 @@
  * With LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp (Debian
  * libopenblas0-openmp), "openblas-own" is OpenBLAS's OpenMP build instead.
  * Each shape: 2 warm-up calls each, then REPS rounds calling every candidate
- * once (interleaved), the median per candidate; per workload the
- * step total is Σ count·time over its shapes.
+ * once (interleaved; OpenBLAS's own pool separately, see below), the median
+ * per candidate; per workload the step
+ * figure is Σ count·flops / Σ count·time over its shapes.
  */
 #include "nn/gemm.h"
 
@@ -72,8 +74,26 @@ static const struct shape G124[] = {
     {"dW lm", 50257, 768, 256, 1, 0, 1},  {0},
 };
 
-enum { SPLIT, OWN, BLIS, DNNL, BF16, NLIB };
-static const char *LIB[NLIB] = {"openblas-split", "openblas-own", "blis", "onednn", "nlpipe-bf16"};
+enum { SPLIT, SPLIT_M, SPLIT_N, OWN, BLIS, DNNL, BF16, NLIB };
+static const char *LIB[NLIB] = {"nlp_gemm", "split-m", "split-n", "openblas-own", "blis", "onednn", "nlpipe-bf16"};
+
+/* C split into one block of rows (m) or columns (n) per thread, single-threaded OpenBLAS on each. */
+static void split(int by_m, const struct shape *s, const float *A, int lda, const float *B, int ldb, float *C)
+{
+    int nt = omp_get_max_threads(), len = by_m ? s->M : s->N, chunk = ((len + nt - 1) / nt + 15) & ~15;
+#pragma omp parallel for schedule(static, 1)
+    for (int p = 0; p < nt; p++) {
+        int o = p * chunk, n = len - o < chunk ? len - o : chunk;
+        if (n <= 0) continue;
+        enum CBLAS_TRANSPOSE ta = s->ta ? CblasTrans : CblasNoTrans, tb = s->tb ? CblasTrans : CblasNoTrans;
+        if (by_m)
+            cblas_sgemm(CblasRowMajor, ta, tb, n, s->N, s->K, 1, s->ta ? A + o : A + (size_t)o * lda, lda, B, ldb, 0,
+                        C + (size_t)o * s->N, s->N);
+        else
+            cblas_sgemm(CblasRowMajor, ta, tb, s->M, n, s->K, 1, A, lda, s->tb ? B + (size_t)o * ldb : B + o, ldb, 0,
+                        C + o, s->N);
+    }
+}
 
 /* OpenBLAS's OpenMP build implements openblas_set_num_threads with
  * omp_set_num_threads: restore the OpenMP count after every change. */
@@ -88,6 +108,8 @@ static void run(int lib, const struct shape *s, const float *A, const float *B, 
     int lda = s->ta ? s->M : s->K, ldb = s->tb ? s->K : s->N;
     switch (lib) {
     case SPLIT: nlp_gemm(s->ta, s->tb, s->M, s->N, s->K, 1, A, lda, B, ldb, 0, C, s->N); break;
+    case SPLIT_M: split(1, s, A, lda, B, ldb, C); break;
+    case SPLIT_N: split(0, s, A, lda, B, ldb, C); break;
     case OWN:
         cblas_sgemm(CblasRowMajor, s->ta ? CblasTrans : CblasNoTrans, s->tb ? CblasTrans : CblasNoTrans, s->M, s->N,
                     s->K, 1, A, lda, B, ldb, 0, C, s->N);
@@ -119,12 +141,12 @@ int main(int argc, char **argv)
     const struct shape *sets[2] = {SMALL, G124};
     const char *names[2] = {"gpt_small", "gpt2_124m"};
     int par = openblas_get_parallel();
-    printf("threads %d, reps %d, OpenBLAS %s build; GFLOP/s per product, step total in ms\n", threads, reps,
+    printf("threads %d, reps %d, OpenBLAS %s build; GFLOP/s per product and for the step's products\n", threads, reps,
            par == 2 ? "OpenMP" : par == 1 ? "pthread" : "serial");
     for (int w = 0; w < 2; w++) {
         double total[NLIB] = {0}, flops = 0;
         printf("\n%-12s %6s %6s %6s", names[w], "M", "N", "K");
-        for (int l = 0; l < NLIB; l++) printf(" %14s", LIB[l]);
+        for (int l = 0; l < NLIB; l++) printf(" %11s", LIB[l]);
         printf("\n");
         for (const struct shape *s = sets[w]; s->what; s++) {
             size_t na = (size_t)s->M * s->K, nb = (size_t)s->K * s->N, nc = (size_t)s->M * s->N;
@@ -135,34 +157,44 @@ int main(int argc, char **argv)
             flops += f * s->count;
             printf("%-12s %6d %6d %6d", s->what, s->M, s->N, s->K);
             /* candidates interleaved rep by rep, so that a busy moment on a
-             * shared machine hits them all alike */
+             * shared machine hits them all alike; OpenBLAS's own pool last and
+             * alone: its pthread workers spin after each call (about 0.1 s),
+             * which would slow whatever runs next */
             double t[NLIB][64];
             int nlib = nlp_cpu_has_avx512bf16() ? NLIB : NLIB - 1;
-            for (int l = 0; l < nlib; l++) {
-                blas_threads(l == OWN ? threads : 1, threads);
-                run(l, s, A, B, C);
-                run(l, s, A, B, C);
-            }
+            blas_threads(1, threads);
+            for (int l = 0; l < nlib; l++)
+                if (l != OWN) run(l, s, A, B, C), run(l, s, A, B, C);
             for (int r = 0; r < reps && r < 64; r++)
                 for (int l = 0; l < nlib; l++) {
-                    blas_threads(l == OWN ? threads : 1, threads);
+                    if (l == OWN) continue;
                     double t0 = now();
                     run(l, s, A, B, C);
                     t[l][r] = now() - t0;
                 }
+            blas_threads(threads, threads);
+            run(OWN, s, A, B, C);
+            for (int r = 0; r < reps && r < 64; r++) {
+                double t0 = now();
+                run(OWN, s, A, B, C);
+                t[OWN][r] = now() - t0;
+            }
+            blas_threads(1, threads);
+            struct timespec pause = {0, 300000000};
+            nanosleep(&pause, NULL);
             for (int l = 0; l < nlib; l++) {
                 qsort(t[l], (size_t)reps, sizeof t[l][0], cmpd);
                 double m = t[l][reps / 2];
                 total[l] += m * s->count;
-                printf(" %14.1f", f / m / 1e9);
+                printf(" %11.1f", f / m / 1e9);
             }
             printf("\n");
             free(A), free(B), free(C);
         }
         blas_threads(1, threads);
-        printf("%-33s", "step total (ms), GFLOP/s");
+        printf("%-33s", "step, GFLOP/s");
         for (int l = 0; l < NLIB; l++)
-            printf("  %6.1f %6.1f", total[l] * 1e3, total[l] > 0 ? flops / total[l] / 1e9 : 0);
+            printf(" %11.1f", total[l] > 0 ? flops / total[l] / 1e9 : 0);
         printf("\n");
     }
     return 0;
