@@ -30,6 +30,10 @@
  * does not apply to the architecture, or has a value of the wrong type or out
  * of range is NLP_EFORMAT naming the origin (file) and line.
  *
+ * A tool whose YAML files mix its own options with model keys hands over
+ * the entries for which nlp_model_config_is_key() is true (with their file
+ * and line) and prints nlp_model_config_dump() under --dump-config.
+ *
  * Presets: tiny (d 64, 4 heads, ff 256, 2 layers, vocab 512, 64 positions: unit
  * tests), small (d 256, 4 heads, ff 1024, 4 layers — 3+3 for the transformer,
  * vocab 8192, 256 positions), base and big (Vaswani et al. 2017: 6+6 layers,
