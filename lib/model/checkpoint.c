@@ -1,0 +1,174 @@
+/*
+ * checkpoint.c — training checkpoints. See checkpoint.h.
+ */
+#include "model/checkpoint.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "base/mem.h"
+#include "model/net.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+uint64_t nlp_params_layout_hash(const nlp_params *p)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < nlp_params_count(p); i++) {
+        const nlp_param_info *t = nlp_params_info(p, i);
+        for (const char *c = t->name; *c; c++) h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+        for (int d = 0; d < t->ndim; d++) h = (h ^ (uint64_t)t->shape[d]) * 0x100000001b3ull;
+        h = (h ^ 0xff) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+static int path_in(char *buf, size_t cap, const char *dir, const char *name)
+{
+    size_t n = strlen(dir);
+    if ((size_t)snprintf(buf, cap, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name) >= cap)
+        return nlp_error(NLP_EINVAL, "path too long: '%s'", dir);
+    return NLP_OK;
+}
+
+int nlp_checkpoint_save(const char *dir, const nlp_model *m, const nlp_optim *o, const nlp_train_state *s)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) return nlp_error_errno(NLP_EIO, "cannot create '%s'", dir);
+    if (!nlp_is_dir(dir)) return nlp_error(NLP_EIO, "cannot write checkpoint '%s': not a directory", dir);
+    const nlp_params *p = m->params;
+    size_t n = nlp_params_numel(p);
+    if (o->n != n) return nlp_error(NLP_EINVAL, "optimizer holds %zu floats, the model %zu", o->n, n);
+    char path[4096], num[64], b1[40], b2[40], eps[40], wd[40], cnt[32], hash[32];
+    int rc = path_in(path, sizeof path, dir, "train_state.safetensors");
+    if (rc) return rc;
+    nlp_st_writer *w = nlp_st_writer_new();
+    if (!w) return NLP_ENOMEM;
+    snprintf(num, sizeof num, "%ld", o->step);
+    nlp_format_double(b1, sizeof b1, o->cfg.beta1);
+    nlp_format_double(b2, sizeof b2, o->cfg.beta2);
+    nlp_format_double(eps, sizeof eps, o->cfg.eps);
+    nlp_format_double(wd, sizeof wd, o->cfg.weight_decay);
+    snprintf(cnt, sizeof cnt, "%zu", n);
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)nlp_params_layout_hash(p));
+    const char *meta[] = {"format", "nlpipe-train-state", "version", "1", "step", num, "optimizer",
+                          o->cfg.kind == NLP_OPTIM_ADAM ? "adam" : "adamw", "beta1", b1, "beta2", b2, "eps", eps,
+                          "weight_decay", wd, "params", cnt, "layout", hash, NULL};
+    for (int i = 0; meta[i] && !rc; i += 2) rc = nlp_st_writer_meta(w, meta[i], meta[i + 1]);
+    int64_t sn[1] = {(int64_t)n}, s4[1] = {4};
+    if (!rc) rc = nlp_st_writer_add(w, "optim.m", NLP_DT_F32, 1, sn, o->m, NLP_DT_F32);
+    if (!rc) rc = nlp_st_writer_add(w, "optim.v", NLP_DT_F32, 1, sn, o->v, NLP_DT_F32);
+    if (!rc) rc = nlp_st_writer_add(w, "rng.model", NLP_DT_U64, 1, s4, m->rng.s, NLP_DT_U64);
+    if (!rc) rc = nlp_st_writer_add(w, "rng.data", NLP_DT_U64, 1, s4, s->data_rng.s, NLP_DT_U64);
+    if (!rc) rc = nlp_st_writer_add(w, "data.position", NLP_DT_U64, 1, s4, s->data_position, NLP_DT_U64);
+    if (!rc) rc = nlp_st_writer_save(w, path);
+    nlp_st_writer_free(w);
+    if (rc) return rc;
+    /* the model, with the same step */
+    nlp_buf json = {0}, yaml = {0};
+    const char *kind;
+    rc = nlp_model_config_to_json(&m->cfg, &json, &kind);
+    if (!rc) rc = nlp_model_config_dump(&m->cfg, &yaml);
+    if (!rc) rc = path_in(path, sizeof path, dir, "model.safetensors");
+    if (!rc) {
+        const char *mm[] = {"format", "nlpipe", "model", kind, "config", json.data, "nlpipe_config", yaml.data,
+                            "step", num, NULL};
+        rc = nlp_params_save(p, path, mm, NLP_DT_F32);
+    }
+    nlp_buf_free(&json);
+    nlp_buf_free(&yaml);
+    return rc;
+}
+
+static int u64x4(const nlp_st *f, const char *name, uint64_t *dst)
+{
+    int64_t shape[1] = {4};
+    const nlp_st_tensor *t;
+    int rc = nlp_st_expect(f, name, 1, shape, &t);
+    return rc ? rc : nlp_st_read_u64(f, t, dst);
+}
+
+static int meta_double(const nlp_st *f, const char *key, double *out)
+{
+    const char *v = nlp_st_meta(f, key);
+    char *end;
+    if (!v || (*out = strtod(v, &end), *end) || end == v)
+        return nlp_error(NLP_EFORMAT, "'%s': metadata '%s' is missing or not a number", nlp_st_path(f), key);
+    return NLP_OK;
+}
+
+int nlp_checkpoint_load(const char *dir, nlp_model **out, nlp_optim *o, nlp_train_state *s)
+{
+    *out = NULL;
+    memset(o, 0, sizeof *o);
+    char path[4096];
+    int rc = path_in(path, sizeof path, dir, "train_state.safetensors");
+    nlp_st *f = NULL;
+    if (rc || (rc = nlp_st_open(&f, path))) return rc;
+    nlp_model *m = NULL;
+    const char *fmt = nlp_st_meta(f, "format"), *ver = nlp_st_meta(f, "version");
+    if (!fmt || strcmp(fmt, "nlpipe-train-state") != 0) {
+        rc = nlp_error(NLP_EFORMAT, "'%s': not an nlpipe training state (format '%s')", path, fmt ? fmt : "none");
+        goto fail;
+    }
+    if (!ver || strcmp(ver, "1") != 0) {
+        rc = nlp_error(NLP_EFORMAT, "'%s': training state version '%s', this build reads version 1", path,
+                       ver ? ver : "none");
+        goto fail;
+    }
+    if ((rc = nlp_model_load(&m, dir))) goto fail;
+    /* the pair must belong together */
+    const char *step = nlp_st_meta(f, "step"), *kind = nlp_st_meta(f, "optimizer"), *lay = nlp_st_meta(f, "layout");
+    char mpath[4096];
+    path_in(mpath, sizeof mpath, dir, "model.safetensors");
+    nlp_st *mf = NULL;
+    if ((rc = nlp_st_open(&mf, mpath))) goto fail;
+    const char *mstep = nlp_st_meta(mf, "step");
+    int same = step && mstep && strcmp(step, mstep) == 0;
+    char *end;
+    long st = step ? strtol(step, &end, 10) : -1;
+    nlp_st_close(mf);
+    if (!step || *end || st < 0) {
+        rc = nlp_error(NLP_EFORMAT, "'%s': metadata 'step' is missing or not a count", path);
+        goto fail;
+    }
+    if (!same) {
+        rc = nlp_error(NLP_EFORMAT, "checkpoint '%s' is inconsistent: the training state is at step %s, the model at %s",
+                       dir, step, mstep ? mstep : "none");
+        goto fail;
+    }
+    char hash[32];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)nlp_params_layout_hash(m->params));
+    if (!lay || strcmp(lay, hash) != 0) {
+        rc = nlp_error(NLP_EFORMAT, "'%s': the training state belongs to another model layout", path);
+        goto fail;
+    }
+    nlp_optim_config c = nlp_optim_default();
+    if (!kind || (strcmp(kind, "adamw") && strcmp(kind, "adam"))) {
+        rc = nlp_error(NLP_EFORMAT, "'%s': unknown optimizer '%s'", path, kind ? kind : "none");
+        goto fail;
+    }
+    c.kind = strcmp(kind, "adam") == 0 ? NLP_OPTIM_ADAM : NLP_OPTIM_ADAMW;
+    if ((rc = meta_double(f, "beta1", &c.beta1)) || (rc = meta_double(f, "beta2", &c.beta2)) ||
+        (rc = meta_double(f, "eps", &c.eps)) || (rc = meta_double(f, "weight_decay", &c.weight_decay)))
+        goto fail;
+    size_t n = nlp_params_numel(m->params);
+    if ((rc = nlp_optim_init(o, &c, n))) goto fail;
+    o->step = st;
+    int64_t sn[1] = {(int64_t)n};
+    const nlp_st_tensor *tm, *tv;
+    if ((rc = nlp_st_expect(f, "optim.m", 1, sn, &tm)) || (rc = nlp_st_expect(f, "optim.v", 1, sn, &tv)) ||
+        (rc = nlp_st_read_f32(f, tm, o->m)) || (rc = nlp_st_read_f32(f, tv, o->v)) ||
+        (rc = u64x4(f, "rng.model", m->rng.s)) || (rc = u64x4(f, "rng.data", s->data_rng.s)) ||
+        (rc = u64x4(f, "data.position", s->data_position)))
+        goto fail;
+    nlp_st_close(f);
+    *out = m;
+    return NLP_OK;
+fail:
+    nlp_st_close(f);
+    nlp_model_free(m);
+    nlp_optim_free(o);
+    return rc;
+}

@@ -1,0 +1,55 @@
+/*
+ * checkpoint.h — a training checkpoint: the model and everything needed to
+ * resume a run bit-identically, written atomically.
+ *
+ * A checkpoint is a directory:
+ *
+ *   DIR/model.safetensors        the weights (F32) and the model configuration,
+ *                                as nlp_model_save writes them, plus metadata
+ *                                "step" (so inference tools read it as any model)
+ *   DIR/train_state.safetensors  the rest, also safetensors:
+ *     __metadata__  format "nlpipe-train-state", version "1", step,
+ *                   optimizer (adamw | adam), beta1, beta2, eps, weight_decay
+ *                   (shortest round-trip decimals), params (count of floats),
+ *                   layout (FNV-1a hash of the parameter names and shapes, hex)
+ *     optim.m, optim.v   F32 [params]   the two moment arenas, in the model's layout
+ *     rng.model          U64 [4]        the model's dropout generator
+ *     rng.data           U64 [4]        the caller's data generator (shuffling, masking)
+ *     data.position      U64 [4]        the caller's position in its data, opaque here
+ *
+ * Each file is written through a temporary file, fsynced and renamed, the
+ * state first and the model second; both carry the step, and loading rejects
+ * a pair whose steps differ (a crash between the two renames), so a reader
+ * never resumes from a mixed checkpoint.
+ *
+ * Not here: when to checkpoint, how many to keep (lib/train).
+ */
+#ifndef NLP_MODEL_CHECKPOINT_H
+#define NLP_MODEL_CHECKPOINT_H
+
+#include <stdint.h>
+
+#include "base/rng.h"
+#include "model/model.h"
+#include "nn/optim.h"
+
+typedef struct nlp_train_state {
+    nlp_rng data_rng;          /* the caller's generator */
+    uint64_t data_position[4]; /* opaque to the library */
+} nlp_train_state;
+
+/* Writes DIR (created if missing) from the model, its optimizer (o->step is
+ * the step) and the caller's state. NLP_EIO on failure. */
+int nlp_checkpoint_save(const char *dir, const nlp_model *m, const nlp_optim *o, const nlp_train_state *s);
+
+/* Reads DIR: a new model (*m, free with nlp_model_free; its dropout
+ * generator restored), the optimizer (*o initialised; free with
+ * nlp_optim_free) and the caller's state. NLP_EFORMAT names the file and what
+ * is wrong (not a train state, another model's layout, steps that differ,
+ * missing tensors), NLP_EIO when unreadable. */
+int nlp_checkpoint_load(const char *dir, nlp_model **m, nlp_optim *o, nlp_train_state *s);
+
+/* The layout fingerprint written as "layout" (FNV-1a over names and shapes). */
+uint64_t nlp_params_layout_hash(const nlp_params *p);
+
+#endif

@@ -1,0 +1,606 @@
+/*
+ * config.c — model configurations: keys, presets, resolution, YAML dump and
+ * JSON forms. See config.h.
+ */
+#include "model/config.h"
+#include "base/err.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum kt { KT_INT, KT_DOUBLE, KT_BOOL, KT_CHOICE };
+
+#define A_GPT (1u << NLP_ARCH_GPT)
+#define A_BERT (1u << NLP_ARCH_BERT)
+#define A_TR (1u << NLP_ARCH_TRANSFORMER)
+#define A_ALL (A_GPT | A_BERT | A_TR)
+
+static const char *const ARCHS[] = {"gpt", "bert", "transformer", NULL};
+static const char *const ACTS[] = {"relu", "gelu", "gelu-tanh", NULL};
+static const char *const NORMS[] = {"post", "pre", NULL};
+static const char *const POSS[] = {"sinusoidal", "learned", NULL};
+static const char *const SMOOTHS[] = {"uniform", "others", NULL};
+
+#define OFF(f) offsetof(nlp_model_config, f)
+
+static const struct key {
+    const char *name;
+    enum kt type;
+    size_t off;
+    const char *const *choices;
+    double lo, hi;
+    unsigned arch;
+} KEYS[] = {
+    {"vocab-size", KT_INT, OFF(vocab_size), NULL, 1, 1 << 30, A_ALL},
+    {"src-vocab-size", KT_INT, OFF(src_vocab_size), NULL, 1, 1 << 30, A_TR},
+    {"d-model", KT_INT, OFF(d_model), NULL, 1, 1 << 16, A_ALL},
+    {"heads", KT_INT, OFF(heads), NULL, 1, 1 << 10, A_ALL},
+    {"d-ff", KT_INT, OFF(d_ff), NULL, 1, 1 << 20, A_ALL},
+    {"layers", KT_INT, OFF(layers), NULL, 1, 1 << 10, A_ALL},
+    {"encoder-layers", KT_INT, OFF(encoder_layers), NULL, 1, 1 << 10, A_TR},
+    {"decoder-layers", KT_INT, OFF(decoder_layers), NULL, 1, 1 << 10, A_TR},
+    {"max-positions", KT_INT, OFF(max_positions), NULL, 1, 1 << 24, A_ALL},
+    {"type-vocab-size", KT_INT, OFF(type_vocab_size), NULL, 1, 1 << 16, A_BERT},
+    {"ln-eps", KT_DOUBLE, OFF(ln_eps), NULL, 0, 1, A_ALL},
+    {"dropout", KT_DOUBLE, OFF(dropout), NULL, 0, 1, A_ALL},
+    {"attention-dropout", KT_DOUBLE, OFF(attention_dropout), NULL, 0, 1, A_ALL},
+    {"activation", KT_CHOICE, OFF(activation), ACTS, 0, 0, A_ALL},
+    {"norm", KT_CHOICE, OFF(pre_ln), NORMS, 0, 0, A_TR},
+    {"positions", KT_CHOICE, OFF(learned_pos), POSS, 0, 0, A_TR},
+    {"shared-vocab", KT_BOOL, OFF(shared_vocab), NULL, 0, 0, A_TR},
+    {"tie-output", KT_BOOL, OFF(tie_output), NULL, 0, 0, A_TR},
+    {"pad-id", KT_INT, OFF(pad_id), NULL, 0, 1 << 30, A_TR},
+    {"bos-id", KT_INT, OFF(bos_id), NULL, 0, 1 << 30, A_TR},
+    {"eos-id", KT_INT, OFF(eos_id), NULL, 0, 1 << 30, A_TR},
+    {"label-smoothing", KT_DOUBLE, OFF(label_smoothing), NULL, 0, 1, A_TR},
+    {"smoothing-mode", KT_CHOICE, OFF(smoothing_mode), SMOOTHS, 0, 0, A_TR},
+    {"init-std", KT_DOUBLE, OFF(init_std), NULL, 0, 10, A_GPT | A_BERT},
+};
+#define NKEYS (sizeof KEYS / sizeof KEYS[0])
+
+/* Presets: settings applied after the architecture's defaults. arch_fixed < 0
+ * means the preset fits every architecture (its entries may be per-arch). */
+struct pentry {
+    unsigned arch;
+    const char *key, *value;
+};
+static const struct preset {
+    const char *name;
+    int arch_fixed;
+    struct pentry e[16];
+} PRESETS[] = {
+    {"tiny", -1, {{A_ALL, "d-model", "64"}, {A_ALL, "heads", "4"}, {A_ALL, "d-ff", "256"}, {A_ALL, "layers", "2"},
+                  {A_ALL, "vocab-size", "512"}, {A_ALL, "max-positions", "64"}}},
+    {"small", -1, {{A_ALL, "d-model", "256"}, {A_ALL, "heads", "4"}, {A_ALL, "d-ff", "1024"},
+                   {A_GPT | A_BERT, "layers", "4"}, {A_TR, "layers", "3"}, {A_ALL, "vocab-size", "8192"},
+                   {A_ALL, "max-positions", "256"}}},
+    {"base", NLP_ARCH_TRANSFORMER,
+     {{A_TR, "d-model", "512"}, {A_TR, "heads", "8"}, {A_TR, "d-ff", "2048"}, {A_TR, "layers", "6"},
+      {A_TR, "vocab-size", "37000"}, {A_TR, "max-positions", "1024"}, {A_TR, "dropout", "0.1"},
+      {A_TR, "label-smoothing", "0.1"}}},
+    {"big", NLP_ARCH_TRANSFORMER,
+     {{A_TR, "d-model", "1024"}, {A_TR, "heads", "16"}, {A_TR, "d-ff", "4096"}, {A_TR, "layers", "6"},
+      {A_TR, "vocab-size", "37000"}, {A_TR, "max-positions", "1024"}, {A_TR, "dropout", "0.3"},
+      {A_TR, "label-smoothing", "0.1"}}},
+    {"gpt2", NLP_ARCH_GPT,
+     {{A_GPT, "d-model", "768"}, {A_GPT, "heads", "12"}, {A_GPT, "d-ff", "3072"}, {A_GPT, "layers", "12"},
+      {A_GPT, "vocab-size", "50257"}, {A_GPT, "max-positions", "1024"}}},
+    {"bert-base", NLP_ARCH_BERT,
+     {{A_BERT, "d-model", "768"}, {A_BERT, "heads", "12"}, {A_BERT, "d-ff", "3072"}, {A_BERT, "layers", "12"},
+      {A_BERT, "vocab-size", "30522"}, {A_BERT, "max-positions", "512"}}},
+};
+#define NPRESETS (sizeof PRESETS / sizeof PRESETS[0])
+
+const char *nlp_arch_name(enum nlp_arch a) { return (unsigned)a < 3 ? ARCHS[a] : "?"; }
+
+static const struct key *find_key(const char *name)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if (strcmp(KEYS[i].name, name) == 0) return &KEYS[i];
+    return NULL;
+}
+
+int nlp_model_config_is_key(const char *key)
+{
+    return find_key(key) || strcmp(key, "preset") == 0 || strcmp(key, "arch") == 0;
+}
+
+static const struct preset *find_preset(const char *name)
+{
+    for (size_t i = 0; i < NPRESETS; i++)
+        if (strcmp(PRESETS[i].name, name) == 0) return &PRESETS[i];
+    return NULL;
+}
+
+static int where(const nlp_setting *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int where(const nlp_setting *s, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const char *o = s->origin ? s->origin : "config";
+    if (s->line > 0) return nlp_error(NLP_EFORMAT, "'%s' line %d: %s", o, s->line, msg);
+    return nlp_error(NLP_EFORMAT, "%s: %s", o, msg);
+}
+
+static int parse_arch(const char *v)
+{
+    if (!v) return -1;
+    for (int i = 0; ARCHS[i]; i++)
+        if (strcmp(v, ARCHS[i]) == 0) return i;
+    if (strcmp(v, "encdec") == 0) return NLP_ARCH_TRANSFORMER;
+    return -1;
+}
+
+static void defaults(nlp_model_config *c, enum nlp_arch arch)
+{
+    memset(c, 0, sizeof *c);
+    c->arch = arch;
+    c->vocab_size = c->src_vocab_size = 8192;
+    c->d_model = 256;
+    c->heads = 4;
+    c->d_ff = 1024;
+    c->layers = arch == NLP_ARCH_TRANSFORMER ? 3 : 4;
+    c->encoder_layers = c->decoder_layers = 3;
+    c->max_positions = 256;
+    c->type_vocab_size = 2;
+    c->dropout = 0.1;
+    c->init_std = 0.02;
+    switch (arch) {
+    case NLP_ARCH_GPT:
+        c->ln_eps = 1e-5;
+        c->attention_dropout = 0.1;
+        c->activation = NLP_ACT_GELU_TANH;
+        c->pre_ln = 1;
+        c->learned_pos = 1;
+        break;
+    case NLP_ARCH_BERT:
+        c->ln_eps = 1e-12;
+        c->attention_dropout = 0.1;
+        c->activation = NLP_ACT_GELU;
+        c->learned_pos = 1;
+        break;
+    case NLP_ARCH_TRANSFORMER:
+        c->ln_eps = 1e-5;
+        c->attention_dropout = 0;
+        c->activation = NLP_ACT_RELU;
+        c->shared_vocab = c->tie_output = 1;
+        c->pad_id = 0;
+        c->bos_id = 1;
+        c->eos_id = 2;
+        c->label_smoothing = 0.1;
+        c->smoothing_mode = NLP_SMOOTH_UNIFORM;
+        break;
+    }
+}
+
+/* Sets one key (not preset/arch). */
+static int set_key(nlp_model_config *c, const nlp_setting *s)
+{
+    const struct key *k = find_key(s->key);
+    if (!k) return where(s, "unknown model key '%s'", s->key);
+    if (!(k->arch & (1u << c->arch))) return where(s, "key '%s' does not apply to arch %s", s->key, ARCHS[c->arch]);
+    const char *v = s->value;
+    if (!v || !*v) return where(s, "key '%s' needs a value", s->key);
+    char *end;
+    switch (k->type) {
+    case KT_INT: {
+        errno = 0;
+        long x = strtol(v, &end, 10);
+        if (errno || *end || end == v) return where(s, "'%s' expects an integer, got '%s'", s->key, v);
+        if (x < k->lo || x > k->hi)
+            return where(s, "'%s' must be between %.0f and %.0f, got %ld", s->key, k->lo, k->hi, x);
+        *(int *)((char *)c + k->off) = (int)x;
+        if (strcmp(s->key, "layers") == 0) c->encoder_layers = c->decoder_layers = (int)x;
+        return NLP_OK;
+    }
+    case KT_DOUBLE: {
+        errno = 0;
+        double x = strtod(v, &end);
+        if (errno || *end || end == v || !isfinite(x)) return where(s, "'%s' expects a number, got '%s'", s->key, v);
+        int open_hi = strcmp(s->key, "ln-eps") != 0; /* probabilities are < 1; ln-eps may be 1 */
+        int open_lo = strcmp(s->key, "ln-eps") == 0 || strcmp(s->key, "init-std") == 0;
+        if (x < k->lo || x > k->hi || (open_hi && x == k->hi) || (open_lo && x == k->lo))
+            return where(s, "'%s' must be in %s%g, %g%s, got %s", s->key, open_lo ? "(" : "[", k->lo, k->hi,
+                         open_hi ? ")" : "]", v);
+        *(double *)((char *)c + k->off) = x;
+        return NLP_OK;
+    }
+    case KT_BOOL: {
+        int b = nlp_parse_bool(v);
+        if (b < 0) return where(s, "'%s' expects true or false, got '%s'", s->key, v);
+        *(int *)((char *)c + k->off) = b;
+        return NLP_OK;
+    }
+    case KT_CHOICE:
+        for (int i = 0; k->choices[i]; i++)
+            if (strcmp(v, k->choices[i]) == 0) {
+                *(int *)((char *)c + k->off) = i;
+                return NLP_OK;
+            }
+        {
+            char list[200] = "";
+            for (int i = 0; k->choices[i]; i++) {
+                strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+                strncat(list, k->choices[i], sizeof list - strlen(list) - 1);
+            }
+            return where(s, "'%s' must be one of %s, got '%s'", s->key, list, v);
+        }
+    }
+    return NLP_OK;
+}
+
+/* Values that follow from others: one vocabulary when shared, layers for gpt/bert. */
+static void normalise(nlp_model_config *c)
+{
+    if (c->arch != NLP_ARCH_TRANSFORMER || c->shared_vocab) c->src_vocab_size = c->vocab_size;
+    if (c->arch == NLP_ARCH_TRANSFORMER) c->layers = c->encoder_layers;
+    else c->encoder_layers = c->decoder_layers = c->layers;
+}
+
+static int apply_preset(nlp_model_config *c, const struct preset *p)
+{
+    for (int i = 0; i < 16 && p->e[i].key; i++) {
+        if (!(p->e[i].arch & (1u << c->arch))) continue;
+        nlp_setting s = {p->e[i].key, p->e[i].value, "preset", 0};
+        int rc = set_key(c, &s);
+        if (rc) return rc;
+    }
+    snprintf(c->preset, sizeof c->preset, "%s", p->name);
+    return NLP_OK;
+}
+
+int nlp_model_config_preset(nlp_model_config *cfg, const char *preset, enum nlp_arch arch)
+{
+    const struct preset *p = NULL;
+    if (preset && !(p = find_preset(preset))) return nlp_error(NLP_EINVAL, "unknown preset '%s'", preset);
+    if (p && p->arch_fixed >= 0) arch = (enum nlp_arch)p->arch_fixed;
+    defaults(cfg, arch);
+    int rc = p ? apply_preset(cfg, p) : NLP_OK;
+    normalise(cfg);
+    return rc ? rc : nlp_model_config_validate(cfg);
+}
+
+int nlp_model_config_resolve(nlp_model_config *cfg, const nlp_setting *s, size_t n)
+{
+    const nlp_setting *ps = NULL, *as = NULL, *src = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(s[i].key, "preset") == 0) ps = &s[i];
+        else if (strcmp(s[i].key, "arch") == 0) as = &s[i];
+    }
+    const struct preset *p = NULL;
+    if (ps && ps->value && *ps->value && !(p = find_preset(ps->value))) {
+        char list[200] = "";
+        for (size_t i = 0; i < NPRESETS; i++) {
+            strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+            strncat(list, PRESETS[i].name, sizeof list - strlen(list) - 1);
+        }
+        return where(ps, "unknown preset '%s' (presets: %s)", ps->value, list);
+    }
+    int arch = p && p->arch_fixed >= 0 ? p->arch_fixed : NLP_ARCH_GPT;
+    if (as) {
+        int a = parse_arch(as->value);
+        if (a < 0) return where(as, "'arch' must be one of gpt, bert, transformer, got '%s'", as->value ? as->value : "");
+        if (p && p->arch_fixed >= 0 && a != p->arch_fixed)
+            return where(as, "preset '%s' is a %s model, not %s", p->name, ARCHS[p->arch_fixed], ARCHS[a]);
+        arch = a;
+    }
+    defaults(cfg, (enum nlp_arch)arch);
+    int rc = p ? apply_preset(cfg, p) : NLP_OK;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (&s[i] == ps || &s[i] == as || strcmp(s[i].key, "preset") == 0 || strcmp(s[i].key, "arch") == 0) continue;
+        rc = set_key(cfg, &s[i]);
+        if (strcmp(s[i].key, "src-vocab-size") == 0) src = &s[i];
+    }
+    if (rc) return rc;
+    if (cfg->arch == NLP_ARCH_TRANSFORMER && cfg->shared_vocab && src && cfg->src_vocab_size != cfg->vocab_size)
+        return where(src, "src-vocab-size %d differs from vocab-size %d but shared-vocab is true", cfg->src_vocab_size,
+                     cfg->vocab_size);
+    normalise(cfg);
+    return nlp_model_config_validate(cfg);
+}
+
+int nlp_model_config_build(nlp_model_config *cfg, const char *preset, const nlp_config *files, size_t nfiles,
+                           const char *const *overrides)
+{
+    size_t n = preset ? 1 : 0, k = 0;
+    for (size_t f = 0; f < nfiles; f++) n += files[f].n;
+    for (size_t i = 0; overrides && overrides[i]; i++) n++;
+    nlp_setting *s = nlp_calloc(n ? n : 1, sizeof *s);
+    char **own = nlp_calloc(n ? n : 1, sizeof *own);
+    if (!s || !own) {
+        free(s);
+        free(own);
+        return NLP_ENOMEM;
+    }
+    int rc = NLP_OK;
+    if (preset) s[k++] = (nlp_setting){"preset", preset, "preset", 0};
+    for (size_t f = 0; f < nfiles; f++)
+        for (size_t i = 0; i < files[f].n; i++)
+            s[k++] = (nlp_setting){files[f].e[i].key, files[f].e[i].value, files[f].path, files[f].e[i].line};
+    for (size_t i = 0; overrides && overrides[i] && !rc; i++) {
+        const char *eq = strchr(overrides[i], '=');
+        if (!eq) {
+            rc = nlp_error(NLP_EINVAL, "override '%s' is not KEY=VALUE", overrides[i]);
+            break;
+        }
+        own[i] = nlp_strndup(overrides[i], (size_t)(eq - overrides[i]));
+        if (!own[i]) {
+            rc = NLP_ENOMEM;
+            break;
+        }
+        s[k++] = (nlp_setting){own[i], eq + 1, "override", 0};
+    }
+    if (!rc) rc = nlp_model_config_resolve(cfg, s, k);
+    for (size_t i = 0; i < n; i++) free(own[i]);
+    free(own);
+    free(s);
+    return rc;
+}
+
+int nlp_model_config_validate(const nlp_model_config *c)
+{
+    if (c->d_model % c->heads)
+        return nlp_error(NLP_EINVAL, "d-model %d is not divisible by heads %d", c->d_model, c->heads);
+    if (c->arch == NLP_ARCH_TRANSFORMER) {
+        if (!c->learned_pos && c->d_model % 2)
+            return nlp_error(NLP_EINVAL, "sinusoidal positions need an even d-model, got %d", c->d_model);
+        const char *nm[] = {"pad-id", "bos-id", "eos-id"};
+        int id[] = {c->pad_id, c->bos_id, c->eos_id};
+        for (int i = 0; i < 3; i++)
+            if (id[i] >= c->vocab_size)
+                return nlp_error(NLP_EINVAL, "%s %d is outside the vocabulary (vocab-size %d)", nm[i], id[i], c->vocab_size);
+        if (c->shared_vocab && c->src_vocab_size != c->vocab_size)
+            return nlp_error(NLP_EINVAL, "shared-vocab needs src-vocab-size == vocab-size (%d, %d)", c->src_vocab_size,
+                             c->vocab_size);
+        if (c->pad_id >= c->src_vocab_size)
+            return nlp_error(NLP_EINVAL, "pad-id %d is outside the source vocabulary (%d)", c->pad_id, c->src_vocab_size);
+        if (c->smoothing_mode == NLP_SMOOTH_OTHERS && c->vocab_size < 2)
+            return nlp_error(NLP_EINVAL, "smoothing-mode others needs at least 2 classes");
+    }
+    if (c->dropout < 0 || c->dropout >= 1 || c->attention_dropout < 0 || c->attention_dropout >= 1)
+        return nlp_error(NLP_EINVAL, "dropout must be in [0, 1)");
+    if (!(c->ln_eps > 0)) return nlp_error(NLP_EINVAL, "ln-eps must be positive");
+    return NLP_OK;
+}
+
+int nlp_model_config_equal(const nlp_model_config *a, const nlp_model_config *b)
+{
+    return a->arch == b->arch && strcmp(a->preset, b->preset) == 0 && a->vocab_size == b->vocab_size &&
+           a->src_vocab_size == b->src_vocab_size && a->d_model == b->d_model && a->heads == b->heads &&
+           a->d_ff == b->d_ff && a->layers == b->layers && a->encoder_layers == b->encoder_layers &&
+           a->decoder_layers == b->decoder_layers && a->max_positions == b->max_positions &&
+           a->type_vocab_size == b->type_vocab_size && a->ln_eps == b->ln_eps && a->dropout == b->dropout &&
+           a->attention_dropout == b->attention_dropout && a->activation == b->activation && a->pre_ln == b->pre_ln &&
+           a->learned_pos == b->learned_pos && a->shared_vocab == b->shared_vocab && a->tie_output == b->tie_output &&
+           a->pad_id == b->pad_id && a->bos_id == b->bos_id && a->eos_id == b->eos_id &&
+           a->label_smoothing == b->label_smoothing && a->smoothing_mode == b->smoothing_mode &&
+           a->init_std == b->init_std;
+}
+
+int nlp_format_double(char *buf, size_t cap, double v)
+{
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, cap, "%.*g", p, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    return NLP_OK;
+}
+
+int nlp_model_config_dump(const nlp_model_config *c, nlp_buf *out)
+{
+    int rc = NLP_OK;
+    if (c->preset[0]) rc = nlp_buf_printf(out, "preset: %s\n", c->preset);
+    if (!rc) rc = nlp_buf_printf(out, "arch: %s\n", ARCHS[c->arch]);
+    for (size_t i = 0; i < NKEYS && !rc; i++) {
+        const struct key *k = &KEYS[i];
+        if (!(k->arch & (1u << c->arch))) continue;
+        if (c->arch == NLP_ARCH_TRANSFORMER && strcmp(k->name, "layers") == 0) continue;
+        if (c->arch == NLP_ARCH_TRANSFORMER && c->shared_vocab && strcmp(k->name, "src-vocab-size") == 0) continue;
+        const void *f = (const char *)c + k->off;
+        char num[40];
+        switch (k->type) {
+        case KT_INT: rc = nlp_buf_printf(out, "%s: %d\n", k->name, *(const int *)f); break;
+        case KT_DOUBLE:
+            nlp_format_double(num, sizeof num, *(const double *)f);
+            rc = nlp_buf_printf(out, "%s: %s\n", k->name, num);
+            break;
+        case KT_BOOL: rc = nlp_buf_printf(out, "%s: %s\n", k->name, *(const int *)f ? "true" : "false"); break;
+        case KT_CHOICE: rc = nlp_buf_printf(out, "%s: %s\n", k->name, k->choices[*(const int *)f]); break;
+        }
+    }
+    return rc;
+}
+
+// --- JSON forms
+
+int nlp_model_config_to_json(const nlp_model_config *c, nlp_buf *j, const char **kind)
+{
+    char eps[40], dr[40], ls[40];
+    nlp_format_double(eps, sizeof eps, c->ln_eps);
+    nlp_format_double(dr, sizeof dr, c->dropout);
+    nlp_format_double(ls, sizeof ls, c->label_smoothing);
+    switch (c->arch) {
+    case NLP_ARCH_GPT:
+        *kind = "gpt";
+        return nlp_buf_printf(j,
+                              "{\"vocab_size\": %d, \"n_positions\": %d, \"n_embd\": %d, \"n_layer\": %d, "
+                              "\"n_head\": %d, \"layer_norm_epsilon\": %s, \"dropout\": %s}",
+                              c->vocab_size, c->max_positions, c->d_model, c->layers, c->heads, eps, dr);
+    case NLP_ARCH_BERT:
+        *kind = "bert";
+        return nlp_buf_printf(j,
+                              "{\"vocab_size\": %d, \"hidden_size\": %d, \"num_hidden_layers\": %d, "
+                              "\"num_attention_heads\": %d, \"intermediate_size\": %d, "
+                              "\"max_position_embeddings\": %d, \"type_vocab_size\": %d, \"layer_norm_eps\": %s, "
+                              "\"dropout\": %s}",
+                              c->vocab_size, c->d_model, c->layers, c->heads, c->d_ff, c->max_positions,
+                              c->type_vocab_size, eps, dr);
+    case NLP_ARCH_TRANSFORMER:
+        *kind = "encdec";
+        return nlp_buf_printf(
+            j,
+            "{\"src_vocab\": %d, \"tgt_vocab\": %d, \"shared_vocab\": %s, \"tie_output\": %s, \"d_model\": %d, "
+            "\"n_heads\": %d, \"d_ff\": %d, \"n_enc\": %d, \"n_dec\": %d, \"max_len\": %d, \"pre_ln\": %s, "
+            "\"pos\": \"%s\", \"pad_id\": %d, \"bos_id\": %d, \"eos_id\": %d, \"label_smoothing\": %s, "
+            "\"smoothing_mode\": \"%s\", \"ln_eps\": %s, \"dropout\": %s}",
+            c->src_vocab_size, c->vocab_size, c->shared_vocab ? "true" : "false", c->tie_output ? "true" : "false",
+            c->d_model, c->heads, c->d_ff, c->encoder_layers, c->decoder_layers, c->max_positions,
+            c->pre_ln ? "true" : "false", POSS[c->learned_pos], c->pad_id, c->bos_id, c->eos_id, ls,
+            SMOOTHS[c->smoothing_mode], eps, dr);
+    }
+    return NLP_EINVAL;
+}
+
+/* Reads an optional member into an int / double / bool; returns NLP_EFORMAT on a wrong type. */
+static int j_int(json_t *o, const char *k, int *out, const char *origin)
+{
+    json_t *v = json_object_get(o, k);
+    if (!v || json_is_null(v)) return NLP_OK;
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > (1 << 30))
+        return nlp_error(NLP_EFORMAT, "'%s': config key '%s' is not a non-negative integer", origin, k);
+    *out = (int)json_integer_value(v);
+    return NLP_OK;
+}
+
+static int j_dbl(json_t *o, const char *k, double *out, const char *origin)
+{
+    json_t *v = json_object_get(o, k);
+    if (!v || json_is_null(v)) return NLP_OK;
+    if (!json_is_number(v)) return nlp_error(NLP_EFORMAT, "'%s': config key '%s' is not a number", origin, k);
+    *out = json_number_value(v);
+    return NLP_OK;
+}
+
+static int j_bool(json_t *o, const char *k, int *out, const char *origin)
+{
+    json_t *v = json_object_get(o, k);
+    if (!v || json_is_null(v)) return NLP_OK;
+    if (!json_is_boolean(v)) return nlp_error(NLP_EFORMAT, "'%s': config key '%s' is not true or false", origin, k);
+    *out = json_is_true(v);
+    return NLP_OK;
+}
+
+static int j_choice(json_t *o, const char *k, int *out, const char *const *names, const char *const *alias,
+                    const int *alias_val, const char *origin)
+{
+    json_t *v = json_object_get(o, k);
+    if (!v || json_is_null(v)) return NLP_OK;
+    if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        for (int i = 0; names && names[i]; i++)
+            if (strcmp(s, names[i]) == 0) return *out = i, NLP_OK;
+        for (int i = 0; alias && alias[i]; i++)
+            if (strcmp(s, alias[i]) == 0) return *out = alias_val[i], NLP_OK;
+    }
+    return nlp_error(NLP_EFORMAT, "'%s': config key '%s' has an unsupported value", origin, k);
+}
+
+int nlp_model_config_from_json(nlp_model_config *c, const char *kind, const char *text, size_t len,
+                               const char *origin)
+{
+    json_error_t je;
+    json_t *o = json_loadb(text, len, 0, &je);
+    if (!o) return nlp_error(NLP_EFORMAT, "'%s': bad JSON config at line %d, column %d: %s", origin, je.line, je.column, je.text);
+    int rc = NLP_OK;
+    if (!json_is_object(o)) {
+        rc = nlp_error(NLP_EFORMAT, "'%s': the config is not a JSON object", origin);
+        goto out;
+    }
+    int arch = -1;
+    if (kind) arch = parse_arch(kind);
+    if (arch < 0 && !kind) {
+        json_t *mt = json_object_get(o, "model_type");
+        const char *t = json_is_string(mt) ? json_string_value(mt) : "";
+        if (strcmp(t, "gpt2") == 0 || json_object_get(o, "n_embd")) arch = NLP_ARCH_GPT;
+        else if (strcmp(t, "bert") == 0 || json_object_get(o, "hidden_size")) arch = NLP_ARCH_BERT;
+        else if (json_object_get(o, "n_enc") && json_object_get(o, "d_model")) arch = NLP_ARCH_TRANSFORMER;
+    }
+    if (arch < 0) {
+        rc = nlp_error(NLP_EFORMAT, "'%s': cannot tell the model kind %s%s%s(expected gpt, bert or encdec)", origin,
+                       kind ? "'" : "", kind ? kind : "", kind ? "' " : "");
+        goto out;
+    }
+    defaults(c, (enum nlp_arch)arch);
+    static const char *const act_alias[] = {"gelu_new", "gelu_pytorch_tanh", "gelu_fast", NULL};
+    static const int act_val[] = {NLP_ACT_GELU_TANH, NLP_ACT_GELU_TANH, NLP_ACT_GELU_TANH};
+    int inner = -1;
+    double drop = -1, adrop = -1;
+#define TRY(x) \
+    if ((rc = (x))) goto out
+    switch (arch) {
+    case NLP_ARCH_GPT:
+        TRY(j_int(o, "vocab_size", &c->vocab_size, origin));
+        TRY(j_int(o, "n_ctx", &c->max_positions, origin));
+        TRY(j_int(o, "n_positions", &c->max_positions, origin));
+        TRY(j_int(o, "n_embd", &c->d_model, origin));
+        TRY(j_int(o, "n_layer", &c->layers, origin));
+        TRY(j_int(o, "n_head", &c->heads, origin));
+        TRY(j_int(o, "n_inner", &inner, origin));
+        TRY(j_dbl(o, "layer_norm_epsilon", &c->ln_eps, origin));
+        TRY(j_dbl(o, "resid_pdrop", &drop, origin));
+        TRY(j_dbl(o, "attn_pdrop", &adrop, origin));
+        TRY(j_dbl(o, "dropout", &drop, origin));
+        TRY(j_choice(o, "activation_function", (int *)&c->activation, ACTS, act_alias, act_val, origin));
+        TRY(j_dbl(o, "initializer_range", &c->init_std, origin));
+        c->d_ff = inner > 0 ? inner : 4 * c->d_model;
+        break;
+    case NLP_ARCH_BERT:
+        TRY(j_int(o, "vocab_size", &c->vocab_size, origin));
+        TRY(j_int(o, "hidden_size", &c->d_model, origin));
+        TRY(j_int(o, "num_hidden_layers", &c->layers, origin));
+        TRY(j_int(o, "num_attention_heads", &c->heads, origin));
+        TRY(j_int(o, "intermediate_size", &c->d_ff, origin));
+        TRY(j_int(o, "max_position_embeddings", &c->max_positions, origin));
+        TRY(j_int(o, "type_vocab_size", &c->type_vocab_size, origin));
+        TRY(j_dbl(o, "layer_norm_eps", &c->ln_eps, origin));
+        TRY(j_dbl(o, "hidden_dropout_prob", &drop, origin));
+        TRY(j_dbl(o, "attention_probs_dropout_prob", &adrop, origin));
+        TRY(j_dbl(o, "dropout", &drop, origin));
+        TRY(j_choice(o, "hidden_act", (int *)&c->activation, ACTS, act_alias, act_val, origin));
+        TRY(j_dbl(o, "initializer_range", &c->init_std, origin));
+        break;
+    case NLP_ARCH_TRANSFORMER: {
+        TRY(j_int(o, "src_vocab", &c->src_vocab_size, origin));
+        TRY(j_int(o, "tgt_vocab", &c->vocab_size, origin));
+        TRY(j_bool(o, "shared_vocab", &c->shared_vocab, origin));
+        TRY(j_bool(o, "tie_output", &c->tie_output, origin));
+        TRY(j_int(o, "d_model", &c->d_model, origin));
+        TRY(j_int(o, "n_heads", &c->heads, origin));
+        TRY(j_int(o, "d_ff", &c->d_ff, origin));
+        TRY(j_int(o, "n_enc", &c->encoder_layers, origin));
+        TRY(j_int(o, "n_dec", &c->decoder_layers, origin));
+        TRY(j_int(o, "max_len", &c->max_positions, origin));
+        TRY(j_bool(o, "pre_ln", &c->pre_ln, origin));
+        TRY(j_choice(o, "pos", &c->learned_pos, POSS, NULL, NULL, origin));
+        TRY(j_int(o, "pad_id", &c->pad_id, origin));
+        TRY(j_int(o, "bos_id", &c->bos_id, origin));
+        TRY(j_int(o, "eos_id", &c->eos_id, origin));
+        TRY(j_dbl(o, "label_smoothing", &c->label_smoothing, origin));
+        TRY(j_choice(o, "smoothing_mode", (int *)&c->smoothing_mode, SMOOTHS, NULL, NULL, origin));
+        TRY(j_dbl(o, "ln_eps", &c->ln_eps, origin));
+        TRY(j_dbl(o, "dropout", &drop, origin));
+        adrop = drop; /* the reference uses one dropout everywhere */
+        break;
+    }
+    }
+#undef TRY
+    if (drop >= 0) c->dropout = drop;
+    if (adrop >= 0) c->attention_dropout = adrop;
+    else if (drop >= 0) c->attention_dropout = drop;
+    normalise(c);
+    if (c->vocab_size < 1 || c->d_model < 1 || c->heads < 1 || c->d_ff < 1 || c->layers < 1 || c->max_positions < 1 ||
+        c->encoder_layers < 1 || c->decoder_layers < 1 || c->src_vocab_size < 1 || c->type_vocab_size < 1) {
+        rc = nlp_error(NLP_EFORMAT, "'%s': the config has a zero size", origin);
+        goto out;
+    }
+    if ((rc = nlp_model_config_validate(c))) rc = nlp_error_prefix(NLP_EFORMAT, "'%s'", origin);
+out:
+    json_decref(o);
+    return rc;
+}

@@ -1,0 +1,280 @@
+/*
+ * encdec.c — the encoder-decoder Transformer: parameters, initialisation,
+ * forward and backward. See encdec.h.
+ */
+#include "model/encdec.h"
+#include "base/err.h"
+#include "base/mem.h"
+#include "nn/act.h"
+#include "nn/embed.h"
+#include "nn/gemm.h"
+#include "nn/loss.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int attn_block(nlp_params *p, const char *prefix, nlp_sub *s, int C)
+{
+    char name[160];
+    const char *nm[4] = {"q_proj", "k_proj", "v_proj", "o_proj"};
+    nlp_lref *dst[4] = {&s->q, &s->k, &s->v, &s->o};
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof name, "%s.%s", prefix, nm[i]);
+        if ((*dst[i] = nlp_net_linear(p, name, C, C, NLP_W_OUT_IN, 1)).w < 0) return nlp_errcode();
+    }
+    return NLP_OK;
+}
+
+static int ffn_block(nlp_params *p, const char *prefix, nlp_sub *s, int C, int F)
+{
+    char name[160];
+    snprintf(name, sizeof name, "%s.fc1", prefix);
+    if ((s->fc1 = nlp_net_linear(p, name, C, F, NLP_W_OUT_IN, 1)).w < 0) return nlp_errcode();
+    snprintf(name, sizeof name, "%s.fc2", prefix);
+    if ((s->fc2 = nlp_net_linear(p, name, F, C, NLP_W_OUT_IN, 1)).w < 0) return nlp_errcode();
+    return NLP_OK;
+}
+
+static int encdec_build(nlp_model *m)
+{
+    const nlp_model_config *c = &m->cfg;
+    nlp_params *p = m->params;
+    const int C = c->d_model, F = c->d_ff;
+    char name[160];
+    int64_t s[2] = {c->vocab_size, C};
+    if ((m->tok_emb = nlp_params_add(p, "tgt_emb.weight", 2, s, 0)) < 0) return m->tok_emb;
+    if (!c->shared_vocab) {
+        s[0] = c->src_vocab_size;
+        if ((m->src_emb = nlp_params_add(p, "src_emb.weight", 2, s, 0)) < 0) return m->src_emb;
+    }
+    if (c->learned_pos) {
+        s[0] = c->max_positions;
+        if ((m->src_pos = nlp_params_add(p, "src_pos.weight", 2, s, 0)) < 0) return m->src_pos;
+        if ((m->pos_emb = nlp_params_add(p, "tgt_pos.weight", 2, s, 0)) < 0) return m->pos_emb;
+    }
+    int rc, site = 10;
+    nlp_stack *enc = &m->stack[0], *dec = &m->stack[1];
+    if (!(enc->sub = nlp_calloc((size_t)2 * c->encoder_layers, sizeof *enc->sub))) return NLP_ENOMEM;
+    enc->n = 2 * c->encoder_layers;
+    for (int l = 0; l < c->encoder_layers; l++) {
+        nlp_sub *a = &enc->sub[2 * l], *f = &enc->sub[2 * l + 1];
+        a->kind = NLP_SUB_SELF;
+        f->kind = NLP_SUB_FFN;
+        a->site = site, f->site = site + 2, site += 4;
+        snprintf(name, sizeof name, "encoder.layers.%d.self_attn", l);
+        if ((rc = attn_block(p, name, a, C))) return rc;
+        snprintf(name, sizeof name, "encoder.layers.%d.ln1", l);
+        if ((rc = nlp_net_layernorm(p, name, C, &a->ln_g, &a->ln_b))) return rc;
+        snprintf(name, sizeof name, "encoder.layers.%d.ffn", l);
+        if ((rc = ffn_block(p, name, f, C, F))) return rc;
+        snprintf(name, sizeof name, "encoder.layers.%d.ln2", l);
+        if ((rc = nlp_net_layernorm(p, name, C, &f->ln_g, &f->ln_b))) return rc;
+    }
+    if (c->pre_ln && (rc = nlp_net_layernorm(p, "encoder.ln_f", C, &enc->lnf_g, &enc->lnf_b))) return rc;
+    if (!(dec->sub = nlp_calloc((size_t)3 * c->decoder_layers, sizeof *dec->sub))) return NLP_ENOMEM;
+    dec->n = 3 * c->decoder_layers;
+    for (int l = 0; l < c->decoder_layers; l++) {
+        nlp_sub *a = &dec->sub[3 * l], *x = &dec->sub[3 * l + 1], *f = &dec->sub[3 * l + 2];
+        a->kind = NLP_SUB_SELF;
+        a->causal = 1;
+        x->kind = NLP_SUB_CROSS;
+        f->kind = NLP_SUB_FFN;
+        a->site = site, x->site = site + 2, f->site = site + 4, site += 6;
+        a->slot = x->slot = l;
+        snprintf(name, sizeof name, "decoder.layers.%d.self_attn", l);
+        if ((rc = attn_block(p, name, a, C))) return rc;
+        snprintf(name, sizeof name, "decoder.layers.%d.ln1", l);
+        if ((rc = nlp_net_layernorm(p, name, C, &a->ln_g, &a->ln_b))) return rc;
+        snprintf(name, sizeof name, "decoder.layers.%d.cross_attn", l);
+        if ((rc = attn_block(p, name, x, C))) return rc;
+        snprintf(name, sizeof name, "decoder.layers.%d.ln2", l);
+        if ((rc = nlp_net_layernorm(p, name, C, &x->ln_g, &x->ln_b))) return rc;
+        snprintf(name, sizeof name, "decoder.layers.%d.ffn", l);
+        if ((rc = ffn_block(p, name, f, C, F))) return rc;
+        snprintf(name, sizeof name, "decoder.layers.%d.ln3", l);
+        if ((rc = nlp_net_layernorm(p, name, C, &f->ln_g, &f->ln_b))) return rc;
+    }
+    if (c->pre_ln && (rc = nlp_net_layernorm(p, "decoder.ln_f", C, &dec->lnf_g, &dec->lnf_b))) return rc;
+    if (!c->shared_vocab && !c->tie_output) {
+        s[0] = c->vocab_size;
+        if ((m->out_w = nlp_params_add(p, "out_proj.weight", 2, s, 0)) < 0) return m->out_w;
+    }
+    return NLP_OK;
+}
+
+/* Reference init: Xavier-uniform matrices, N(0, d^-1/2) embeddings, zero biases, LN (1, 0). */
+static void encdec_init(nlp_model *m, nlp_rng *r)
+{
+    const double sd = 1.0 / sqrt((double)m->cfg.d_model);
+    for (size_t i = 0; i < nlp_params_count(m->params); i++) {
+        const nlp_param_info *t = nlp_params_info(m->params, i);
+        float *w = nlp_params_at(m->params, i);
+        size_t n = strlen(t->name);
+        int is_bias = n > 5 && strcmp(t->name + n - 5, ".bias") == 0;
+        if (strstr(t->name, "emb") || strstr(t->name, "_pos.weight")) nlp_net_normal(w, t->numel, sd, r);
+        else if (strstr(t->name, ".ln")) {
+            for (size_t j = 0; j < t->numel; j++) w[j] = is_bias ? 0.0f : 1.0f;
+        } else if (is_bias) memset(w, 0, t->numel * sizeof(float));
+        else {
+            double a = sqrt(6.0 / (double)(t->shape[0] + t->shape[1]));
+            for (size_t j = 0; j < t->numel; j++) w[j] = (float)(a * (2 * nlp_rng_double(r) - 1));
+        }
+    }
+}
+
+static size_t encdec_layout(nlp_model *m, float *base, int B, int T, int S)
+{
+    nlp_bump b = {base, 0};
+    const size_t N = (size_t)B * T, M = (size_t)B * S;
+    nlp_net_layout_stack(m, &m->stack[0], &b, B, S, 0);
+    nlp_net_layout_stack(m, &m->stack[1], &b, B, T, S);
+    m->mask_a = (uint8_t *)nlp_bump_take(&b, (M + 3) / 4);
+    m->mask_b = (uint8_t *)nlp_bump_take(&b, (N + 3) / 4);
+    m->logits = nlp_bump_take(&b, N * (size_t)m->cfg.vocab_size);
+    m->lse = nlp_bump_take(&b, N);
+    m->target = (int32_t *)nlp_bump_take(&b, N);
+    nlp_net_layout_scratch(m, &b, (int)(N > M ? N : M), (int)M, T, S);
+    return b.used;
+}
+
+static int encdec_check(const nlp_model *m, const nlp_batch *b)
+{
+    const nlp_model_config *c = &m->cfg;
+    if (!b->src || !b->tgt_in) return nlp_error(NLP_EINVAL, "transformer batch without src or tgt_in");
+    if (b->T > c->max_positions || b->S > c->max_positions)
+        return nlp_error(NLP_EDATA, "sequence of %d positions is longer than max-positions %d",
+                         b->T > b->S ? b->T : b->S, c->max_positions);
+    int rc = nlp_net_check_ids(b->src, b->B, b->S, c->src_vocab_size, INT32_MIN, "source");
+    if (!rc) rc = nlp_net_check_ids(b->tgt_in, b->B, b->T, c->vocab_size, INT32_MIN, "target input");
+    if (!rc && b->tgt_out) rc = nlp_net_check_ids(b->tgt_out, b->B, b->T, c->vocab_size, INT32_MIN, "target");
+    return rc;
+}
+
+static nlp_xent encdec_xent(const nlp_model *m)
+{
+    return (nlp_xent){.N = m->B * m->T, .V = m->cfg.vocab_size, .logits = m->logits, .ld = m->cfg.vocab_size,
+                      .target = m->target, .ignore_index = m->cfg.pad_id,
+                      .smoothing = (float)m->cfg.label_smoothing, .mode = m->cfg.smoothing_mode};
+}
+
+/* x = emb(ids)·√d + positions from `offset`, then dropout at `site`. */
+static void embed(nlp_model *m, float *x, const int32_t *ids, int B, int T, int table, int pos, int site, int offset)
+{
+    const int C = m->cfg.d_model;
+    nlp_embed_forward(x, nlp_net_w(m, table), ids, B * T, C, sqrtf((float)C), 0);
+    nlp_pos_forward(x, pos >= 0 ? nlp_net_w(m, pos) : m->pe, B, T, C, offset);
+    nlp_dropout(x, x, (size_t)B * T * C, nlp_net_dropout(m), nlp_net_seed(m, site));
+}
+
+static void embed_backward(nlp_model *m, float *d, const int32_t *ids, int B, int T, int table, int pos, int site)
+{
+    const int C = m->cfg.d_model;
+    nlp_dropout(d, d, (size_t)B * T * C, nlp_net_dropout(m), nlp_net_seed(m, site));
+    nlp_embed_backward(nlp_net_g(m, table), d, ids, B * T, C, sqrtf((float)C));
+    if (pos >= 0) nlp_pos_backward(nlp_net_g(m, pos), d, B, T, C, 0);
+}
+
+static int src_table(const nlp_model *m) { return m->src_emb >= 0 ? m->src_emb : m->tok_emb; }
+static int out_table(const nlp_model *m) { return m->out_w >= 0 ? m->out_w : m->tok_emb; }
+
+static void runs(nlp_model *m, nlp_run *enc, nlp_run *dec, const float *mem)
+{
+    *enc = (nlp_run){.m = m, .B = m->B, .T = m->S, .self_mask = m->mask_a};
+    *dec = (nlp_run){.m = m, .B = m->B, .T = m->T, .S = m->S, .self_mask = m->mask_b, .cross_mask = m->mask_a,
+                     .mem = mem, .dmem = m->dmem};
+}
+
+static const float *memory_of(const nlp_model *m)
+{
+    const nlp_stack *e = &m->stack[0];
+    return e->lnf_g >= 0 ? e->lnf : e->n ? e->sub[e->n - 1].out : e->x0;
+}
+
+static int encdec_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
+{
+    const int B = b->B, T = b->T, S = b->S, C = m->cfg.d_model, V = m->cfg.vocab_size, N = B * T;
+    const int pad = m->cfg.pad_id;
+    for (int i = 0; i < B * S; i++) m->mask_a[i] = b->src[i] != pad;
+    for (int i = 0; i < N; i++) m->mask_b[i] = b->tgt_in[i] != pad;
+    m->in_src = b->src;
+    m->in_tgt = b->tgt_in;
+    embed(m, m->stack[0].x0, b->src, B, S, src_table(m), m->src_pos, 0, 0);
+    nlp_run enc, dec;
+    runs(m, &enc, &dec, NULL);
+    const float *mem, *y;
+    int rc = nlp_net_stack_forward(&enc, &m->stack[0], &mem);
+    if (rc) return rc;
+    embed(m, m->stack[1].x0, b->tgt_in, B, T, m->tok_emb, m->pos_emb, 1, 0);
+    runs(m, &enc, &dec, mem);
+    if ((rc = nlp_net_stack_forward(&dec, &m->stack[1], &y))) return rc;
+    nlp_gemm(0, 1, N, V, C, 1.0f, y, C, nlp_net_w(m, out_table(m)), C, 0.0f, m->logits, V);
+    if (!b->tgt_out) return NLP_OK;
+    memcpy(m->target, b->tgt_out, (size_t)N * sizeof(int32_t));
+    nlp_xent x = encdec_xent(m);
+    nlp_xent_result res;
+    nlp_xent_forward(&x, m->lse, &res);
+    out->loss = res.loss;
+    out->nll = res.nll;
+    out->tokens = res.count;
+    m->have_loss = 1;
+    return NLP_OK;
+}
+
+static int encdec_backward(nlp_model *m)
+{
+    const int B = m->B, T = m->T, S = m->S, C = m->cfg.d_model;
+    nlp_stack *dst = &m->stack[1];
+    const float *y = dst->lnf_g >= 0 ? dst->lnf : dst->sub[dst->n - 1].out;
+    nlp_xent x = encdec_xent(m);
+    nlp_net_output_backward(m, &x, m->lse, out_table(m), y, m->dres);
+    memset(m->dmem, 0, (size_t)B * S * C * sizeof(float));
+    nlp_run enc, dec;
+    runs(m, &enc, &dec, memory_of(m));
+    int rc = nlp_net_stack_backward(&dec, dst, m->dres);
+    if (rc) return rc;
+    embed_backward(m, m->dres, m->in_tgt, B, T, m->tok_emb, m->pos_emb, 1);
+    if ((rc = nlp_net_stack_backward(&enc, &m->stack[0], m->dmem))) return rc;
+    embed_backward(m, m->dmem, m->in_src, B, S, src_table(m), m->src_pos, 0);
+    return NLP_OK;
+}
+
+/* Decoding, first pass: the encoder over the source, then every decoder
+ * layer's cross-attention k|v of it into the cache. */
+static int encdec_encode(nlp_model *m, const nlp_batch *b, struct nlp_cache *c)
+{
+    const int B = b->B, S = b->S, C = m->cfg.d_model;
+    const int pad = m->cfg.pad_id;
+    for (int i = 0; i < B * S; i++) c->src_mask[i] = b->src[i] != pad;
+    embed(m, m->stack[0].x0, b->src, B, S, src_table(m), m->src_pos, 0, 0);
+    nlp_run enc = {.m = m, .B = B, .T = S, .self_mask = c->src_mask};
+    const float *mem;
+    int rc = nlp_net_stack_forward(&enc, &m->stack[0], &mem);
+    if (rc) return rc;
+    const nlp_stack *dec = &m->stack[1];
+    for (int i = 0; i < dec->n; i++) {
+        const nlp_sub *s = &dec->sub[i];
+        if (s->kind != NLP_SUB_CROSS) continue;
+        float *kv = nlp_cache_cross(c, s->slot);
+        nlp_linear k = nlp_net_lin(m, &s->k), v = nlp_net_lin(m, &s->v);
+        nlp_linear_forward(&k, B * S, mem, C, kv, 2 * C);
+        nlp_linear_forward(&v, B * S, mem, C, kv + C, 2 * C);
+    }
+    return NLP_OK;
+}
+
+/* Decoding, each step: T new target positions of every row after c->len. */
+static int encdec_decode(nlp_model *m, const nlp_batch *b, struct nlp_cache *c)
+{
+    const int B = b->B, T = b->T, C = m->cfg.d_model, V = m->cfg.vocab_size;
+    embed(m, m->stack[1].x0, b->tgt_in, B, T, m->tok_emb, m->pos_emb, 1, c->len);
+    nlp_run dec = {.m = m, .B = B, .T = T, .S = c->S, .cache = c};
+    const float *y;
+    int rc = nlp_net_stack_forward(&dec, &m->stack[1], &y);
+    if (rc) return rc;
+    nlp_gemm(0, 1, B * T, V, C, 1.0f, y, C, nlp_net_w(m, out_table(m)), C, 0.0f, m->logits, V);
+    return NLP_OK;
+}
+
+const nlp_arch_ops nlp_encdec_ops = {encdec_build, encdec_init, encdec_layout, encdec_check, encdec_forward,
+                                     encdec_backward, encdec_decode, encdec_encode};

@@ -1,0 +1,408 @@
+/*
+ * model.c — the public model API over the architecture files. See model.h.
+ */
+#include "model/model.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "base/mem.h"
+#include "model/bert.h"
+#include "model/encdec.h"
+#include "model/gpt.h"
+#include "model/net.h"
+#include "nn/embed.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const nlp_arch_ops *ops_of(enum nlp_arch a)
+{
+    switch (a) {
+    case NLP_ARCH_GPT: return &nlp_gpt_ops;
+    case NLP_ARCH_BERT: return &nlp_bert_ops;
+    case NLP_ARCH_TRANSFORMER: return &nlp_encdec_ops;
+    }
+    return NULL;
+}
+
+/* Allocates the struct and declares the parameters (arena not yet allocated). */
+static int model_build(nlp_model **out, const nlp_model_config *cfg)
+{
+    *out = NULL;
+    int rc = nlp_model_config_validate(cfg);
+    if (rc) return rc;
+    nlp_model *m = nlp_calloc(1, sizeof *m);
+    if (!m) return NLP_ENOMEM;
+    m->cfg = *cfg;
+    m->ops = ops_of(cfg->arch);
+    m->tok_emb = m->pos_emb = m->type_emb = m->src_emb = m->src_pos = m->out_w = -1;
+    m->emb_ln_g = m->emb_ln_b = m->mlm_ln_g = m->mlm_ln_b = m->mlm_bias = -1;
+    m->stack[0].lnf_g = m->stack[0].lnf_b = m->stack[1].lnf_g = m->stack[1].lnf_b = -1;
+    nlp_rng_seed(&m->rng, 0);
+    if (!(m->params = nlp_params_new())) rc = NLP_ENOMEM;
+    if (!rc) rc = m->ops->build(m);
+    if (!rc && cfg->arch == NLP_ARCH_TRANSFORMER && !cfg->learned_pos) {
+        m->pe = nlp_malloc((size_t)cfg->max_positions * cfg->d_model * sizeof(float));
+        if (!m->pe) rc = NLP_ENOMEM;
+        else nlp_sinusoid_table(m->pe, cfg->max_positions, cfg->d_model);
+    }
+    if (rc) {
+        nlp_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return NLP_OK;
+}
+
+int nlp_model_new(nlp_model **out, const nlp_model_config *cfg, uint64_t seed)
+{
+    nlp_model *m;
+    int rc = model_build(&m, cfg);
+    if (rc) return rc;
+    if ((rc = nlp_params_alloc(m->params))) {
+        nlp_model_free(m);
+        return rc;
+    }
+    nlp_rng r;
+    nlp_rng_seed(&r, seed);
+    m->ops->init(m, &r);
+    nlp_rng_seed(&m->rng, seed ^ 0x5eed0d0d5eed0d0dull);
+    *out = m;
+    return NLP_OK;
+}
+
+void nlp_model_free(nlp_model *m)
+{
+    if (!m) return;
+    nlp_params_free(m->params);
+    free(m->stack[0].sub);
+    free(m->stack[1].sub);
+    free(m->pe);
+    free(m->act);
+    free(m);
+}
+
+/* "DIR/model.safetensors" for a directory, else a copy of path. */
+static char *model_file(const char *path)
+{
+    if (!nlp_is_dir(path)) return nlp_strdup(path);
+    size_t n = strlen(path);
+    char *f = nlp_malloc(n + 24);
+    if (f) snprintf(f, n + 24, "%s%smodel.safetensors", path, n && path[n - 1] == '/' ? "" : "/");
+    return f;
+}
+
+/* The configuration of an open model file: its metadata, or config.json beside it. */
+static int config_of(nlp_model_config *cfg, const nlp_st *f, const char *file)
+{
+    const char *yaml = nlp_st_meta(f, "nlpipe_config");
+    if (yaml) {
+        nlp_config c;
+        char origin[600];
+        snprintf(origin, sizeof origin, "%s (nlpipe_config)", file);
+        int rc = nlp_config_parse(&c, yaml, strlen(yaml), origin);
+        if (!rc) rc = nlp_model_config_build(cfg, NULL, &c, 1, NULL);
+        nlp_config_free(&c);
+        if (rc == NLP_EINVAL) rc = nlp_error_prefix(NLP_EFORMAT, "'%s'", file);
+        return rc;
+    }
+    const char *json = nlp_st_meta(f, "config"), *kind = nlp_st_meta(f, "model");
+    if (json) return nlp_model_config_from_json(cfg, kind, json, strlen(json), file);
+    /* HF layout: config.json in the same directory */
+    const char *slash = strrchr(file, '/');
+    size_t dn = slash ? (size_t)(slash - file) + 1 : 0;
+    char *cj = nlp_malloc(dn + 16);
+    if (!cj) return NLP_ENOMEM;
+    snprintf(cj, dn + 16, "%.*sconfig.json", (int)dn, file);
+    int rc;
+    if (!nlp_file_exists(cj)) {
+        rc = nlp_error(NLP_EFORMAT, "'%s': no model configuration (no \"config\" in __metadata__ and no '%s')", file, cj);
+    } else {
+        char *text;
+        size_t len;
+        rc = nlp_read_file(cj, &text, &len);
+        if (!rc) {
+            rc = nlp_model_config_from_json(cfg, NULL, text, len, cj);
+            free(text);
+        }
+    }
+    free(cj);
+    return rc;
+}
+
+int nlp_model_load(nlp_model **out, const char *path)
+{
+    *out = NULL;
+    char *file = model_file(path);
+    if (!file) return NLP_ENOMEM;
+    nlp_st *f;
+    int rc = nlp_st_open(&f, file);
+    if (rc) {
+        free(file);
+        return rc;
+    }
+    nlp_model_config cfg;
+    nlp_model *m = NULL;
+    if ((rc = config_of(&cfg, f, file)) || (rc = model_build(&m, &cfg))) {
+        nlp_st_close(f);
+        free(file);
+        return rc;
+    }
+    rc = nlp_params_load(m->params, f); /* consumes f */
+    free(file);
+    if (rc) {
+        nlp_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return NLP_OK;
+}
+
+int nlp_model_save(const nlp_model *m, const char *path, enum nlp_dtype dtype)
+{
+    nlp_buf json = {0}, yaml = {0};
+    const char *kind;
+    int rc = nlp_model_config_to_json(&m->cfg, &json, &kind);
+    if (!rc) rc = nlp_model_config_dump(&m->cfg, &yaml);
+    char *file = rc ? NULL : model_file(path);
+    if (!rc && !file) rc = NLP_ENOMEM;
+    if (!rc) {
+        const char *meta[] = {"format", "nlpipe", "model", kind, "config", json.data, "nlpipe_config", yaml.data, NULL};
+        rc = nlp_params_save(m->params, file, meta, dtype);
+    }
+    free(file);
+    nlp_buf_free(&json);
+    nlp_buf_free(&yaml);
+    return rc;
+}
+
+const nlp_model_config *nlp_model_cfg(const nlp_model *m) { return &m->cfg; }
+nlp_params *nlp_model_params(nlp_model *m) { return m->params; }
+void nlp_model_set_training(nlp_model *m, int on) { m->training = on; }
+void nlp_model_seed(nlp_model *m, uint64_t seed) { nlp_rng_seed(&m->rng, seed); }
+nlp_rng *nlp_model_rng(nlp_model *m) { return &m->rng; }
+
+static int check_shape(const nlp_model *m, const nlp_batch *b)
+{
+    if (b->B < 1 || b->T < 1) return nlp_error(NLP_EINVAL, "empty batch (%d x %d)", b->B, b->T);
+    if (m->cfg.arch == NLP_ARCH_TRANSFORMER && b->S < 1) return nlp_error(NLP_EINVAL, "empty source batch");
+    return NLP_OK;
+}
+
+/* Lays the activation arena out for (B, T, S), growing it when needed. */
+static int ensure_layout(nlp_model *m, int B, int T, int S, int infer)
+{
+    m->infer = infer;
+    size_t need = m->ops->layout(m, NULL, B, T, S);
+    if (need > m->act_cap) {
+        free(m->act);
+        m->act = NULL;
+        m->act_cap = 0;
+        void *p = NULL;
+        if (posix_memalign(&p, 64, need * sizeof(float)) != 0)
+            return nlp_error(NLP_ENOMEM, "out of memory (activations, %zu MiB)", need * sizeof(float) >> 20);
+        m->act = p;
+        m->act_cap = need;
+    }
+    m->ops->layout(m, m->act, B, T, S);
+    m->B = B;
+    m->T = T;
+    m->S = S;
+    return NLP_OK;
+}
+
+int nlp_model_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
+{
+    nlp_losses dummy;
+    if (!out) out = &dummy;
+    memset(out, 0, sizeof *out);
+    m->have_loss = 0;
+    int rc = check_shape(m, b);
+    if (!rc) rc = m->ops->check(m, b);
+    if (rc) return rc;
+    int S = m->cfg.arch == NLP_ARCH_TRANSFORMER ? b->S : 0;
+    if ((rc = ensure_layout(m, b->B, b->T, S, 0))) return rc;
+    m->pass_seed = 0;
+    if (m->training && (m->cfg.dropout > 0 || m->cfg.attention_dropout > 0)) m->pass_seed = nlp_rng_u64(&m->rng);
+    return m->ops->forward(m, b, out);
+}
+
+int nlp_model_backward(nlp_model *m)
+{
+    if (!m->have_loss) return nlp_error(NLP_EINVAL, "backward without a forward pass that computed a loss");
+    int rc = nlp_params_enable_grad(m->params);
+    if (rc) return rc;
+    m->have_loss = 0;
+    return m->ops->backward(m);
+}
+
+const float *nlp_model_logits(const nlp_model *m, int *rows, int *cols)
+{
+    if (rows) *rows = m->B * m->T;
+    if (cols) *cols = m->cfg.vocab_size;
+    return m->logits;
+}
+
+const float *nlp_model_nsp_logits(const nlp_model *m) { return m->nsp_logits; }
+
+// --- incremental decoding
+
+int nlp_cache_new(nlp_cache **out, const nlp_model *m, int B, int max_len)
+{
+    *out = NULL;
+    if (!m->ops->decode) return nlp_error(NLP_EINVAL, "a %s model has no incremental decoding", nlp_arch_name(m->cfg.arch));
+    if (B < 1 || max_len < 1) return nlp_error(NLP_EINVAL, "cache of %d rows x %d positions", B, max_len);
+    nlp_cache *c = nlp_calloc(1, sizeof *c);
+    if (!c) return NLP_ENOMEM;
+    c->m = m;
+    c->B = B;
+    c->max_len = max_len;
+    c->C = m->cfg.d_model;
+    const nlp_stack *dec = &m->stack[m->cfg.arch == NLP_ARCH_TRANSFORMER ? 1 : 0];
+    for (int i = 0; i < dec->n; i++) {
+        c->n_self += dec->sub[i].kind == NLP_SUB_SELF;
+        c->n_cross += dec->sub[i].kind == NLP_SUB_CROSS;
+    }
+    c->self = nlp_malloc((size_t)c->n_self * B * max_len * 2 * c->C * sizeof(float));
+    if (!c->self) {
+        free(c);
+        return NLP_ENOMEM;
+    }
+    *out = c;
+    return NLP_OK;
+}
+
+void nlp_cache_free(nlp_cache *c)
+{
+    if (!c) return;
+    free(c->self);
+    free(c->cross);
+    free(c->src_mask);
+    free(c->tmp);
+    free(c);
+}
+
+int nlp_cache_len(const nlp_cache *c) { return c->len; }
+
+void nlp_cache_reset(nlp_cache *c)
+{
+    c->len = 0;
+    c->S = 0;
+}
+
+/* In each of n blocks of B rows `stride` floats apart, row i takes the first
+ * `row` floats of row rows[i]. */
+static int permute_rows(nlp_cache *c, float *base, int n, size_t stride, size_t row, const int32_t *rows)
+{
+    size_t need = (size_t)c->B * row;
+    if (need > c->tmp_cap) {
+        float *t = nlp_realloc(c->tmp, need * sizeof(float));
+        if (!t) return NLP_ENOMEM;
+        c->tmp = t;
+        c->tmp_cap = need;
+    }
+    for (int l = 0; l < n; l++) {
+        float *blk = base + (size_t)l * c->B * stride;
+        for (int i = 0; i < c->B; i++) memcpy(c->tmp + (size_t)i * row, blk + (size_t)i * stride, row * sizeof(float));
+        for (int i = 0; i < c->B; i++) memcpy(blk + (size_t)i * stride, c->tmp + (size_t)rows[i] * row, row * sizeof(float));
+    }
+    return NLP_OK;
+}
+
+int nlp_cache_reorder(nlp_cache *c, const int32_t *rows)
+{
+    for (int i = 0; i < c->B; i++)
+        if (rows[i] < 0 || rows[i] >= c->B) return nlp_error(NLP_EINVAL, "reorder: row %d out of range", rows[i]);
+    size_t C2 = 2 * (size_t)c->C;
+    /* only the positions in use are copied */
+    int rc = permute_rows(c, c->self, c->n_self, (size_t)c->max_len * C2, (size_t)c->len * C2, rows);
+    if (rc || !c->S) return rc;
+    if ((rc = permute_rows(c, c->cross, c->n_cross, (size_t)c->S * C2, (size_t)c->S * C2, rows))) return rc;
+    uint8_t *m = nlp_malloc((size_t)c->B * c->S);
+    if (!m) return NLP_ENOMEM;
+    for (int i = 0; i < c->B; i++) memcpy(m + (size_t)i * c->S, c->src_mask + (size_t)rows[i] * c->S, (size_t)c->S);
+    memcpy(c->src_mask, m, (size_t)c->B * c->S);
+    free(m);
+    return NLP_OK;
+}
+
+int nlp_model_encode(nlp_model *m, const nlp_batch *b, nlp_cache *c)
+{
+    if (!m->ops->encode) return nlp_error(NLP_EINVAL, "a %s model has no encoder to run for decoding", nlp_arch_name(m->cfg.arch));
+    if (c->m != m || b->B != c->B) return nlp_error(NLP_EINVAL, "the cache is for another model or batch size");
+    if (!b->src || b->S < 1) return nlp_error(NLP_EINVAL, "encode: no source");
+    if (b->S > m->cfg.max_positions)
+        return nlp_error(NLP_EDATA, "source of %d positions is longer than max-positions %d", b->S, m->cfg.max_positions);
+    int rc = nlp_net_check_ids(b->src, b->B, b->S, m->cfg.src_vocab_size, INT32_MIN, "source");
+    if (rc) return rc;
+    if (b->S != c->S || !c->cross) {
+        free(c->cross);
+        free(c->src_mask);
+        c->cross = nlp_malloc((size_t)c->n_cross * c->B * b->S * 2 * c->C * sizeof(float));
+        c->src_mask = nlp_malloc((size_t)c->B * b->S);
+        if (!c->cross || !c->src_mask) {
+            free(c->cross), free(c->src_mask);
+            c->cross = NULL, c->src_mask = NULL, c->S = 0;
+            return NLP_ENOMEM;
+        }
+    }
+    c->S = b->S;
+    c->len = 0;
+    int training = m->training;
+    m->training = 0;
+    m->have_loss = 0;
+    if (!(rc = ensure_layout(m, b->B, 1, b->S, 1))) rc = m->ops->encode(m, b, c);
+    m->training = training;
+    return rc;
+}
+
+int nlp_model_decode(nlp_model *m, const nlp_batch *b, nlp_cache *c)
+{
+    if (!m->ops->decode) return nlp_error(NLP_EINVAL, "a %s model has no incremental decoding", nlp_arch_name(m->cfg.arch));
+    if (c->m != m || b->B != c->B) return nlp_error(NLP_EINVAL, "the cache is for another model or batch size");
+    int tr = m->cfg.arch == NLP_ARCH_TRANSFORMER;
+    const int32_t *ids = tr ? b->tgt_in : b->ids;
+    if (!ids || b->T < 1) return nlp_error(NLP_EINVAL, "decode: no new positions");
+    if (tr && !c->S) return nlp_error(NLP_EINVAL, "decode before nlp_model_encode");
+    if (c->len + b->T > c->max_len || c->len + b->T > m->cfg.max_positions)
+        return nlp_error(NLP_EDATA, "%d positions do not fit: the cache holds %d of %d (max-positions %d)", b->T,
+                         c->len, c->max_len, m->cfg.max_positions);
+    int rc = nlp_net_check_ids(ids, b->B, b->T, m->cfg.vocab_size, INT32_MIN, "input");
+    if (rc) return rc;
+    int training = m->training;
+    m->training = 0;
+    m->have_loss = 0;
+    if (!(rc = ensure_layout(m, b->B, b->T, tr ? c->S : 0, 1))) rc = m->ops->decode(m, b, c);
+    m->training = training;
+    if (!rc) c->len += b->T;
+    return rc;
+}
+
+size_t nlp_model_param_count(const nlp_model *m) { return nlp_params_numel(m->params); }
+
+size_t nlp_model_config_param_count(const nlp_model_config *cfg)
+{
+    nlp_model *m;
+    if (model_build(&m, cfg)) return 0;
+    size_t n = nlp_params_numel(m->params);
+    nlp_model_free(m);
+    return n;
+}
+
+double nlp_model_train_flops(const nlp_model *m, int B, int T)
+{
+    const nlp_model_config *c = &m->cfg;
+    double n = (double)nlp_params_numel(m->params);
+    int skip[] = {m->pos_emb, m->src_pos, m->type_emb, c->arch == NLP_ARCH_TRANSFORMER ? m->src_emb : -1,
+                  m->out_w >= 0 ? m->tok_emb : -1};
+    for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
+        if (skip[i] >= 0) n -= (double)nlp_params_info(m->params, (size_t)skip[i])->numel;
+    double tokens = (double)B * T, attn = 0;
+    if (c->arch == NLP_ARCH_TRANSFORMER) { /* source length taken equal to the target length */
+        attn = 12.0 * c->d_model * B * ((double)c->encoder_layers + 2.0 * c->decoder_layers) * T * T;
+    } else {
+        attn = 12.0 * c->d_model * B * (double)c->layers * T * T;
+    }
+    return 6.0 * n * tokens + attn;
+}

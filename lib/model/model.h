@@ -1,0 +1,155 @@
+/*
+ * model.h — GPT-2, BERT and the Vaswani encoder-decoder: create from a
+ * configuration, load and save (safetensors with HuggingFace names), forward
+ * with losses, backward into a gradient arena.
+ *
+ * Architectures (the PyTorch reference in shared/parity/models.py is the
+ * contract, tensor names included):
+ *   gpt          pre-LN decoder, GELU (tanh), learned positions, output tied to
+ *                wte; names wte, wpe, h.N.ln_1, h.N.attn.c_attn (Conv1D [C,3C]),
+ *                h.N.attn.c_proj, h.N.ln_2, h.N.mlp.c_fc, h.N.mlp.c_proj, ln_f.
+ *                Loss: mean CE of logits[:, :-1] against labels[:, 1:] (HF shift).
+ *   bert         post-LN encoder, GELU (erf), token + position + segment
+ *                embeddings with LayerNorm, pooler (tanh), MLM head (dense, GELU,
+ *                LN, decoder tied to the word embeddings + bias) and NSP head;
+ *                BertForPreTraining names. Loss: MLM mean CE + NSP mean CE.
+ *   transformer  encoder-decoder, post-LN (or pre-LN with final LNs),
+ *                embeddings × √d plus sinusoidal or learned positions, shared or
+ *                separate vocabularies, output tied to the target embedding or
+ *                not, ReLU FFN; pad keys masked everywhere, decoder self-attention
+ *                causal. Loss: label-smoothed CE over non-pad targets.
+ *
+ * A model file is a safetensors file (or a directory holding model.safetensors)
+ * whose __metadata__ carries "model" (gpt | bert | encdec) and "config" (the
+ * reference's JSON), or a HuggingFace model.safetensors with config.json beside
+ * it. A file written by nlp_model_save in F32 is mapped, not read.
+ *
+ * Threads: OpenMP; for a given thread count every result is the same from run
+ * to run. Dropout masks come from the model's nlp_rng (seed it with
+ * nlp_model_seed), one draw per training forward pass.
+ *
+ * Not here: batching of text, the training loop, decoding strategies.
+ */
+#ifndef NLP_MODEL_MODEL_H
+#define NLP_MODEL_MODEL_H
+
+#include <stdint.h>
+
+#include "base/rng.h"
+#include "model/config.h"
+#include "nn/params.h"
+
+typedef struct nlp_model nlp_model;
+
+/* One batch. Arrays are row-major, not copied, and must stay valid until the
+ * backward pass that follows the forward. Ids are checked: an id outside its
+ * vocabulary is NLP_EDATA naming the row and position. */
+typedef struct nlp_batch {
+    int B, T;                   /* rows, positions (transformer: target positions) */
+    int S;                      /* transformer: source positions */
+    const int32_t *ids;         /* gpt, bert: [B,T] */
+    const int32_t *labels;      /* gpt: [B,T] (the HF shift is applied inside); bert: MLM labels [B,T];
+                                   -100 = ignore; NULL = no loss */
+    const int32_t *type_ids;    /* bert: [B,T] segment ids (NULL = all 0) */
+    const int32_t *mask;        /* bert: [B,T] 1 = real token, 0 = padding (NULL = all 1) */
+    const int32_t *nsp_labels;  /* bert: [B] 0/1 (NULL = no NSP loss) */
+    const int32_t *src;         /* transformer: [B,S], pad-id = padding */
+    const int32_t *tgt_in;      /* transformer: [B,T] decoder input (BOS y1 ...) */
+    const int32_t *tgt_out;     /* transformer: [B,T] targets (y1 ... EOS), pad-id ignored; NULL = no loss */
+} nlp_batch;
+
+typedef struct nlp_losses {
+    double loss;      /* the loss the backward pass differentiates */
+    double nll;       /* transformer: mean NLL without smoothing; gpt: = loss; bert: = mlm_loss */
+    double mlm_loss, nsp_loss;
+    int tokens;       /* targets counted in the (main) loss */
+} nlp_losses;
+
+/* A new model with the reference's random initialisation drawn from `seed`
+ * (gpt: N(0, init-std), c_proj N(0, init-std/√(2L)); bert: N(0, init-std);
+ * transformer: Xavier-uniform matrices, N(0, d^-1/2) embeddings; biases 0, LN
+ * weights 1). The dropout RNG is seeded from `seed` too. Free with
+ * nlp_model_free. NLP_EINVAL for an invalid config, NLP_ENOMEM. */
+int nlp_model_new(nlp_model **out, const nlp_model_config *cfg, uint64_t seed);
+
+/* Loads a model from a safetensors file or a directory with model.safetensors.
+ * The configuration comes from the file's metadata, else from config.json next
+ * to it. Errors: NLP_EIO (cannot read), NLP_EFORMAT (bad file, unknown config,
+ * missing tensor, wrong shape — the message names the file and the tensor). */
+int nlp_model_load(nlp_model **out, const char *path);
+
+/* Saves the parameters (F32 or BF16) with the configuration in __metadata__,
+ * atomically. A directory path gets model.safetensors inside it. */
+int nlp_model_save(const nlp_model *m, const char *path, enum nlp_dtype dtype);
+
+void nlp_model_free(nlp_model *m);
+
+const nlp_model_config *nlp_model_cfg(const nlp_model *m);
+nlp_params *nlp_model_params(nlp_model *m);
+
+/* Training mode turns dropout on (off by default). */
+void nlp_model_set_training(nlp_model *m, int on);
+void nlp_model_seed(nlp_model *m, uint64_t seed);
+/* The dropout generator, for saving and restoring its state. */
+nlp_rng *nlp_model_rng(nlp_model *m);
+
+/* Forward pass; with labels (targets) also the losses, and the activations
+ * are kept for nlp_model_backward. `out` may be NULL. */
+int nlp_model_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out);
+
+/* Backward pass of the last forward (which must have computed a loss):
+ * gradients of its loss are ADDED to the gradient arena (allocated and zeroed
+ * on first use; clear it with nlp_params_zero_grad). The logits buffer is
+ * reused for their gradient. NLP_EINVAL when there is no loss to
+ * differentiate. */
+int nlp_model_backward(nlp_model *m);
+
+/* Logits of the last forward: gpt [B,T,V], bert MLM [B,T,V], transformer
+ * [B,T,V_tgt]; *rows = B·T, *cols = V. Valid until the next forward or
+ * backward. */
+const float *nlp_model_logits(const nlp_model *m, int *rows, int *cols);
+/* bert: NSP logits [B,2] of the last forward. */
+const float *nlp_model_nsp_logits(const nlp_model *m);
+
+// --- incremental decoding
+
+/* Keys and values of the positions decoded so far, per attention layer, for
+ * B rows of at most max_len positions (gpt: prompt + generated; transformer:
+ * target positions; the source side is sized by nlp_model_encode). */
+typedef struct nlp_cache nlp_cache;
+
+/* A cache for model m (gpt or transformer; bert has no decoder: NLP_EINVAL).
+ * Free with nlp_cache_free. */
+int nlp_cache_new(nlp_cache **out, const nlp_model *m, int B, int max_len);
+void nlp_cache_free(nlp_cache *c);
+/* Positions cached, the same for every row. */
+int nlp_cache_len(const nlp_cache *c);
+/* Forgets the positions (and the encoded source); keeps the memory. */
+void nlp_cache_reset(nlp_cache *c);
+/* Beam search: row i takes the cached state of row rows[i] (i < B), the
+ * source side included. 0 or NLP_ENOMEM. */
+int nlp_cache_reorder(nlp_cache *c, const int32_t *rows);
+
+/* transformer: runs the encoder over b->src [B,S] and stores every decoder
+ * layer's cross-attention keys and values and the source padding mask in the
+ * cache, whose length becomes 0. */
+int nlp_model_encode(nlp_model *m, const nlp_batch *b, nlp_cache *c);
+
+/* Appends T new positions to every row and computes their logits
+ * (nlp_model_logits: B·T rows): gpt b->ids [B,T], transformer b->tgt_in
+ * [B,T] after nlp_model_encode. Positions continue from nlp_cache_len(c); the
+ * result equals the corresponding rows of a full forward pass. Dropout is off;
+ * no loss, no backward. Errors: NLP_EINVAL (wrong B, no source encoded, bert),
+ * NLP_EDATA (ids out of range, longer than the cache or max-positions). */
+int nlp_model_decode(nlp_model *m, const nlp_batch *b, nlp_cache *c);
+
+/* Parameters a configuration has (tied weights counted once), and the
+ * multiply-adds of one training step of B×T tokens, for throughput figures:
+ * 6·(parameters used in products)·tokens + 12·layers·C·T·tokens (attention). */
+size_t nlp_model_param_count(const nlp_model *m);
+/* The same from a configuration alone (nothing allocated but the names): 0
+ * with the error set when the configuration is invalid. */
+size_t nlp_model_config_param_count(const nlp_model_config *cfg);
+double nlp_model_train_flops(const nlp_model *m, int B, int T);
+
+#endif

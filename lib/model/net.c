@@ -1,0 +1,400 @@
+/*
+ * net.c — Transformer sublayers and stacks, forward and backward. See net.h.
+ */
+#include "model/net.h"
+#include "base/err.h"
+#include "nn/act.h"
+#include "nn/gemm.h"
+#include "nn/norm.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+nlp_lref nlp_net_linear(nlp_params *p, const char *name, int in, int out, enum nlp_wlayout layout, int bias)
+{
+    char buf[256];
+    nlp_lref r = {.w = -1, .b = -1, .in = in, .out = out, .layout = layout};
+    int64_t shape[2] = {layout == NLP_W_OUT_IN ? out : in, layout == NLP_W_OUT_IN ? in : out};
+    snprintf(buf, sizeof buf, "%s.weight", name);
+    int w = nlp_params_add(p, buf, 2, shape, 0);
+    if (w < 0) return r;
+    if (bias) {
+        int64_t bs[1] = {out};
+        snprintf(buf, sizeof buf, "%s.bias", name);
+        int b = nlp_params_add(p, buf, 1, bs, 1);
+        if (b < 0) return r;
+        r.b = b;
+    }
+    r.w = w;
+    return r;
+}
+
+int nlp_net_layernorm(nlp_params *p, const char *name, int C, int *g, int *b)
+{
+    char buf[256];
+    int64_t s[1] = {C};
+    snprintf(buf, sizeof buf, "%s.weight", name);
+    if ((*g = nlp_params_add(p, buf, 1, s, 1)) < 0) return *g;
+    snprintf(buf, sizeof buf, "%s.bias", name);
+    if ((*b = nlp_params_add(p, buf, 1, s, 1)) < 0) return *b;
+    return NLP_OK;
+}
+
+float *nlp_net_w(const nlp_model *m, int i) { return i < 0 ? NULL : nlp_params_at(m->params, (size_t)i); }
+
+float *nlp_net_g(const nlp_model *m, int i)
+{
+    float *g = nlp_params_grad(m->params);
+    return i < 0 || !g ? NULL : g + nlp_params_info(m->params, (size_t)i)->off;
+}
+
+nlp_linear nlp_net_lin(const nlp_model *m, const nlp_lref *r)
+{
+    return (nlp_linear){.w = nlp_net_w(m, r->w), .b = nlp_net_w(m, r->b), .dw = nlp_net_g(m, r->w),
+                        .db = nlp_net_g(m, r->b), .in = r->in, .out = r->out, .layout = r->layout};
+}
+
+float nlp_net_dropout(const nlp_model *m) { return m->training ? (float)m->cfg.dropout : 0.0f; }
+float nlp_net_attn_dropout(const nlp_model *m) { return m->training ? (float)m->cfg.attention_dropout : 0.0f; }
+
+uint64_t nlp_net_seed(const nlp_model *m, int site) { return nlp_dropout_site(m->pass_seed, (uint64_t)site); }
+
+void nlp_net_normal(float *w, size_t n, double std, nlp_rng *r)
+{
+    /* Box-Muller, both values of each pair */
+    for (size_t i = 0; i < n; i += 2) {
+        double u1 = 1.0 - nlp_rng_double(r), u2 = nlp_rng_double(r);
+        double rad = std * sqrt(-2.0 * log(u1)), a = 2.0 * M_PI * u2;
+        w[i] = (float)(rad * cos(a));
+        if (i + 1 < n) w[i + 1] = (float)(rad * sin(a));
+    }
+}
+
+void nlp_net_output_backward(nlp_model *m, const nlp_xent *x, const float *lse, int w, const float *h, float *dh)
+{
+    const int N = x->N, V = x->V, C = m->cfg.d_model;
+    float *dl = (float *)x->logits;
+    nlp_xent_backward(x, lse, 1.0f, dl, x->ld);
+    nlp_gemm(0, 0, N, C, V, 1.0f, dl, (int)x->ld, nlp_net_w(m, w), C, 0.0f, dh, C);
+    nlp_gemm(1, 0, V, C, N, 1.0f, dl, (int)x->ld, h, C, 1.0f, nlp_net_g(m, w), C);
+}
+
+int nlp_net_check_ids(const int32_t *ids, int B, int T, int V, int32_t allow, const char *what)
+{
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            int32_t v = ids[(size_t)b * T + t];
+            if ((v < 0 || v >= V) && v != allow)
+                return nlp_error(NLP_EDATA, "%s row %d, position %d: id %d outside [0, %d)", what, b, t, v, V);
+        }
+    return NLP_OK;
+}
+
+// --- layout
+
+void nlp_net_layout_stack(nlp_model *m, nlp_stack *st, nlp_bump *b, int B, int T, int S)
+{
+    const size_t C = (size_t)m->cfg.d_model, F = (size_t)m->cfg.d_ff, H = (size_t)m->cfg.heads;
+    const size_t N = (size_t)B * T, M = (size_t)B * S;
+    st->x0 = nlp_bump_take(b, N * C);
+    for (int i = 0; i < st->n; i++) {
+        nlp_sub *s = &st->sub[i];
+        s->ln = s->sum = s->qkv_a = s->kv_a = s->P = s->att = s->h1 = s->h2 = NULL;
+        if (m->cfg.pre_ln) s->ln = nlp_bump_take(b, N * C);
+        else s->sum = nlp_bump_take(b, N * C);
+        s->mean = nlp_bump_take(b, N);
+        s->rstd = nlp_bump_take(b, N);
+        s->out = nlp_bump_take(b, N * C);
+        switch (s->kind) {
+        case NLP_SUB_SELF:
+            s->qkv_a = nlp_bump_take(b, N * 3 * C);
+            if (!m->infer) s->P = nlp_bump_take(b, (size_t)B * H * T * T);
+            s->att = nlp_bump_take(b, N * C);
+            break;
+        case NLP_SUB_CROSS: /* in inference k|v and the mask live in the cache */
+            s->qkv_a = nlp_bump_take(b, N * C);
+            if (!m->infer) {
+                s->kv_a = nlp_bump_take(b, M * 2 * C);
+                s->P = nlp_bump_take(b, (size_t)B * H * T * S);
+            }
+            s->att = nlp_bump_take(b, N * C);
+            break;
+        case NLP_SUB_FFN:
+            s->h1 = nlp_bump_take(b, N * F);
+            s->h2 = nlp_bump_take(b, N * F);
+            break;
+        }
+    }
+    st->lnf = st->lnf_mean = st->lnf_rstd = NULL;
+    if (st->lnf_g >= 0) {
+        st->lnf = nlp_bump_take(b, N * C);
+        st->lnf_mean = nlp_bump_take(b, N);
+        st->lnf_rstd = nlp_bump_take(b, N);
+    }
+}
+
+void nlp_net_layout_scratch(nlp_model *m, nlp_bump *b, int rows, int mrows, int T, int S)
+{
+    (void)T;
+    (void)S;
+    if (m->infer) { /* the forward pass needs one [N,C] scratch only */
+        m->tmp[0] = nlp_bump_take(b, (size_t)rows * m->cfg.d_model);
+        m->tmp[1] = m->tmp[2] = m->tmp[3] = m->dbig = m->dres = m->dres2 = m->dmem = NULL;
+        return;
+    }
+    const size_t C = (size_t)m->cfg.d_model, F = (size_t)m->cfg.d_ff, N = (size_t)rows, M = (size_t)mrows;
+    for (int i = 0; i < 4; i++) m->tmp[i] = nlp_bump_take(b, N * C);
+    size_t big = 3 * N * C;
+    if (N * C + 2 * M * C > big) big = N * C + 2 * M * C;
+    if (N * F > big) big = N * F;
+    m->dbig = nlp_bump_take(b, big);
+    m->dres = nlp_bump_take(b, N * C);
+    m->dres2 = nlp_bump_take(b, N * C);
+    m->dmem = mrows ? nlp_bump_take(b, M * C) : NULL;
+}
+
+// --- sublayers
+
+float *nlp_cache_self(const struct nlp_cache *c, int slot)
+{
+    return c->self + (size_t)slot * c->B * c->max_len * 2 * c->C;
+}
+
+float *nlp_cache_cross(const struct nlp_cache *c, int slot)
+{
+    return c->cross + (size_t)slot * c->B * c->S * 2 * c->C;
+}
+
+static nlp_attn attn_of(const nlp_run *r, const nlp_sub *s)
+{
+    const nlp_model *m = r->m;
+    const int C = m->cfg.d_model, H = m->cfg.heads;
+    nlp_attn a = {.B = r->B, .H = H, .T = r->T, .D = C / H, .out = s->att, .ldo = C, .bso = (long)r->T * C,
+                  .dropout = nlp_net_attn_dropout(m), .seed = nlp_net_seed(m, s->site + 1)};
+    if (s->kind == NLP_SUB_SELF) {
+        a.S = r->T;
+        a.q = s->qkv_a;
+        a.k = s->qkv_a + C;
+        a.v = s->qkv_a + 2 * C;
+        a.ldq = a.ldk = a.ldv = 3 * C;
+        a.bsq = a.bsk = a.bsv = (long)r->T * 3 * C;
+        a.key_mask = r->self_mask;
+        a.bsm = r->T;
+        a.causal = s->causal;
+        if (r->cache) { /* keys and values of every position so far, this pass's appended */
+            const struct nlp_cache *c = r->cache;
+            a.S = c->len + r->T;
+            a.q_offset = c->len;
+            a.k = nlp_cache_self(c, s->slot);
+            a.v = a.k + C;
+            a.ldk = a.ldv = 2 * C;
+            a.bsk = a.bsv = (long)c->max_len * 2 * C;
+            a.key_mask = NULL;
+        }
+    } else if (r->cache) {
+        const struct nlp_cache *c = r->cache;
+        a.S = c->S;
+        a.q = s->qkv_a;
+        a.ldq = C;
+        a.bsq = (long)r->T * C;
+        a.k = nlp_cache_cross(c, s->slot);
+        a.v = a.k + C;
+        a.ldk = a.ldv = 2 * C;
+        a.bsk = a.bsv = (long)c->S * 2 * C;
+        a.key_mask = c->src_mask;
+        a.bsm = c->S;
+    } else {
+        a.S = r->S;
+        a.q = s->qkv_a;
+        a.ldq = C;
+        a.bsq = (long)r->T * C;
+        a.k = s->kv_a;
+        a.v = s->kv_a + C;
+        a.ldk = a.ldv = 2 * C;
+        a.bsk = a.bsv = (long)r->S * 2 * C;
+        a.key_mask = r->cross_mask;
+        a.bsm = r->S;
+    }
+    return a;
+}
+
+static int sub_forward(const nlp_run *r, nlp_sub *s, const float *x)
+{
+    nlp_model *m = r->m;
+    const int C = m->cfg.d_model, F = m->cfg.d_ff, N = r->B * r->T, M = r->B * r->S;
+    const size_t NC = (size_t)N * C;
+    const float eps = (float)m->cfg.ln_eps;
+    const float *h = x;
+    int rc = NLP_OK;
+    if (m->cfg.pre_ln) {
+        nlp_layernorm_forward(s->ln, s->mean, s->rstd, x, nlp_net_w(m, s->ln_g), nlp_net_w(m, s->ln_b), N, C, eps);
+        h = s->ln;
+    }
+    float *f = m->tmp[0];
+    switch (s->kind) {
+    case NLP_SUB_SELF: {
+        if (s->fused) {
+            nlp_linear l = nlp_net_lin(m, &s->qkv);
+            nlp_linear_forward(&l, N, h, C, s->qkv_a, 3 * C);
+        } else {
+            const nlp_lref *p[3] = {&s->q, &s->k, &s->v};
+            for (int i = 0; i < 3; i++) {
+                nlp_linear l = nlp_net_lin(m, p[i]);
+                nlp_linear_forward(&l, N, h, C, s->qkv_a + i * C, 3 * C);
+            }
+        }
+        if (r->cache) { /* append this pass's k|v to the cache */
+            const struct nlp_cache *c = r->cache;
+            float *kv = nlp_cache_self(c, s->slot);
+            for (int b = 0; b < r->B; b++)
+                for (int t = 0; t < r->T; t++)
+                    memcpy(kv + ((size_t)b * c->max_len + c->len + t) * 2 * C, s->qkv_a + ((size_t)b * r->T + t) * 3 * C + C,
+                           2 * (size_t)C * sizeof(float));
+        }
+        nlp_attn a = attn_of(r, s);
+        if ((rc = nlp_attn_forward(&a, s->P))) return rc;
+        nlp_linear o = nlp_net_lin(m, &s->o);
+        nlp_linear_forward(&o, N, s->att, C, f, C);
+        break;
+    }
+    case NLP_SUB_CROSS: {
+        nlp_linear q = nlp_net_lin(m, &s->q), k = nlp_net_lin(m, &s->k), v = nlp_net_lin(m, &s->v);
+        nlp_linear_forward(&q, N, h, C, s->qkv_a, C);
+        if (!r->cache) {
+            nlp_linear_forward(&k, M, r->mem, C, s->kv_a, 2 * C);
+            nlp_linear_forward(&v, M, r->mem, C, s->kv_a + C, 2 * C);
+        }
+        nlp_attn a = attn_of(r, s);
+        if ((rc = nlp_attn_forward(&a, s->P))) return rc;
+        nlp_linear o = nlp_net_lin(m, &s->o);
+        nlp_linear_forward(&o, N, s->att, C, f, C);
+        break;
+    }
+    case NLP_SUB_FFN: {
+        nlp_linear fc1 = nlp_net_lin(m, &s->fc1), fc2 = nlp_net_lin(m, &s->fc2);
+        nlp_linear_forward(&fc1, N, h, C, s->h1, F);
+        nlp_act_forward(m->cfg.activation, s->h2, s->h1, (size_t)N * F);
+        if (m->cfg.arch == NLP_ARCH_TRANSFORMER)
+            nlp_dropout(s->h2, s->h2, (size_t)N * F, nlp_net_dropout(m), nlp_net_seed(m, s->site + 1));
+        nlp_linear_forward(&fc2, N, s->h2, F, f, C);
+        break;
+    }
+    }
+    nlp_dropout(f, f, NC, nlp_net_dropout(m), nlp_net_seed(m, s->site));
+    if (m->cfg.pre_ln) {
+        nlp_add(s->out, x, f, NC);
+    } else {
+        nlp_add(s->sum, x, f, NC);
+        nlp_layernorm_forward(s->out, s->mean, s->rstd, s->sum, nlp_net_w(m, s->ln_g), nlp_net_w(m, s->ln_b), N, C,
+                              eps);
+    }
+    return NLP_OK;
+}
+
+/* dres: ∂L/∂out on entry, ∂L/∂x on return. */
+static int sub_backward(const nlp_run *r, nlp_sub *s, const float *x, float *dres)
+{
+    nlp_model *m = r->m;
+    const int C = m->cfg.d_model, F = m->cfg.d_ff, N = r->B * r->T, M = r->B * r->S;
+    const size_t NC = (size_t)N * C;
+    const int pre = m->cfg.pre_ln;
+    const float p = nlp_net_dropout(m);
+    float *t0 = m->tmp[0], *t1 = m->tmp[1], *t2 = m->tmp[2], *t3 = m->tmp[3], *big = m->dbig;
+    const float *df;
+    if (pre) {
+        df = dres;
+    } else {
+        nlp_layernorm_backward(t1, 0, nlp_net_g(m, s->ln_g), nlp_net_g(m, s->ln_b), dres, s->sum, s->mean, s->rstd,
+                               nlp_net_w(m, s->ln_g), N, C);
+        memcpy(dres, t1, NC * sizeof(float));
+        df = t1;
+    }
+    if (p > 0) {
+        nlp_dropout(t0, df, NC, p, nlp_net_seed(m, s->site));
+        df = t0;
+    }
+    const float *h = pre ? s->ln : x;
+    float *dh = pre ? t2 : dres;
+    const float beta = pre ? 0.0f : 1.0f;
+    int rc = NLP_OK;
+    switch (s->kind) {
+    case NLP_SUB_SELF: {
+        nlp_linear o = nlp_net_lin(m, &s->o);
+        nlp_linear_backward(&o, N, s->att, C, df, C, t3, C, 0);
+        nlp_attn a = attn_of(r, s);
+        if ((rc = nlp_attn_backward(&a, s->P, t3, big, big + C, big + 2 * C))) return rc;
+        if (s->fused) {
+            nlp_linear l = nlp_net_lin(m, &s->qkv);
+            nlp_linear_backward(&l, N, h, C, big, 3 * C, dh, C, beta);
+        } else {
+            const nlp_lref *pr[3] = {&s->q, &s->k, &s->v};
+            for (int i = 0; i < 3; i++) {
+                nlp_linear l = nlp_net_lin(m, pr[i]);
+                nlp_linear_backward(&l, N, h, C, big + i * C, 3 * C, dh, C, i ? 1.0f : beta);
+            }
+        }
+        break;
+    }
+    case NLP_SUB_CROSS: {
+        nlp_linear o = nlp_net_lin(m, &s->o);
+        nlp_linear_backward(&o, N, s->att, C, df, C, t3, C, 0);
+        nlp_attn a = attn_of(r, s);
+        float *dq = big, *dkv = big + NC;
+        if ((rc = nlp_attn_backward(&a, s->P, t3, dq, dkv, dkv + C))) return rc;
+        nlp_linear q = nlp_net_lin(m, &s->q), k = nlp_net_lin(m, &s->k), v = nlp_net_lin(m, &s->v);
+        nlp_linear_backward(&q, N, h, C, dq, C, dh, C, beta);
+        nlp_linear_backward(&k, M, r->mem, C, dkv, 2 * C, r->dmem, C, 1);
+        nlp_linear_backward(&v, M, r->mem, C, dkv + C, 2 * C, r->dmem, C, 1);
+        break;
+    }
+    case NLP_SUB_FFN: {
+        nlp_linear fc1 = nlp_net_lin(m, &s->fc1), fc2 = nlp_net_lin(m, &s->fc2);
+        size_t NF = (size_t)N * F;
+        nlp_linear_backward(&fc2, N, s->h2, F, df, C, big, F, 0);
+        if (m->cfg.arch == NLP_ARCH_TRANSFORMER) nlp_dropout(big, big, NF, p, nlp_net_seed(m, s->site + 1));
+        nlp_act_backward(m->cfg.activation, big, big, s->h1, NF, 0);
+        nlp_linear_backward(&fc1, N, h, C, big, F, dh, C, beta);
+        break;
+    }
+    }
+    if (pre)
+        nlp_layernorm_backward(dres, 1, nlp_net_g(m, s->ln_g), nlp_net_g(m, s->ln_b), t2, x, s->mean, s->rstd,
+                               nlp_net_w(m, s->ln_g), N, C);
+    return NLP_OK;
+}
+
+int nlp_net_stack_forward(const nlp_run *r, nlp_stack *st, const float **out)
+{
+    const float *x = st->x0;
+    for (int i = 0; i < st->n; i++) {
+        int rc = sub_forward(r, &st->sub[i], x);
+        if (rc) return rc;
+        x = st->sub[i].out;
+    }
+    if (st->lnf_g >= 0) {
+        nlp_model *m = r->m;
+        nlp_layernorm_forward(st->lnf, st->lnf_mean, st->lnf_rstd, x, nlp_net_w(m, st->lnf_g), nlp_net_w(m, st->lnf_b),
+                              r->B * r->T, m->cfg.d_model, (float)m->cfg.ln_eps);
+        x = st->lnf;
+    }
+    *out = x;
+    return NLP_OK;
+}
+
+int nlp_net_stack_backward(const nlp_run *r, nlp_stack *st, float *dres)
+{
+    nlp_model *m = r->m;
+    const int C = m->cfg.d_model, N = r->B * r->T;
+    if (st->lnf_g >= 0) {
+        const float *x = st->n ? st->sub[st->n - 1].out : st->x0;
+        nlp_layernorm_backward(m->tmp[1], 0, nlp_net_g(m, st->lnf_g), nlp_net_g(m, st->lnf_b), dres, x, st->lnf_mean,
+                               st->lnf_rstd, nlp_net_w(m, st->lnf_g), N, C);
+        memcpy(dres, m->tmp[1], (size_t)N * C * sizeof(float));
+    }
+    for (int i = st->n - 1; i >= 0; i--) {
+        int rc = sub_backward(r, &st->sub[i], i ? st->sub[i - 1].out : st->x0, dres);
+        if (rc) return rc;
+    }
+    return NLP_OK;
+}

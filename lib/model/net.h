@@ -1,0 +1,218 @@
+/*
+ * net.h — internal to lib/model: the layout of an nlp_model shared by
+ * model.c and the architecture files (gpt.c, bert.c, encdec.c), and the
+ * Transformer sublayers they are built from.
+ *
+ * A sublayer is one residual branch: self-attention, cross-attention or the
+ * feed-forward network, wrapped either post-LN, out = LN(x + drop(f(x))) (the
+ * paper, BERT), or pre-LN, out = x + drop(f(LN(x))) (GPT-2, pre-LN
+ * transformer). A stack is a list of sublayers over one stream, with a final
+ * LayerNorm in pre-LN stacks. Parameters are referred to by index into the
+ * model's nlp_params, so the same description works whether the arena is
+ * owned, mapped from a file, or replaced.
+ *
+ * Activations of a forward pass live in one arena (model->act), laid out by
+ * the architecture's layout function for the batch shape (B, T, S): every
+ * buffer the backward pass needs, plus the scratch it uses. The backward
+ * pass keeps the gradient of the residual stream in one buffer (dres) that
+ * each sublayer turns from ∂L/∂out into ∂L/∂x in place.
+ *
+ * Not for use outside lib/model: tools and later layers see model.h only.
+ */
+#ifndef NLP_MODEL_NET_H
+#define NLP_MODEL_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/rng.h"
+#include "model/config.h"
+#include "model/model.h"
+#include "nn/attn.h"
+#include "nn/linear.h"
+#include "nn/loss.h"
+#include "nn/params.h"
+
+/* A linear layer by parameter index (b = -1: no bias). */
+typedef struct nlp_lref {
+    int w, b, in, out;
+    enum nlp_wlayout layout;
+} nlp_lref;
+
+enum nlp_sub_kind {
+    NLP_SUB_SELF,
+    NLP_SUB_CROSS,
+    NLP_SUB_FFN,
+};
+
+typedef struct nlp_sub {
+    enum nlp_sub_kind kind;
+    int causal;            /* self-attention over earlier positions only */
+    int ln_g, ln_b;        /* this sublayer's LayerNorm (before f in pre-LN, after the sum in post-LN) */
+    int fused;             /* self-attention: q|k|v from one [C,3C] projection (GPT-2 c_attn) */
+    nlp_lref qkv, q, k, v, o;
+    nlp_lref fc1, fc2;
+    int site;              /* dropout sites: site (residual branch), site+1 (probabilities / FFN inner) */
+    int slot;              /* attention: its layer's place in an nlp_cache */
+    /* forward activations */
+    float *ln, *mean, *rstd; /* pre-LN: LN(x); post-LN: mean/rstd of the sum */
+    float *sum;              /* post-LN: x + drop(f) */
+    float *out;              /* the sublayer's output, [N,C] */
+    float *qkv_a;            /* self: [N,3C]; cross: q [N,C] */
+    float *kv_a;             /* cross: [M,2C] from the memory */
+    float *P;                /* attention probabilities [B,H,T,S] */
+    float *att;              /* attention output before o, [N,C] */
+    float *h1, *h2;          /* FFN: fc1 output, activation (after inner dropout) [N,F] */
+} nlp_sub;
+
+typedef struct nlp_stack {
+    nlp_sub *sub;
+    int n;
+    int lnf_g, lnf_b;        /* final LayerNorm, -1 when none */
+    float *lnf, *lnf_mean, *lnf_rstd;
+    float *x0;               /* input of the first sublayer (embeddings after dropout) */
+} nlp_stack;
+
+/* Everything one pass over a stack needs besides the sublayers. */
+typedef struct nlp_run {
+    nlp_model *m;
+    float *w, *g;            /* parameter and gradient arenas (g NULL: no gradients) */
+    int B, T, S;             /* queries per row (T) and memory length (S) of this stack */
+    const uint8_t *self_mask;  /* [B,T] keys that may be attended (NULL: all) */
+    const uint8_t *cross_mask; /* [B,S] */
+    const float *mem;        /* cross-attention memory [B·S, C] */
+    float *dmem;             /* its gradient, accumulated */
+    struct nlp_cache *cache; /* incremental decoding: keys/values of earlier positions (NULL: training) */
+} nlp_run;
+
+/* The KV cache of model.h: per self-attention layer, k|v of every position
+ * so far, [B, max_len, 2C]; per cross-attention layer, k|v of the source,
+ * [B, S, 2C], and the source key mask [B, S]. */
+struct nlp_cache {
+    const nlp_model *m;
+    int B, max_len, len, C;
+    int n_self, n_cross;
+    float *self;             /* n_self × [B, max_len, 2C] */
+    float *cross;            /* n_cross × [B, S, 2C], allocated by the encoder pass */
+    uint8_t *src_mask;       /* [B, S] */
+    int S;
+    float *tmp;              /* reordering scratch */
+    size_t tmp_cap;
+};
+
+/* The cache block of self-attention layer `slot`, and of cross-attention layer `slot`. */
+float *nlp_cache_self(const struct nlp_cache *c, int slot);
+float *nlp_cache_cross(const struct nlp_cache *c, int slot);
+
+struct nlp_arch_ops;
+
+struct nlp_model {
+    nlp_model_config cfg;
+    const struct nlp_arch_ops *ops;
+    nlp_params *params;
+    nlp_rng rng;             /* dropout */
+    int training;
+    uint64_t pass_seed;      /* of the last forward pass */
+    int have_loss;           /* the last forward computed a loss: backward may run */
+    int infer;               /* the activation layout is for incremental decoding (no P, no cross k/v) */
+
+    /* parameter indices (-1 when absent) */
+    int tok_emb, pos_emb, type_emb, src_emb, src_pos, out_w;
+    int emb_ln_g, emb_ln_b;  /* bert */
+    nlp_lref pool, mlm_dense, nsp; /* bert heads */
+    int mlm_ln_g, mlm_ln_b, mlm_bias;
+    nlp_stack stack[2];      /* [0]: the encoder (gpt: the decoder-only stack), [1]: the decoder */
+    float *pe;               /* sinusoidal table [max_positions, C] */
+
+    /* activation arena, laid out for (B, T, S) */
+    float *act;
+    size_t act_cap;
+    int B, T, S;
+    float *emb_sum, *emb_mean, *emb_rstd; /* bert: embeddings before their LayerNorm */
+    float *y0;                /* transformer: decoder input embeddings */
+    float *logits;            /* [N, V], becomes the gradient in backward */
+    float *lse;               /* [N] */
+    int32_t *target;          /* [N] loss targets (shifted for gpt) */
+    float *pool_pre, *pooled, *nsp_logits, *nsp_lse; /* bert */
+    int32_t *nsp_target;
+    float *mlm_h1, *mlm_h2, *mlm_ln, *mlm_mean, *mlm_rstd;
+    uint8_t *mask_a, *mask_b;  /* key masks: self (or source) and target */
+    const int32_t *in_ids, *in_types, *in_src, *in_tgt; /* inputs of the last forward (caller's memory) */
+    float *dres, *dres2, *dmem, *tmp[4], *dbig; /* backward scratch */
+    int nsp_count, mlm_count;
+};
+
+typedef struct nlp_arch_ops {
+    int (*build)(nlp_model *m);                 /* declares parameters, fills the sublayer descriptions */
+    void (*init)(nlp_model *m, nlp_rng *r);     /* random initialisation as the reference does it */
+    size_t (*layout)(nlp_model *m, float *base, int B, int T, int S); /* floats needed; assigns when base != NULL */
+    int (*check)(const nlp_model *m, const nlp_batch *b);             /* input ids in range */
+    int (*forward)(nlp_model *m, const nlp_batch *b, nlp_losses *out);
+    int (*backward)(nlp_model *m);
+    /* incremental decoding (NULL for bert): T new positions after c->len */
+    int (*decode)(nlp_model *m, const nlp_batch *b, struct nlp_cache *c);
+    /* transformer: the encoder pass of decoding, filling the cross-attention cache */
+    int (*encode)(nlp_model *m, const nlp_batch *b, struct nlp_cache *c);
+} nlp_arch_ops;
+
+/* Bump allocation inside the activation arena (64-byte steps). With base NULL
+ * it only counts. */
+typedef struct nlp_bump {
+    float *base;
+    size_t used;
+} nlp_bump;
+
+static inline float *nlp_bump_take(nlp_bump *b, size_t n)
+{
+    float *p = b->base ? b->base + b->used : NULL;
+    b->used += (n + 15) & ~(size_t)15;
+    return p;
+}
+
+/* Declares a linear layer's parameters ("<name>.weight", "<name>.bias") and
+ * returns its reference; on failure returns w = -1 with the error set. */
+nlp_lref nlp_net_linear(nlp_params *p, const char *name, int in, int out, enum nlp_wlayout layout, int bias);
+/* Declares "<name>.weight" and "<name>.bias" of a LayerNorm of size C; 0 or an error. */
+int nlp_net_layernorm(nlp_params *p, const char *name, int C, int *g, int *b);
+
+/* The nlp_linear for a reference in the current arenas. */
+nlp_linear nlp_net_lin(const nlp_model *m, const nlp_lref *r);
+
+/* Parameter / gradient tensor by index (NULL for -1 or no gradients). */
+float *nlp_net_w(const nlp_model *m, int i);
+float *nlp_net_g(const nlp_model *m, int i);
+
+/* Lays out the activations of one stack of sublayers: N = B·T rows, M = B·S
+ * memory rows. Returns nothing; counts into b. */
+void nlp_net_layout_stack(nlp_model *m, nlp_stack *st, nlp_bump *b, int B, int T, int S);
+
+/* Scratch for the backward pass (rows = largest N, mrows = largest M). */
+void nlp_net_layout_scratch(nlp_model *m, nlp_bump *b, int rows, int mrows, int T, int S);
+
+/* Forward through a whole stack from st->x0; returns the stack's output
+ * (the final LN output when there is one). */
+int nlp_net_stack_forward(const nlp_run *r, nlp_stack *st, const float **out);
+
+/* Backward through a stack: dres holds ∂L/∂(stack output) on entry and
+ * ∂L/∂x0 on return. */
+int nlp_net_stack_backward(const nlp_run *r, nlp_stack *st, float *dres);
+
+/* The dropout seed of a site in the current pass (0 when dropout is off). */
+uint64_t nlp_net_seed(const nlp_model *m, int site);
+/* Dropout probabilities in effect (0 when not training). */
+float nlp_net_dropout(const nlp_model *m);
+float nlp_net_attn_dropout(const nlp_model *m);
+
+/* Backward of the loss through logits = h·Wᵀ (W [V,C]: the output projection
+ * or a tied embedding, parameter w): turns the logits buffer of x into its
+ * gradient, writes dh = dlogits·W [N,C] and adds dlogitsᵀ·h to W's gradient. */
+void nlp_net_output_backward(nlp_model *m, const nlp_xent *x, const float *lse, int w, const float *h, float *dh);
+
+/* NLP_EDATA naming the row and position of the first id outside [0, V) that
+ * is not `allow` (INT32_MIN: none allowed); `what` names the array. */
+int nlp_net_check_ids(const int32_t *ids, int B, int T, int V, int32_t allow, const char *what);
+
+/* Fills w with N(0, std) from r. */
+void nlp_net_normal(float *w, size_t n, double std, nlp_rng *r);
+
+#endif

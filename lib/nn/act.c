@@ -1,0 +1,105 @@
+/*
+ * act.c — activations and dropout. See act.h.
+ */
+#include "nn/act.h"
+#include "nn/vmath.h"
+
+#include <math.h>
+#include <string.h>
+
+#define PAR_MIN (1L << 15)
+#define SQRT_2_OVER_PI 0.7978845608028654f
+#define GELU_C 0.044715f
+#define INV_SQRT2 0.70710678118654752f
+#define INV_SQRT_2PI 0.3989422804014327f
+
+void nlp_act_forward(enum nlp_act a, float *y, const float *x, size_t n)
+{
+    long N = (long)n;
+    switch (a) {
+    case NLP_ACT_RELU:
+#pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
+        for (long i = 0; i < N; i++) y[i] = x[i] > 0 ? x[i] : 0;
+        break;
+    case NLP_ACT_GELU:
+#pragma omp parallel for schedule(static) if (N > PAR_MIN)
+        for (long i = 0; i < N; i++) y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * INV_SQRT2));
+        break;
+    case NLP_ACT_GELU_TANH:
+#pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
+        for (long i = 0; i < N; i++) {
+            float v = x[i];
+            y[i] = 0.5f * v * (1.0f + nlp_tanhf(SQRT_2_OVER_PI * (v + GELU_C * v * v * v)));
+        }
+        break;
+    case NLP_ACT_TANH:
+#pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
+        for (long i = 0; i < N; i++) y[i] = nlp_tanhf(x[i]);
+        break;
+    }
+}
+
+#pragma omp declare simd uniform(a) notinbranch
+static inline float dact(enum nlp_act a, float v)
+{
+    switch (a) {
+    case NLP_ACT_RELU: return v > 0 ? 1.0f : 0.0f;
+    case NLP_ACT_GELU: return 0.5f * (1.0f + erff(v * INV_SQRT2)) + v * INV_SQRT_2PI * expf(-0.5f * v * v);
+    case NLP_ACT_GELU_TANH: {
+        float t = nlp_tanhf(SQRT_2_OVER_PI * (v + GELU_C * v * v * v));
+        return 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * SQRT_2_OVER_PI * (1.0f + 3.0f * GELU_C * v * v);
+    }
+    case NLP_ACT_TANH: {
+        float t = nlp_tanhf(v);
+        return 1.0f - t * t;
+    }
+    }
+    return 0;
+}
+
+void nlp_act_backward(enum nlp_act a, float *dx, const float *dy, const float *x, size_t n, int accumulate)
+{
+    long N = (long)n;
+    if (a == NLP_ACT_GELU_TANH && !accumulate) { /* the hot one, vectorised */
+#pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
+        for (long i = 0; i < N; i++) {
+            float v = x[i], t = nlp_tanhf(SQRT_2_OVER_PI * (v + GELU_C * v * v * v));
+            dx[i] = dy[i] * (0.5f * (1.0f + t) +
+                             0.5f * v * (1.0f - t * t) * SQRT_2_OVER_PI * (1.0f + 3.0f * GELU_C * v * v));
+        }
+    } else if (accumulate) {
+#pragma omp parallel for schedule(static) if (N > PAR_MIN)
+        for (long i = 0; i < N; i++) dx[i] += dy[i] * dact(a, x[i]);
+    } else {
+#pragma omp parallel for schedule(static) if (N > PAR_MIN)
+        for (long i = 0; i < N; i++) dx[i] = dy[i] * dact(a, x[i]);
+    }
+}
+
+void nlp_dropout(float *y, const float *x, size_t n, float p, uint64_t seed)
+{
+    long N = (long)n;
+    if (p <= 0) {
+        if (y != x) memcpy(y, x, n * sizeof(float));
+        return;
+    }
+    uint32_t th = nlp_dropout_threshold(p);
+    float scale = 1.0f / (1.0f - p);
+#pragma omp parallel for schedule(static) if (N > PAR_MIN)
+    for (long i = 0; i < N; i++) y[i] = nlp_dropout_keep(seed, (uint64_t)i, th) ? x[i] * scale : 0.0f;
+}
+
+void nlp_add(float *y, const float *a, const float *b, size_t n)
+{
+    long N = (long)n;
+#pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
+    for (long i = 0; i < N; i++) y[i] = a[i] + b[i];
+}
+
+uint64_t nlp_dropout_site(uint64_t pass_seed, uint64_t site)
+{
+    uint64_t z = pass_seed ^ (site * 0xd1342543de82ef95ull + 0x632be59bd9b4e019ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}

@@ -1,0 +1,200 @@
+/*
+ * attn.c — multi-head attention over nlp_gemm, one head per task. See attn.h.
+ */
+#include "nn/attn.h"
+#include "nn/act.h"
+#include "nn/gemm.h"
+#include "nn/vmath.h"
+#include "base/err.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Number of keys row t may see before masking by key_mask: all S, or the causal prefix. */
+static inline int row_limit(const nlp_attn *a, int t)
+{
+    if (!a->causal) return a->S;
+    int n = a->q_offset + t + 1;
+    return n < a->S ? n : a->S;
+}
+
+/* 1 when query t of batch b may attend no key at all. */
+static int row_all_masked(const nlp_attn *a, int b, int t)
+{
+    if (!a->key_mask) return row_limit(a, t) <= 0;
+    const uint8_t *km = a->key_mask + (size_t)b * a->bsm;
+    int lim = row_limit(a, t);
+    for (int j = 0; j < lim; j++)
+        if (km[j]) return 0;
+    return 1;
+}
+
+/* In place: scores row -> probabilities, with the masks of attn.h. */
+static void softmax_row(const nlp_attn *a, int b, int t, float *row)
+{
+    int S = a->S, lim = row_limit(a, t);
+    if (a->key_mask) {
+        const uint8_t *km = a->key_mask + (size_t)b * a->bsm;
+        int any = 0;
+        for (int j = 0; j < lim; j++) {
+            any |= km[j];
+            if (!km[j]) row[j] = -FLT_MAX; /* exp() of it is 0 */
+        }
+        if (!any) { /* every key masked: all scores equal, uniform */
+            for (int j = 0; j < S; j++) row[j] = 1.0f / S;
+            return;
+        }
+    }
+    float mx = -FLT_MAX, sum = 0;
+#pragma omp simd reduction(max : mx)
+    for (int j = 0; j < lim; j++) mx = row[j] > mx ? row[j] : mx;
+#pragma omp simd reduction(+ : sum)
+    for (int j = 0; j < lim; j++) {
+        float e = nlp_expf(row[j] - mx);
+        row[j] = e;
+        sum += e;
+    }
+    float inv = 1.0f / sum;
+#pragma omp simd
+    for (int j = 0; j < lim; j++) row[j] *= inv;
+    for (int j = lim; j < S; j++) row[j] = 0;
+}
+
+/* Causal attention is done in blocks of query rows, each with only the keys
+ * it can see: about half the products of the full square for long sequences. */
+#define ROW_BLOCK 64
+
+static int block_rows(const nlp_attn *a) { return a->causal && a->T > ROW_BLOCK ? ROW_BLOCK : a->T; }
+
+/* Keys that queries [0, t1) may see. */
+static int key_extent(const nlp_attn *a, int t1)
+{
+    if (!a->causal) return a->S;
+    int n = a->q_offset + t1;
+    return n < a->S ? n : a->S;
+}
+
+/* rows × D block of a strided matrix set to 0. */
+static void zero_rows(float *x, long ld, int rows, int D)
+{
+    for (int i = 0; i < rows; i++) memset(x + (size_t)i * ld, 0, (size_t)D * sizeof(float));
+}
+
+/* dst[t, j] = dropout(src[t, j]) for rows t0..t1-1, keys j < kn, of head
+ * (b, h): the mask of element (b, h, t, j) comes from the pass's seed. */
+static void drop_rows(const nlp_attn *a, float *dst, const float *src, int b, int h, int t0, int t1, int kn)
+{
+    const uint32_t th = nlp_dropout_threshold(a->dropout);
+    const float scale = 1.0f / (1.0f - a->dropout);
+    const uint64_t base = ((uint64_t)b * a->H + h) * a->T * a->S;
+    for (int t = t0; t < t1; t++)
+        for (int j = 0; j < kn; j++) {
+            size_t i = (size_t)t * a->S + j;
+            dst[i] = nlp_dropout_keep(a->seed, base + i, th) ? src[i] * scale : 0.0f;
+        }
+}
+
+int nlp_attn_forward(const nlp_attn *a, float *P)
+{
+    const int B = a->B, H = a->H, T = a->T, S = a->S, D = a->D, RB = block_rows(a);
+    const float alpha = 1.0f / sqrtf((float)D);
+    const int drop = a->dropout > 0;
+    int fail = 0;
+#pragma omp parallel reduction(| : fail)
+    {
+        float *scratch = NULL;
+        if (!P || drop) {
+            scratch = malloc((size_t)T * S * sizeof(float) + 64);
+            if (!scratch) fail = 1;
+        }
+#pragma omp for collapse(2) schedule(static)
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++) {
+                if (fail) continue;
+                const float *q = a->q + b * a->bsq + h * D, *k = a->k + b * a->bsk + h * D,
+                            *v = a->v + b * a->bsv + h * D;
+                float *o = a->out + b * a->bso + h * D;
+                float *p = P ? P + ((size_t)b * H + h) * T * S : scratch;
+                float *pd = drop ? scratch : p;
+                for (int t0 = 0; t0 < T; t0 += RB) {
+                    int rows = T - t0 < RB ? T - t0 : RB, kn = key_extent(a, t0 + rows);
+                    float *pr = p + (size_t)t0 * S;
+                    nlp_gemm(0, 1, rows, kn, D, alpha, q + (size_t)t0 * a->ldq, (int)a->ldq, k, (int)a->ldk, 0.0f, pr,
+                             S);
+                    for (int t = t0; t < t0 + rows; t++) softmax_row(a, b, t, p + (size_t)t * S);
+                    if (drop) drop_rows(a, pd, p, b, h, t0, t0 + rows, S);
+                    nlp_gemm(0, 0, rows, D, kn, 1.0f, pd + (size_t)t0 * S, S, v, (int)a->ldv, 0.0f,
+                             o + (size_t)t0 * a->ldo, (int)a->ldo);
+                }
+            }
+        free(scratch);
+    }
+    return fail ? nlp_error(NLP_ENOMEM, "out of memory (attention scratch)") : NLP_OK;
+}
+
+int nlp_attn_backward(const nlp_attn *a, const float *P, const float *dout, float *dq, float *dk, float *dv)
+{
+    const int B = a->B, H = a->H, T = a->T, S = a->S, D = a->D, RB = block_rows(a);
+    const float alpha = 1.0f / sqrtf((float)D);
+    const int drop = a->dropout > 0;
+    int fail = 0;
+#pragma omp parallel reduction(| : fail)
+    {
+        float *dp = malloc((size_t)T * S * sizeof(float) * (drop ? 2 : 1) + 64);
+        if (!dp) fail = 1;
+#pragma omp for collapse(2) schedule(static)
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++) {
+                if (fail) continue;
+                const float *q = a->q + b * a->bsq + h * D, *k = a->k + b * a->bsk + h * D,
+                            *v = a->v + b * a->bsv + h * D, *go = dout + b * a->bso + h * D;
+                float *gq = dq + b * a->bsq + h * D, *gk = dk + b * a->bsk + h * D, *gv = dv + b * a->bsv + h * D;
+                const float *p = P + ((size_t)b * H + h) * T * S;
+                float *pdrop = dp + (size_t)T * S;
+                int blocked = RB < T;
+                if (blocked) { /* dK and dV are sums over the row blocks */
+                    zero_rows(gk, a->ldk, S, D);
+                    zero_rows(gv, a->ldv, S, D);
+                }
+                for (int t0 = 0; t0 < T; t0 += RB) {
+                    int rows = T - t0 < RB ? T - t0 : RB, kn = key_extent(a, t0 + rows);
+                    float beta = blocked ? 1.0f : 0.0f;
+                    const float *pb = p + (size_t)t0 * S, *pdb = pb, *gob = go + (size_t)t0 * a->ldo;
+                    float *g0 = dp + (size_t)t0 * S;
+                    if (drop) {
+                        drop_rows(a, pdrop, p, b, h, t0, t0 + rows, kn);
+                        pdb = pdrop + (size_t)t0 * S;
+                    }
+                    /* dV = dropout(P)ᵀ dO */
+                    nlp_gemm(1, 0, kn, D, rows, 1.0f, pdb, S, gob, (int)a->ldo, beta, gv, (int)a->ldv);
+                    /* d(dropout(P)) = dO Vᵀ, then through dropout */
+                    nlp_gemm(0, 1, rows, kn, D, 1.0f, gob, (int)a->ldo, v, (int)a->ldv, 0.0f, g0, S);
+                    if (drop) drop_rows(a, dp, dp, b, h, t0, t0 + rows, kn);
+                    for (int t = t0; t < t0 + rows; t++) {
+                        float *g = dp + (size_t)t * S;
+                        const float *pr = p + (size_t)t * S;
+                        /* softmax backward: dA = P ⊙ (dP − Σ P dP); nothing flows
+                         * through a row whose keys are all masked (masked_fill) */
+                        if (row_all_masked(a, b, t)) {
+                            for (int j = 0; j < kn; j++) g[j] = 0;
+                            continue;
+                        }
+                        float s = 0;
+#pragma omp simd reduction(+ : s)
+                        for (int j = 0; j < kn; j++) s += pr[j] * g[j];
+#pragma omp simd
+                        for (int j = 0; j < kn; j++) g[j] = pr[j] * (g[j] - s);
+                    }
+                    /* A = α Q Kᵀ: dQ = α dA K, dK = α dAᵀ Q */
+                    nlp_gemm(0, 0, rows, D, kn, alpha, g0, S, k, (int)a->ldk, 0.0f, gq + (size_t)t0 * a->ldq,
+                             (int)a->ldq);
+                    nlp_gemm(1, 0, kn, D, rows, alpha, g0, S, q + (size_t)t0 * a->ldq, (int)a->ldq, beta, gk,
+                             (int)a->ldk);
+                }
+            }
+        free(dp);
+    }
+    return fail ? nlp_error(NLP_ENOMEM, "out of memory (attention scratch)") : NLP_OK;
+}

@@ -1,0 +1,59 @@
+/*
+ * attn.h — scaled dot-product multi-head attention, forward and backward:
+ * self, cross and causal attention with key padding masks, computed one
+ * (batch, head) pair at a time.
+ *
+ * For each batch b and head h, with Q_bh [T,D], K_bh [S,D], V_bh [S,D]:
+ *
+ *   A = Q Kᵀ / √D;  A[t,j] = −FLT_MAX where key j is masked for query t;
+ *   P = softmax_rows(A);  O_bh = dropout(P) V_bh
+ *
+ * Key j is masked for query t when key_mask[b, j] == 0 (padding) or, with
+ * `causal`, when j > q_offset + t (q_offset = number of earlier positions: 0 in
+ * training, the cache length in incremental decoding). A row whose keys are
+ * all masked becomes uniform, exactly as torch's masked_fill(−FLT_MAX) +
+ * softmax (and HF BERT's additive (1−mask)·finfo.min) behave.
+ *
+ * Q, K, V and O are read and written in place inside wider buffers through
+ * row strides and batch strides (head h is the column block h·D .. h·D+D−1), so
+ * a fused q|k|v projection or a KV cache is used without copies or transposes.
+ * Nothing of size [B,H,T,S] is made except P itself, which training keeps for
+ * the backward pass; without P (inference) each thread scores one [T,S] block.
+ * Heads run in parallel (static schedule; each head's products on one thread),
+ * so results do not depend on the thread count.
+ *
+ * Not here: the q/k/v/o projections (linear.h) and KV-cache management (model).
+ */
+#ifndef NLP_NN_ATTN_H
+#define NLP_NN_ATTN_H
+
+#include <stdint.h>
+
+typedef struct nlp_attn {
+    int B, H, T, S, D;        /* batch, heads, queries, keys, head size */
+    const float *q;           /* query (b,t,h) at q + b·bsq + t·ldq + h·D */
+    long ldq, bsq;
+    const float *k;           /* key (b,j,h) at k + b·bsk + j·ldk + h·D */
+    long ldk, bsk;
+    const float *v;
+    long ldv, bsv;
+    float *out;               /* output (b,t,h) at out + b·bso + t·ldo + h·D */
+    long ldo, bso;
+    const uint8_t *key_mask;  /* [b·bsm + j] != 0: key may be attended; NULL: all keys */
+    long bsm;
+    int causal, q_offset;
+    float dropout;            /* on the probabilities, training only */
+    uint64_t seed;
+} nlp_attn;
+
+/* Computes a->out. P [B,H,T,S] receives the probabilities (before dropout) for
+ * the backward pass, or is NULL in inference. Returns 0 or NLP_ENOMEM. */
+int nlp_attn_forward(const nlp_attn *a, float *P);
+
+/* Given dout (strides ldo/bso of a->out, at `dout`) and the forward's P, writes
+ * dq, dk and dv (overwriting; strides of q, k and v respectively). dk and dv
+ * may point into one buffer (fused k|v), as may dq/dk/dv into a fused dqkv.
+ * Returns 0 or NLP_ENOMEM. */
+int nlp_attn_backward(const nlp_attn *a, const float *P, const float *dout, float *dq, float *dk, float *dv);
+
+#endif

@@ -1,0 +1,95 @@
+/*
+ * loss.c — cross-entropy with label smoothing. See loss.h.
+ */
+#include "nn/loss.h"
+#include "nn/vmath.h"
+
+#include <float.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+static float row_lse(const float *r, int V)
+{
+    float mx = -FLT_MAX, s = 0;
+#pragma omp simd reduction(max : mx)
+    for (int v = 0; v < V; v++) mx = r[v] > mx ? r[v] : mx;
+#pragma omp simd reduction(+ : s)
+    for (int v = 0; v < V; v++) s += nlp_expf(r[v] - mx);
+    return mx + logf(s);
+}
+
+/* The loss and nll of row i (not ignored). */
+static void row_loss(const nlp_xent *x, int i, float l, double *loss, double *nll)
+{
+    const float *r = x->logits + (size_t)i * x->ld;
+    const int V = x->V, y = x->target[i];
+    const float eps = x->smoothing;
+    double n1 = (double)l - r[y];
+    *nll = *loss = n1;
+    if (eps > 0) {
+        double sx = 0;
+#pragma omp simd reduction(+ : sx)
+        for (int v = 0; v < V; v++) sx += r[v];
+        double all = (double)V * l - sx; /* Σ_v (lse − x_v) */
+        *loss = x->mode == NLP_SMOOTH_UNIFORM ? (1 - eps) * n1 + eps / V * all
+                                              : (1 - eps) * n1 + eps / (V - 1) * (all - n1);
+    }
+}
+
+void nlp_xent_forward(const nlp_xent *x, float *lse, nlp_xent_result *out)
+{
+    const int N = x->N, V = x->V;
+    /* per-row terms in parallel, then summed in row order: the result does not depend on threads */
+    double *part = malloc((size_t)(N ? N : 1) * 2 * sizeof(double));
+    double loss = 0, nll = 0;
+    int count = 0;
+    for (int i = 0; i < N; i++) count += x->target[i] != x->ignore_index;
+    if (part) {
+#pragma omp parallel for schedule(static) if ((long)N * V > (1L << 15))
+        for (int i = 0; i < N; i++) {
+            float l = row_lse(x->logits + (size_t)i * x->ld, V);
+            if (lse) lse[i] = l;
+            part[2 * i] = part[2 * i + 1] = 0;
+            if (x->target[i] != x->ignore_index) row_loss(x, i, l, &part[2 * i], &part[2 * i + 1]);
+        }
+        for (int i = 0; i < N; i++) loss += part[2 * i], nll += part[2 * i + 1];
+        free(part);
+    } else { /* the same sums, one row at a time */
+        for (int i = 0; i < N; i++) {
+            float l = row_lse(x->logits + (size_t)i * x->ld, V);
+            if (lse) lse[i] = l;
+            double a = 0, b = 0;
+            if (x->target[i] != x->ignore_index) row_loss(x, i, l, &a, &b);
+            loss += a, nll += b;
+        }
+    }
+    out->count = count;
+    out->loss = count ? loss / count : 0;
+    out->nll = count ? nll / count : 0;
+}
+
+void nlp_xent_backward(const nlp_xent *x, const float *lse, float scale, float *dlogits, long ld_d)
+{
+    const int N = x->N, V = x->V;
+    int count = 0;
+    for (int i = 0; i < N; i++) count += x->target[i] != x->ignore_index;
+    float s = count ? scale / count : 0;
+    float eps = x->smoothing;
+    float q_off = x->mode == NLP_SMOOTH_UNIFORM ? eps / V : (V > 1 ? eps / (V - 1) : 0);
+    float q_on = x->mode == NLP_SMOOTH_UNIFORM ? 1 - eps + eps / V : 1 - eps;
+#pragma omp parallel for schedule(static) if ((long)N * V > (1L << 15))
+    for (int i = 0; i < N; i++) {
+        const float *r = x->logits + (size_t)i * x->ld;
+        float *d = dlogits + (size_t)i * ld_d;
+        int y = x->target[i];
+        if (y == x->ignore_index) {
+            for (int v = 0; v < V; v++) d[v] = 0;
+            continue;
+        }
+        float l = lse[i], py = nlp_expf(r[y] - l); /* read before d (which may be r) is written */
+#pragma omp simd
+        for (int v = 0; v < V; v++) d[v] = (nlp_expf(r[v] - l) - q_off) * s;
+        d[y] = (py - q_on) * s;
+    }
+}

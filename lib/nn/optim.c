@@ -1,0 +1,161 @@
+/*
+ * optim.c — Adam/AdamW, clipping and schedules. See optim.h.
+ */
+#include "nn/optim.h"
+#include "base/err.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+nlp_optim_config nlp_optim_default(void)
+{
+    return (nlp_optim_config){.kind = NLP_OPTIM_ADAMW, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.01};
+}
+
+nlp_optim_config nlp_optim_paper(void)
+{
+    return (nlp_optim_config){.kind = NLP_OPTIM_ADAM, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9, .weight_decay = 0};
+}
+
+static float *zalloc(size_t n)
+{
+    void *m = NULL;
+    size_t bytes = ((n ? n : 1) * sizeof(float) + 63) & ~(size_t)63;
+    if (posix_memalign(&m, 64, bytes) != 0) return NULL;
+    memset(m, 0, bytes);
+    return m;
+}
+
+int nlp_optim_init(nlp_optim *o, const nlp_optim_config *cfg, size_t n)
+{
+    memset(o, 0, sizeof *o);
+    o->cfg = *cfg;
+    o->n = n;
+    o->m = zalloc(n);
+    o->v = zalloc(n);
+    if (!o->m || !o->v) {
+        nlp_optim_free(o);
+        return nlp_error(NLP_ENOMEM, "out of memory (optimizer state, %zu floats)", 2 * n);
+    }
+    return NLP_OK;
+}
+
+void nlp_optim_free(nlp_optim *o)
+{
+    free(o->m);
+    free(o->v);
+    o->m = o->v = NULL;
+}
+
+void nlp_adam_update(float *p, const float *g, float *m, float *v, size_t n, const nlp_optim_config *c, long step,
+                     double lr, double wd)
+{
+    const float b1 = (float)c->beta1, b2 = (float)c->beta2;
+    const float a1 = (float)(1 - c->beta1), a2 = (float)(1 - c->beta2);
+    const double bc1 = 1 - pow(c->beta1, (double)step), bc2 = 1 - pow(c->beta2, (double)step);
+    const float step_size = (float)(lr / bc1), bc2_sqrt = (float)sqrt(bc2), eps = (float)c->eps;
+    const float decay = (float)(1 - lr * wd), l2 = (float)wd;
+    const int decoupled = c->kind == NLP_OPTIM_ADAMW;
+    long N = (long)n;
+#pragma omp parallel for simd schedule(static) if (N > (1L << 15))
+    for (long i = 0; i < N; i++) {
+        float gi = g[i], pi = p[i];
+        if (decoupled) pi *= decay;
+        else if (l2 != 0) gi += l2 * pi;
+        float mi = m[i] * b1 + a1 * gi;
+        float vi = v[i] * b2 + a2 * gi * gi;
+        m[i] = mi;
+        v[i] = vi;
+        float denom = sqrtf(vi) / bc2_sqrt + eps;
+        p[i] = pi - step_size * (mi / denom);
+    }
+}
+
+void nlp_optim_step(nlp_optim *o, nlp_params *p, const float *grad, double lr)
+{
+    o->step++;
+    float *data = nlp_params_data(p);
+    for (size_t i = 0; i < nlp_params_count(p); i++) {
+        const nlp_param_info *t = nlp_params_info(p, i);
+        double wd = t->no_decay ? 0 : o->cfg.weight_decay;
+        nlp_adam_update(data + t->off, grad + t->off, o->m + t->off, o->v + t->off, t->numel, &o->cfg, o->step, lr, wd);
+    }
+}
+
+#define NORM_BLOCK 4096
+
+double nlp_grad_norm(const float *g, size_t n)
+{
+    long nb = (long)((n + NORM_BLOCK - 1) / NORM_BLOCK);
+    double *part = malloc((size_t)(nb ? nb : 1) * sizeof(double));
+    double total = 0;
+    if (!part) { /* no memory for partial sums: one sequential pass gives the same blocks */
+        for (long b = 0; b < nb; b++) {
+            double s = 0;
+            size_t e = (size_t)(b + 1) * NORM_BLOCK < n ? (size_t)(b + 1) * NORM_BLOCK : n;
+            for (size_t i = (size_t)b * NORM_BLOCK; i < e; i++) s += (double)g[i] * g[i];
+            total += s;
+        }
+        return sqrt(total);
+    }
+#pragma omp parallel for schedule(static) if (nb > 8)
+    for (long b = 0; b < nb; b++) {
+        double s = 0;
+        size_t e = (size_t)(b + 1) * NORM_BLOCK < n ? (size_t)(b + 1) * NORM_BLOCK : n;
+        for (size_t i = (size_t)b * NORM_BLOCK; i < e; i++) s += (double)g[i] * g[i];
+        part[b] = s;
+    }
+    for (long b = 0; b < nb; b++) total += part[b];
+    free(part);
+    return sqrt(total);
+}
+
+double nlp_clip_grad_norm(float *g, size_t n, double max_norm)
+{
+    double norm = nlp_grad_norm(g, n);
+    double coef = max_norm / (norm + 1e-6);
+    if (coef < 1) {
+        float c = (float)coef;
+        long N = (long)n;
+#pragma omp parallel for simd schedule(static) if (N > (1L << 15))
+        for (long i = 0; i < N; i++) g[i] *= c;
+    }
+    return norm;
+}
+
+double nlp_lr_noam(long step, int d_model, long warmup, double factor)
+{
+    double s = step < 1 ? 1 : (double)step;
+    double a = 1 / sqrt(s), b = s * pow((double)warmup, -1.5);
+    return factor / sqrt((double)d_model) * (a < b ? a : b);
+}
+
+static double warm(long step, long warmup, double lr)
+{
+    return warmup > 0 && step < warmup ? lr * (double)step / (double)warmup : -1;
+}
+
+double nlp_lr_cosine(long step, long warmup, long total, double lr, double lr_min)
+{
+    double w = warm(step, warmup, lr);
+    if (w >= 0) return w;
+    if (step >= total) return lr_min;
+    double frac = (double)(step - warmup) / (double)(total - warmup > 0 ? total - warmup : 1);
+    return lr_min + 0.5 * (lr - lr_min) * (1 + cos(M_PI * frac));
+}
+
+double nlp_lr_linear(long step, long warmup, long total, double lr, double lr_min)
+{
+    double w = warm(step, warmup, lr);
+    if (w >= 0) return w;
+    if (step >= total) return lr_min;
+    double frac = (double)(step - warmup) / (double)(total - warmup > 0 ? total - warmup : 1);
+    return lr + (lr_min - lr) * frac;
+}
+
+double nlp_lr_constant(long step, long warmup, double lr)
+{
+    double w = warm(step, warmup, lr);
+    return w >= 0 ? w : lr;
+}

@@ -1,0 +1,103 @@
+#!/usr/bin/env bats
+# tools/parity (the developer tool that runs the PyTorch parity fixtures):
+# usage, and bad model files — truncated, bad header, wrong shapes, missing
+# tensors, no configuration — each a precise message and exit 3, never a crash.
+
+load helper
+
+setup() {
+  need_shared
+  P="$NLPIPE_TOOLS/parity"
+  D="$BATS_TEST_TMPDIR/fx"
+  cp -r "$SHARED/parity/fixtures/gpt" "$D"
+  chmod -R u+w "$D"
+  M="$D/model.safetensors"
+}
+
+# rewrite model.safetensors with python3 + numpy through the reference's stio.py
+restio() {
+  /usr/bin/python3 - "$SHARED/parity" "$M" "$1" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import stio
+t, meta = stio.load(sys.argv[2], True)
+exec(sys.argv[3])
+stio.save(sys.argv[2], t, meta)
+PY
+}
+
+@test "parity: --help, usage errors" {
+  run_split "$P" --help
+  [ "$status" -eq 0 ]
+  [[ "$output" == Usage:\ parity* ]]
+  run_split "$P" "$D"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"expected FIXTURE_DIR and OUT.safetensors"* ]]
+  run_split "$P" --bogus "$D" "$BATS_TEST_TMPDIR/o"
+  [ "$status" -eq 2 ]
+}
+
+@test "parity: a good fixture runs and writes every reference name" {
+  run_split "$P" "$D" "$BATS_TEST_TMPDIR/out.safetensors"
+  [ "$status" -eq 0 ]
+  run /usr/bin/python3 "$SHARED/parity/compare.py" "$D/ref.safetensors" "$BATS_TEST_TMPDIR/out.safetensors" --quiet --skip '^(grad|adamw)\.'
+  [ "$status" -eq 0 ]
+}
+
+@test "parity: truncated model file, exit 3" {
+  head -c 100000 "$M" > "$M.cut" && mv "$M.cut" "$M"
+  run_split "$P" "$D" "$BATS_TEST_TMPDIR/o"
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == "parity: '$M': tensor '"*"(truncated?)" ]]
+  head -c 5 "$SHARED/parity/fixtures/gpt/model.safetensors" > "$M"
+  run_split "$P" "$D" "$BATS_TEST_TMPDIR/o"
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == *"shorter than the 8-byte header length"* ]]
+  [ ! -e "$BATS_TEST_TMPDIR/o" ]
+}
+
+@test "parity: bad header, exit 3" {
+  printf '\x0e\x00\x00\x00\x00\x00\x00\x00{"a": [1, 2,  ' > "$M"
+  run_split "$P" "$D" "$BATS_TEST_TMPDIR/o"
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == "parity: '$M': bad safetensors header: JSON error at header byte"* ]]
+  printf '\xff\xff\xff\xff\x00\x00\x00\x00{}' > "$M"
+  run_split "$P" "$D" "$BATS_TEST_TMPDIR/o"
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == *"is implausible"* || "$stderr" == *"truncated"* ]]
+}
+
+@test "parity: wrong shape, exit 3" {
+  restio 't["h.1.mlp.c_fc.weight"] = t["h.1.mlp.c_fc.weight"].reshape(256, 64)'
+  run_split "$P" "$D" "$BATS_TEST_TMPDIR/o"
+  [ "$status" -eq 3 ]
+  [ "$stderr" = "parity: '$M': tensor 'h.1.mlp.c_fc.weight' has shape [256, 64], expected [64, 256]" ]
+}
+
+@test "parity: missing tensor, exit 3" {
+  restio 'del t["ln_f.bias"]'
+  run_split "$P" "$D" "$BATS_TEST_TMPDIR/o"
+  [ "$status" -eq 3 ]
+  [ "$stderr" = "parity: '$M': missing tensor 'ln_f.bias'" ]
+}
+
+@test "parity: no or bad configuration, exit 3" {
+  restio 'meta.pop("config")'
+  run_split "$P" "$D" "$BATS_TEST_TMPDIR/o"
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == *"no model configuration"* ]]
+  restio 'meta["config"] = "{\"n_embd\": \"wide\"}"'
+  run_split "$P" "$D" "$BATS_TEST_TMPDIR/o"
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == *"config key 'n_embd' is not a non-negative integer"* ]]
+}
+
+@test "parity: bad inputs and reference files, exit 3; missing directory, exit 1" {
+  printf 'not safetensors' > "$D/inputs.safetensors"
+  run_split "$P" "$D" "$BATS_TEST_TMPDIR/o"
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == *"inputs.safetensors"* ]]
+  run_split "$P" "$BATS_TEST_TMPDIR/nowhere" "$BATS_TEST_TMPDIR/o"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"cannot open"* ]]
+}

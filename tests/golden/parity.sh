@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# tests/golden/parity.sh — the engine against the PyTorch reference
+# (shared/parity/README.md, "Checking a parity output"): for every fixture set
+# in $SHARED/parity/fixtures, tools/parity writes logits, losses, gradients and
+# AdamW steps, and the README's six compare.py commands must all exit 0.
+# Comparing needs python3 with numpy only (never PyTorch).
+# Prints one line per check and ends with "N passed, N failed"; without
+# $SHARED it reports "0 passed, 0 failed" and a note.
+set -u
+top="$(cd "$(dirname "$0")/../.." && pwd)"
+SHARED="${SHARED:-$top/../shared}"
+TOOLS="${NLPIPE_TOOLS:-$top/tools}"
+PY=/usr/bin/python3
+fx="$SHARED/parity/fixtures"
+if [ ! -d "$fx" ]; then
+  echo "# parity: skipped, no fixtures at '$fx'"
+  echo "0 passed, 0 failed"
+  exit 0
+fi
+tmp="$(mktemp -d "${NLPIPE_TMP:-/tmp}/parity.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+check() { # name, then the command
+  local name="$1"; shift
+  if "$@" >"$tmp/log" 2>&1; then
+    pass=$((pass + 1)); echo "ok   $name: $(tail -1 "$tmp/log")"
+  else
+    fail=$((fail + 1)); echo "FAIL $name"; grep -E 'FAIL|error|compared' "$tmp/log" | head -20 | sed 's/^/    /'
+  fi
+}
+KB='grad\.(step2\.)?.*(c_attn|attention\.self\.key|k_proj)\.bias$'
+for d in "$fx"/*/; do
+  d="${d%/}"; set="$(basename "$d")"; out="$tmp/$set.safetensors"
+  check "$set: tools/parity" "$TOOLS/parity" "$d" "$out"
+  [ -f "$out" ] || continue
+  cmp() { "$PY" "$SHARED/parity/compare.py" "$d/ref.safetensors" "$out" --quiet "$@"; }
+  check "$set: outputs and losses (1e-4/1e-5)" cmp --skip '^(grad|adamw)\.'
+  check "$set: gradients (1e-4/1e-5)" cmp --prefix grad. --skip "$KB"
+  check "$set: gradients (rel. L2 1e-3)" cmp --prefix grad. --skip "$KB" --l2 1e-3
+  check "$set: key-bias gradients (atol 1e-5)" cmp --skip "^(?!$KB)" --rtol 0 --atol 1e-5
+  check "$set: AdamW steps (1e-4/1e-5)" cmp --prefix adamw.
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

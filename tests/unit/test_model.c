@@ -1,0 +1,749 @@
+/*
+ * test_model.c — lib/model: presets and parameter counts, YAML settings with
+ * their errors (file and line), the JSON forms, whole-model gradients of GPT,
+ * BERT and the encoder-decoder (post- and pre-LN, with dropout) against finite
+ * differences, save/load (mapped F32, BF16, HF config.json), run-to-run
+ * determinism, bit-identical resume from a checkpoint, and bad input.
+ */
+#include "base/config.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "model/checkpoint.h"
+#include "model/config.h"
+#include "model/model.h"
+#include "nn/gemm.h"
+#include "nn/optim.h"
+#include "test.h"
+
+#include <omp.h>
+#include <sys/stat.h>
+
+static char *tmp_path(const char *name)
+{
+    static char buf[8][512];
+    static int k;
+    char *p = buf[k++ % 8];
+    snprintf(p, 512, "%s/%s", test_tmpdir(), name);
+    return p;
+}
+
+static void write_text(const char *path, const char *s)
+{
+    FILE *f = fopen(path, "w");
+    fputs(s, f);
+    fclose(f);
+}
+
+static int build_from(nlp_model_config *c, const char *preset, const char *yaml, const char *const *ov)
+{
+    nlp_config f = {0};
+    int n = 0, rc = 0;
+    if (yaml) {
+        const char *p = tmp_path("m.yaml");
+        write_text(p, yaml);
+        rc = nlp_config_load(&f, p);
+        n = 1;
+    }
+    if (!rc) rc = nlp_model_config_build(c, preset, &f, (size_t)n, ov);
+    nlp_config_free(&f);
+    return rc;
+}
+
+// --- configs
+
+static size_t count_params(const nlp_model_config *c) { return nlp_model_config_param_count(c); }
+
+static void test_presets(void)
+{
+    nlp_model_config c;
+    CHECK_EQ_INT(nlp_model_config_preset(&c, "gpt2", NLP_ARCH_GPT), 0);
+    CHECK(c.arch == NLP_ARCH_GPT && c.d_model == 768 && c.layers == 12 && c.vocab_size == 50257);
+    CHECK_EQ_INT(count_params(&c), 124439808); /* HF gpt2 */
+    CHECK_EQ_INT(nlp_model_config_preset(&c, "bert-base", NLP_ARCH_GPT), 0);
+    CHECK(c.arch == NLP_ARCH_BERT && c.ln_eps == 1e-12 && c.activation == NLP_ACT_GELU);
+    CHECK_EQ_INT(count_params(&c), 110106428); /* HF BertForPreTraining bert-base-uncased */
+    CHECK_EQ_INT(nlp_model_config_preset(&c, "base", NLP_ARCH_GPT), 0);
+    CHECK(c.arch == NLP_ARCH_TRANSFORMER && c.d_model == 512 && c.heads == 8 && c.d_ff == 2048 &&
+          c.encoder_layers == 6 && c.decoder_layers == 6 && c.dropout == 0.1 && c.label_smoothing == 0.1 &&
+          !c.pre_ln && !c.learned_pos && c.shared_vocab);
+    CHECK_EQ_INT(nlp_model_config_preset(&c, "big", NLP_ARCH_GPT), 0);
+    CHECK(c.d_model == 1024 && c.heads == 16 && c.d_ff == 4096 && c.dropout == 0.3);
+    CHECK_EQ_INT(nlp_model_config_preset(&c, "small", NLP_ARCH_GPT), 0);
+    CHECK(c.layers == 4 && c.d_model == 256 && c.heads == 4 && c.max_positions == 256 && c.vocab_size == 8192);
+    CHECK_EQ_INT(nlp_model_config_preset(&c, "small", NLP_ARCH_TRANSFORMER), 0);
+    CHECK(c.encoder_layers == 3 && c.decoder_layers == 3 && c.d_ff == 1024);
+    CHECK_EQ_INT(nlp_model_config_preset(&c, "tiny", NLP_ARCH_BERT), 0);
+    CHECK(c.arch == NLP_ARCH_BERT && c.d_model == 64 && c.layers == 2);
+    CHECK_EQ_INT(nlp_model_config_preset(&c, "huge", NLP_ARCH_GPT), NLP_EINVAL);
+}
+
+static void test_settings(void)
+{
+    nlp_model_config c;
+    /* files, preset anywhere, overrides win */
+    const char *ov[] = {"layers=3", "dropout=0", NULL};
+    CHECK_EQ_INT(build_from(&c, NULL, "arch: transformer\nd-model: 128\npreset: tiny\nnorm: pre\npositions: learned\n"
+                                      "shared-vocab: false\nsrc-vocab-size: 300\ntie-output: no\n"
+                                      "smoothing-mode: others\n", ov),
+                 0);
+    CHECK(c.arch == NLP_ARCH_TRANSFORMER && c.d_model == 128 && c.heads == 4 && c.encoder_layers == 3 &&
+          c.decoder_layers == 3 && c.pre_ln && c.learned_pos && !c.shared_vocab && c.src_vocab_size == 300 &&
+          !c.tie_output && c.smoothing_mode == NLP_SMOOTH_OTHERS && c.dropout == 0);
+    /* --dump-config semantics: the dump resolves to the same struct */
+    nlp_buf d = {0};
+    CHECK_EQ_INT(nlp_model_config_dump(&c, &d), 0);
+    CHECK(strstr(d.data, "preset: tiny\narch: transformer\n") == d.data);
+    CHECK(strstr(d.data, "encoder-layers: 3\n") && !strstr(d.data, "\nlayers:") && !strstr(d.data, "init-std"));
+    nlp_model_config c2;
+    CHECK_EQ_INT(build_from(&c2, NULL, d.data, NULL), 0);
+    CHECK(nlp_model_config_equal(&c, &c2));
+    nlp_buf_free(&d);
+    for (int a = 0; a < 3; a++) {
+        nlp_model_config_preset(&c, a == 0 ? "gpt2" : a == 1 ? "bert-base" : "big", NLP_ARCH_GPT);
+        c.ln_eps = 1e-6 / 3; /* a double that needs all 17 digits */
+        nlp_buf e = {0};
+        nlp_model_config_dump(&c, &e);
+        CHECK_EQ_INT(build_from(&c2, NULL, e.data, NULL), 0);
+        CHECK_MSG(nlp_model_config_equal(&c, &c2), "dump round trip of arch %d", a);
+        nlp_buf_free(&e);
+    }
+
+    /* errors name the file and the line */
+    struct {
+        const char *yaml, *needle;
+    } bad[] = {
+        {"arch: gpt\nlayerz: 3\n", "m.yaml' line 2: unknown model key 'layerz'"},
+        {"d-model: 64\nheads: four\n", "line 2: 'heads' expects an integer, got 'four'"},
+        {"dropout: 1.5\n", "line 1: 'dropout' must be in [0, 1), got 1.5"},
+        {"arch: gpt\nnorm: pre\n", "line 2: key 'norm' does not apply to arch gpt"},
+        {"arch: bert\nactivation: swish\n", "line 2: 'activation' must be one of relu, gelu, gelu-tanh, got 'swish'"},
+        {"preset: gpt2\narch: bert\n", "line 2: preset 'gpt2' is a gpt model, not bert"},
+        {"preset: large\n", "line 1: unknown preset 'large'"},
+        {"arch: transformer\nshared-vocab: maybe\n", "line 2: 'shared-vocab' expects true or false, got 'maybe'"},
+        {"arch: transformer\nsrc-vocab-size: 100\n", "line 2: src-vocab-size 100 differs from vocab-size"},
+        {"arch: rnn\n", "line 1: 'arch' must be one of gpt, bert, transformer, got 'rnn'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = build_from(&c, NULL, bad[i].yaml, NULL);
+        CHECK_MSG(rc == NLP_EFORMAT && strstr(nlp_errmsg(), bad[i].needle), "case %zu: rc %d '%s'", i, rc, nlp_errmsg());
+    }
+    CHECK_EQ_INT(build_from(&c, NULL, "d-model: 100\nheads: 3\n", NULL), NLP_EINVAL);
+    CHECK(strstr(nlp_errmsg(), "d-model 100 is not divisible by heads 3") != NULL);
+    const char *bad_ov[] = {"heads", NULL};
+    CHECK_EQ_INT(build_from(&c, NULL, NULL, bad_ov), NLP_EINVAL);
+    const char *bad_ov2[] = {"heads=x", NULL};
+    CHECK_EQ_INT(build_from(&c, NULL, NULL, bad_ov2), NLP_EFORMAT);
+    CHECK(strstr(nlp_errmsg(), "override: 'heads' expects an integer") != NULL);
+    CHECK(nlp_model_config_is_key("d-ff") && nlp_model_config_is_key("preset") && !nlp_model_config_is_key("lr"));
+}
+
+static void test_json(void)
+{
+    nlp_model_config c, c2;
+    const char *hf = "{\"activation_function\": \"gelu_new\", \"architectures\": [\"GPT2LMHeadModel\"], "
+                     "\"attn_pdrop\": 0.1, \"embd_pdrop\": 0.1, \"layer_norm_epsilon\": 1e-05, \"model_type\": "
+                     "\"gpt2\", \"n_ctx\": 1024, \"n_embd\": 768, \"n_head\": 12, \"n_inner\": null, \"n_layer\": 12, "
+                     "\"n_positions\": 1024, \"resid_pdrop\": 0.1, \"vocab_size\": 50257}";
+    CHECK_EQ_INT(nlp_model_config_from_json(&c, NULL, hf, strlen(hf), "config.json"), 0);
+    nlp_model_config_preset(&c2, "gpt2", NLP_ARCH_GPT);
+    c2.preset[0] = 0;
+    CHECK(nlp_model_config_equal(&c, &c2));
+    const char *bert = "{\"model_type\": \"bert\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                       "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"hidden_act\": \"gelu\", "
+                       "\"max_position_embeddings\": 40, \"type_vocab_size\": 2, \"vocab_size\": 99, "
+                       "\"layer_norm_eps\": 1e-12, \"hidden_dropout_prob\": 0.2, \"attention_probs_dropout_prob\": 0.0}";
+    CHECK_EQ_INT(nlp_model_config_from_json(&c, NULL, bert, strlen(bert), "config.json"), 0);
+    CHECK(c.arch == NLP_ARCH_BERT && c.d_ff == 128 && c.vocab_size == 99 && c.dropout == 0.2 && c.attention_dropout == 0);
+    /* to_json → from_json for each kind */
+    const char *presets[] = {"gpt2", "bert-base", "base"};
+    for (int i = 0; i < 3; i++) {
+        nlp_model_config_preset(&c, presets[i], NLP_ARCH_GPT);
+        c.preset[0] = 0;
+        c.attention_dropout = c.dropout; /* the reference has one dropout */
+        if (c.arch == NLP_ARCH_TRANSFORMER) c.pre_ln = 1, c.learned_pos = 1, c.smoothing_mode = NLP_SMOOTH_OTHERS;
+        nlp_buf j = {0};
+        const char *kind;
+        CHECK_EQ_INT(nlp_model_config_to_json(&c, &j, &kind), 0);
+        CHECK_EQ_INT(nlp_model_config_from_json(&c2, kind, j.data, j.len, "meta"), 0);
+        CHECK_MSG(nlp_model_config_equal(&c, &c2), "json round trip of %s", presets[i]);
+        nlp_buf_free(&j);
+    }
+    CHECK_EQ_INT(nlp_model_config_from_json(&c, "gpt", "{\"n_embd\": \"big\"}", 17, "x.json"), NLP_EFORMAT);
+    CHECK(strstr(nlp_errmsg(), "'x.json': config key 'n_embd' is not a non-negative integer") != NULL);
+    CHECK_EQ_INT(nlp_model_config_from_json(&c, NULL, "{\"n_embd\": 7,", 13, "x.json"), NLP_EFORMAT);
+    CHECK(strstr(nlp_errmsg(), "bad JSON config") != NULL);
+    CHECK_EQ_INT(nlp_model_config_from_json(&c, NULL, "{\"foo\": 1}", 10, "x.json"), NLP_EFORMAT);
+    CHECK(strstr(nlp_errmsg(), "cannot tell the model kind") != NULL);
+}
+
+// --- batches
+
+typedef struct tbatch {
+    nlp_batch b;
+    int32_t ids[64], labels[64], types[64], mask[64], nsp[4], src[64], tin[64], tout[64];
+} tbatch;
+
+static void make_batch(tbatch *t, const nlp_model_config *c, nlp_rng *r)
+{
+    memset(t, 0, sizeof *t);
+    const int B = 3, T = 6, S = 7;
+    t->b.B = B, t->b.T = T;
+    int V = c->vocab_size;
+    for (int i = 0; i < B * T; i++) {
+        t->ids[i] = (int32_t)nlp_rng_below(r, (uint64_t)V);
+        t->labels[i] = t->ids[i];
+    }
+    if (c->arch == NLP_ARCH_GPT) {
+        t->labels[4] = -100;
+        t->b.ids = t->ids, t->b.labels = t->labels;
+    } else if (c->arch == NLP_ARCH_BERT) {
+        for (int i = 0; i < B * T; i++) {
+            t->types[i] = (i % T) >= T / 2;
+            t->mask[i] = !(i / T == 1 && i % T >= 4); /* row 1 padded after 4 */
+            if (i % 3) t->labels[i] = -100;
+        }
+        t->nsp[0] = 1, t->nsp[1] = 0, t->nsp[2] = 1;
+        t->b.ids = t->ids, t->b.labels = t->labels, t->b.type_ids = t->types, t->b.mask = t->mask,
+        t->b.nsp_labels = t->nsp;
+    } else {
+        t->b.S = S;
+        for (int i = 0; i < B * S; i++) t->src[i] = 3 + (int32_t)nlp_rng_below(r, (uint64_t)c->src_vocab_size - 3);
+        t->src[S - 1] = t->src[S - 2] = 0; /* row 0 padded */
+        for (int b = 0; b < B; b++) {
+            int n = T - 1 - b; /* tokens before EOS */
+            for (int i = 0; i < T; i++) {
+                int32_t y = 3 + (int32_t)nlp_rng_below(r, (uint64_t)V - 3);
+                t->tin[b * T + i] = i == 0 ? 1 : i <= n ? y : 0;
+                t->tout[b * T + i] = i < n ? 0 : i == n ? 2 : 0;
+            }
+            for (int i = 0; i < n; i++) t->tout[b * T + i] = t->tin[b * T + i + 1];
+        }
+        t->b.src = t->src, t->b.tgt_in = t->tin, t->b.tgt_out = t->tout;
+    }
+}
+
+// --- whole-model gradients
+
+struct fd {
+    nlp_model *m;
+    nlp_batch *b;
+};
+
+static double model_loss(struct fd *f)
+{
+    nlp_model_seed(f->m, 77); /* the same dropout masks every time */
+    nlp_losses L;
+    int rc = nlp_model_forward(f->m, f->b, &L);
+    return rc ? NAN : L.loss;
+}
+
+static void grad_check(const char *name, const nlp_model_config *cfg)
+{
+    nlp_model *m;
+    CHECK_EQ_INT(nlp_model_new(&m, cfg, 5), 0);
+    if (!m) return;
+    nlp_model_set_training(m, 1);
+    nlp_rng r;
+    nlp_rng_seed(&r, 9);
+    tbatch t;
+    make_batch(&t, cfg, &r);
+    struct fd f = {m, &t.b};
+    nlp_params *p = nlp_model_params(m);
+    double l0 = model_loss(&f);
+    CHECK(isfinite(l0));
+    CHECK_EQ_INT(nlp_model_backward(m), 0);
+    const float *g = nlp_params_grad(p);
+    float *w = nlp_params_data(p);
+    int bad = 0, checked = 0;
+    for (size_t i = 0; i < nlp_params_count(p); i++) {
+        const nlp_param_info *ti = nlp_params_info(p, i);
+        /* the element with the largest gradient, and two random ones */
+        size_t best = 0;
+        for (size_t j = 0; j < ti->numel; j++)
+            if (fabsf(g[ti->off + j]) > fabsf(g[ti->off + best])) best = j;
+        size_t pick[3] = {best, nlp_rng_below(&r, ti->numel), nlp_rng_below(&r, ti->numel)};
+        for (int k = 0; k < 3; k++) {
+            size_t e = ti->off + pick[k];
+            float v = w[e], h = 1e-3f;
+            w[e] = v + h;
+            double lp = model_loss(&f);
+            w[e] = v - h;
+            double lm = model_loss(&f);
+            w[e] = v;
+            double num = (lp - lm) / (2.0 * h), ana = g[e];
+            double tol = 3e-2 * fmax(fabs(num), fabs(ana)) + 6e-4;
+            checked++;
+            if (fabs(num - ana) > tol && bad++ < 5)
+                printf("    %s %s[%zu]: numeric %.6g analytic %.6g\n", name, ti->name, pick[k], num, ana);
+        }
+    }
+    CHECK_MSG(bad == 0, "%s: %d of %d gradient elements off", name, bad, checked);
+    /* training mode with dropout changes the loss; eval mode is deterministic and different */
+    nlp_model_set_training(m, 0);
+    nlp_losses a, b;
+    nlp_model_forward(m, &t.b, &a);
+    nlp_model_forward(m, &t.b, &b);
+    CHECK(a.loss == b.loss);
+    if (cfg->dropout > 0) CHECK(a.loss != l0);
+    nlp_model_free(m);
+}
+
+static void test_gradients(void)
+{
+    nlp_model_config c;
+    const char *ov_gpt[] = {"vocab-size=40", "d-model=16", "heads=2", "d-ff=24", "layers=2", "max-positions=8",
+                            "dropout=0.1", "attention-dropout=0.1", "init-std=0.3", NULL};
+    CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_gpt), 0);
+    grad_check("gpt", &c);
+    const char *ov_bert[] = {"arch=bert", "vocab-size=40", "d-model=16", "heads=2", "d-ff=24", "layers=2",
+                             "max-positions=8", "type-vocab-size=2", "dropout=0.1", "attention-dropout=0.1",
+                             "init-std=0.3", NULL};
+    CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_bert), 0);
+    grad_check("bert", &c);
+    /* GELU keeps the finite differences away from ReLU's kink; ReLU has its own layer check */
+    const char *ov_tr[] = {"arch=transformer", "vocab-size=30", "d-model=16", "heads=2", "d-ff=24", "layers=2",
+                           "max-positions=8", "dropout=0.1", "attention-dropout=0.1", "activation=gelu", NULL};
+    CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_tr), 0);
+    grad_check("transformer post-LN", &c);
+    const char *ov_tr2[] = {"arch=transformer", "vocab-size=30", "src-vocab-size=25", "shared-vocab=false",
+                            "tie-output=false", "d-model=16", "heads=4", "d-ff=24", "encoder-layers=1",
+                            "decoder-layers=2", "max-positions=8", "norm=pre", "positions=learned", "dropout=0.1",
+                            "activation=gelu", "smoothing-mode=others", "label-smoothing=0.2", NULL};
+    CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_tr2), 0);
+    grad_check("transformer pre-LN", &c);
+}
+
+// --- save/load, determinism, resume
+
+static nlp_model *tiny(enum nlp_arch a, double dropout)
+{
+    nlp_model_config c;
+    nlp_model_config_preset(&c, "tiny", a);
+    c.dropout = c.attention_dropout = dropout;
+    c.vocab_size = c.src_vocab_size = 64;
+    nlp_model *m = NULL;
+    nlp_model_new(&m, &c, 3);
+    return m;
+}
+
+static void test_save_load(void)
+{
+    for (int a = 0; a < 3; a++) {
+        nlp_model *m = tiny((enum nlp_arch)a, 0);
+        nlp_rng r;
+        nlp_rng_seed(&r, 1);
+        tbatch t;
+        make_batch(&t, nlp_model_cfg(m), &r);
+        nlp_losses L1, L2;
+        CHECK_EQ_INT(nlp_model_forward(m, &t.b, &L1), 0);
+        int rows, V;
+        const float *l1 = nlp_model_logits(m, &rows, &V);
+        float *keep = malloc((size_t)rows * V * 4);
+        memcpy(keep, l1, (size_t)rows * V * 4);
+        const char *path = tmp_path("model.safetensors");
+        CHECK_EQ_INT(nlp_model_save(m, path, NLP_DT_F32), 0);
+        nlp_model *m2;
+        CHECK_EQ_INT(nlp_model_load(&m2, test_tmpdir()), 0); /* a directory with model.safetensors */
+        if (!m2) continue;
+        CHECK(nlp_params_is_mapped(nlp_model_params(m2)));
+        CHECK(nlp_model_config_equal(nlp_model_cfg(m), nlp_model_cfg(m2)));
+        CHECK_EQ_INT(nlp_model_forward(m2, &t.b, &L2), 0);
+        CHECK(L1.loss == L2.loss);
+        CHECK(memcmp(keep, nlp_model_logits(m2, NULL, NULL), (size_t)rows * V * 4) == 0);
+        /* training a mapped model works (copy-on-write) */
+        CHECK_EQ_INT(nlp_model_backward(m2), 0);
+        nlp_model_free(m2);
+        /* BF16: copied, close */
+        CHECK_EQ_INT(nlp_model_save(m, path, NLP_DT_BF16), 0);
+        CHECK_EQ_INT(nlp_model_load(&m2, path), 0);
+        if (m2) {
+            CHECK(!nlp_params_is_mapped(nlp_model_params(m2)));
+            nlp_model_forward(m2, &t.b, &L2);
+            CHECK_NEAR(L2.loss, L1.loss, 0.05);
+            nlp_model_free(m2);
+        }
+        free(keep);
+        nlp_model_free(m);
+    }
+    /* HF layout: config.json beside model.safetensors without config metadata */
+    nlp_model *m = tiny(NLP_ARCH_GPT, 0);
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/hf", test_tmpdir());
+    mkdir(dir, 0777);
+    char path[700];
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    nlp_params_save(nlp_model_params(m), path, NULL, NLP_DT_F32);
+    nlp_model *m2;
+    CHECK_EQ_INT(nlp_model_load(&m2, dir), NLP_EFORMAT);
+    CHECK(strstr(nlp_errmsg(), "no model configuration") != NULL);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    write_text(path, "{\"model_type\": \"gpt2\", \"n_embd\": 64, \"n_layer\": 2, \"n_head\": 4, "
+                     "\"n_positions\": 64, \"vocab_size\": 64}");
+    CHECK_EQ_INT(nlp_model_load(&m2, dir), 0);
+    if (m2) {
+        CHECK_EQ_INT(nlp_model_cfg(m2)->d_ff, 256);
+        nlp_model_free(m2);
+    }
+    /* a config that does not match the tensors */
+    write_text(path, "{\"model_type\": \"gpt2\", \"n_embd\": 64, \"n_layer\": 3, \"n_head\": 4, "
+                     "\"n_positions\": 64, \"vocab_size\": 64}");
+    CHECK_EQ_INT(nlp_model_load(&m2, dir), NLP_EFORMAT);
+    CHECK(strstr(nlp_errmsg(), "missing tensor 'h.2.ln_1.weight'") != NULL);
+    write_text(path, "{\"model_type\": \"gpt2\", \"n_embd\": 64, \"n_layer\": 2, \"n_head\": 4, "
+                     "\"n_positions\": 64, \"vocab_size\": 65}");
+    CHECK_EQ_INT(nlp_model_load(&m2, dir), NLP_EFORMAT);
+    CHECK(strstr(nlp_errmsg(), "tensor 'wte.weight' has shape [64, 64], expected [65, 64]") != NULL);
+    nlp_model_free(m);
+}
+
+static void test_bad_input(void)
+{
+    nlp_model *m = tiny(NLP_ARCH_GPT, 0);
+    int32_t ids[4] = {1, 2, 64, 3};
+    nlp_batch b = {.B = 2, .T = 2, .ids = ids, .labels = ids};
+    CHECK_EQ_INT(nlp_model_forward(m, &b, NULL), NLP_EDATA);
+    CHECK_STR(nlp_errmsg(), "input row 1, position 0: id 64 outside [0, 64)");
+    ids[2] = 5;
+    int32_t lab[4] = {1, -100, -3, 4};
+    b.labels = lab;
+    CHECK_EQ_INT(nlp_model_forward(m, &b, NULL), NLP_EDATA);
+    CHECK(strstr(nlp_errmsg(), "label row 1, position 0: id -3") != NULL);
+    b.labels = NULL;
+    CHECK_EQ_INT(nlp_model_forward(m, &b, NULL), 0);
+    CHECK_EQ_INT(nlp_model_backward(m), NLP_EINVAL); /* no loss */
+    b.T = 65;
+    CHECK_EQ_INT(nlp_model_forward(m, &b, NULL), NLP_EDATA);
+    CHECK(strstr(nlp_errmsg(), "longer than max-positions 64") != NULL);
+    nlp_model_free(m);
+    nlp_model *x;
+    CHECK_EQ_INT(nlp_model_load(&x, tmp_path("absent.safetensors")), NLP_EIO);
+    const char *p = tmp_path("garbage.safetensors");
+    write_text(p, "hello, this is not a model file at all");
+    CHECK_EQ_INT(nlp_model_load(&x, p), NLP_EFORMAT);
+    CHECK(strstr(nlp_errmsg(), "garbage.safetensors") != NULL);
+}
+
+/* Four steps straight vs two, checkpoint, reload, two more: bit-identical. */
+static void train_steps(nlp_model *m, nlp_optim *o, nlp_train_state *s, int n, double *last)
+{
+    for (int k = 0; k < n; k++) {
+        tbatch t;
+        make_batch(&t, nlp_model_cfg(m), &s->data_rng);
+        s->data_position[0]++;
+        nlp_params *p = nlp_model_params(m);
+        nlp_params_zero_grad(p);
+        nlp_losses L;
+        nlp_model_forward(m, &t.b, &L);
+        nlp_model_backward(m);
+        nlp_clip_grad_norm(nlp_params_grad(p), nlp_params_numel(p), 0.5);
+        nlp_optim_step(o, p, nlp_params_grad(p), nlp_lr_cosine(o->step + 1, 2, 10, 1e-2, 1e-3));
+        *last = L.loss;
+    }
+}
+
+static void test_resume(void)
+{
+    for (int a = 0; a < 3; a++) {
+        nlp_optim_config oc = nlp_optim_default();
+        nlp_model *m1 = tiny((enum nlp_arch)a, 0.1), *m2 = tiny((enum nlp_arch)a, 0.1), *m3;
+        nlp_model_set_training(m1, 1);
+        nlp_model_set_training(m2, 1);
+        nlp_optim o1, o2, o3;
+        nlp_optim_init(&o1, &oc, nlp_params_numel(nlp_model_params(m1)));
+        nlp_optim_init(&o2, &oc, nlp_params_numel(nlp_model_params(m2)));
+        nlp_train_state s1 = {0}, s2 = {0}, s3;
+        nlp_rng_seed(&s1.data_rng, 11);
+        nlp_rng_seed(&s2.data_rng, 11);
+        double l1, l2;
+        train_steps(m1, &o1, &s1, 4, &l1);
+        train_steps(m2, &o2, &s2, 2, &l2);
+        char dir[600];
+        snprintf(dir, sizeof dir, "%s/ckpt%d", test_tmpdir(), a);
+        CHECK_EQ_INT(nlp_checkpoint_save(dir, m2, &o2, &s2), 0);
+        nlp_model_free(m2);
+        nlp_optim_free(&o2);
+        CHECK_EQ_INT(nlp_checkpoint_load(dir, &m3, &o3, &s3), 0);
+        if (!m3) continue;
+        CHECK_EQ_INT(o3.step, 2);
+        CHECK(s3.data_position[0] == 2);
+        nlp_model_set_training(m3, 1);
+        train_steps(m3, &o3, &s3, 2, &l2);
+        CHECK_MSG(l1 == l2, "arch %d: loss %.9g after resume, %.9g straight", a, l2, l1);
+        nlp_params *p1 = nlp_model_params(m1), *p3 = nlp_model_params(m3);
+        CHECK_MSG(memcmp(nlp_params_data(p1), nlp_params_data(p3), nlp_params_numel(p1) * 4) == 0,
+                  "arch %d: weights differ after resume", a);
+        CHECK(memcmp(o1.v, o3.v, o1.n * 4) == 0);
+        /* a state from another step than the model is refused */
+        CHECK_EQ_INT(nlp_checkpoint_save(dir, m3, &o3, &s3), 0);
+        char mp[700];
+        snprintf(mp, sizeof mp, "%s/model.safetensors", dir);
+        nlp_model_save(m1, mp, NLP_DT_F32); /* no step: as if the second rename never happened */
+        nlp_model *m4;
+        nlp_optim o4;
+        CHECK_EQ_INT(nlp_checkpoint_load(dir, &m4, &o4, &s3), NLP_EFORMAT);
+        CHECK(strstr(nlp_errmsg(), "is inconsistent") != NULL);
+        nlp_model_free(m1);
+        nlp_model_free(m3);
+        nlp_optim_free(&o1);
+        nlp_optim_free(&o3);
+    }
+}
+
+static void test_determinism(void)
+{
+    /* same thread count, same bytes: two passes of forward + backward */
+    nlp_model *m = tiny(NLP_ARCH_TRANSFORMER, 0.1);
+    nlp_model_set_training(m, 1);
+    nlp_rng r;
+    nlp_rng_seed(&r, 2);
+    tbatch t;
+    make_batch(&t, nlp_model_cfg(m), &r);
+    nlp_params *p = nlp_model_params(m);
+    size_t n = nlp_params_numel(p);
+    float *g1 = malloc(n * 4);
+    for (int k = 0; k < 2; k++) {
+        nlp_params_zero_grad(p);
+        nlp_model_seed(m, 3);
+        nlp_model_forward(m, &t.b, NULL);
+        nlp_model_backward(m);
+        if (k == 0) memcpy(g1, nlp_params_grad(p), n * 4);
+    }
+    CHECK(memcmp(g1, nlp_params_grad(p), n * 4) == 0);
+    free(g1);
+    nlp_model_free(m);
+}
+
+/* The opt-in bf16 products train: 40 AdamW steps on one batch end within a
+ * few percent of the fp32 run's loss. */
+static void test_bf16_training(void)
+{
+    if (!nlp_cpu_has_avx512bf16()) {
+        printf("# skipped bf16 training: no AVX-512 BF16 on this CPU\n");
+        return;
+    }
+    double final[2] = {0, 0}, first = 0;
+    for (int mode = 0; mode < 2; mode++) {
+        nlp_model *m = tiny(NLP_ARCH_GPT, 0);
+        nlp_rng r;
+        nlp_rng_seed(&r, 8);
+        tbatch t;
+        make_batch(&t, nlp_model_cfg(m), &r);
+        nlp_optim_config oc = nlp_optim_default();
+        nlp_optim o;
+        nlp_params *p = nlp_model_params(m);
+        nlp_optim_init(&o, &oc, nlp_params_numel(p));
+        CHECK_EQ_INT(nlp_gemm_set_mode(mode ? NLP_GEMM_BF16 : NLP_GEMM_F32), 0);
+        for (int k = 0; k < 40; k++) {
+            nlp_params_zero_grad(p);
+            nlp_losses L;
+            nlp_model_forward(m, &t.b, &L);
+            nlp_model_backward(m);
+            nlp_optim_step(&o, p, nlp_params_grad(p), 3e-3);
+            if (k == 0) first = L.loss;
+            final[mode] = L.loss;
+        }
+        nlp_gemm_set_mode(NLP_GEMM_F32);
+        nlp_optim_free(&o);
+        nlp_model_free(m);
+    }
+    if (t_verbose) printf("# bf16 training: start %.5f, fp32 %.6f, bf16 %.6f\n", first, final[0], final[1]);
+    CHECK_MSG(final[0] < 0.5 * first, "fp32 run: loss %.4f from %.4f", final[0], first);
+    CHECK_MSG(fabs(final[1] - final[0]) < 0.05 * final[0] + 0.02, "bf16 run ends at %.4f, fp32 at %.4f", final[1], final[0]);
+}
+
+// --- incremental decoding
+
+static double max_diff(const float *a, const float *b, size_t n)
+{
+    double d = 0;
+    for (size_t i = 0; i < n; i++) d = fmax(d, fabs((double)a[i] - b[i]));
+    return d;
+}
+
+static void test_cache(void)
+{
+    /* gpt: prompt of 3, then one position at a time = the full pass */
+    nlp_model *m = tiny(NLP_ARCH_GPT, 0.1);
+    nlp_model_set_training(m, 1); /* decoding turns dropout off by itself */
+    const int B = 2, T = 7, V = 64;
+    int32_t ids[2 * 7] = {5, 9, 1, 33, 2, 60, 7, 8, 8, 4, 0, 63, 12, 3};
+    nlp_batch full = {.B = B, .T = T, .ids = ids};
+    nlp_model_set_training(m, 0);
+    CHECK_EQ_INT(nlp_model_forward(m, &full, NULL), 0);
+    float *ref = malloc((size_t)B * T * V * 4);
+    memcpy(ref, nlp_model_logits(m, NULL, NULL), (size_t)B * T * V * 4);
+    nlp_model_set_training(m, 1);
+    nlp_cache *c;
+    CHECK_EQ_INT(nlp_cache_new(&c, m, B, 16), 0);
+    int32_t step[2 * 3];
+    for (int b = 0; b < B; b++) memcpy(step + b * 3, ids + b * T, 3 * 4);
+    nlp_batch pb = {.B = B, .T = 3, .ids = step};
+    CHECK_EQ_INT(nlp_model_decode(m, &pb, c), 0);
+    double d = 0;
+    for (int b = 0; b < B; b++)
+        d = fmax(d, max_diff(nlp_model_logits(m, NULL, NULL) + (size_t)b * 3 * V, ref + (size_t)b * T * V, 3 * V));
+    for (int t = 3; t < T; t++) {
+        int32_t one[2] = {ids[t], ids[T + t]};
+        nlp_batch sb = {.B = B, .T = 1, .ids = one};
+        CHECK_EQ_INT(nlp_model_decode(m, &sb, c), 0);
+        for (int b = 0; b < B; b++)
+            d = fmax(d, max_diff(nlp_model_logits(m, NULL, NULL) + (size_t)b * V, ref + ((size_t)b * T + t) * V, V));
+    }
+    CHECK_MSG(d < 1e-5, "gpt: cached logits differ by %g", d);
+    CHECK_EQ_INT(nlp_cache_len(c), T);
+    /* reorder: both rows take row 1's history; the next step gives row 1's logits twice */
+    int32_t rows[2] = {1, 1}, nxt[2] = {17, 17};
+    CHECK_EQ_INT(nlp_cache_reorder(c, rows), 0);
+    nlp_batch nb = {.B = B, .T = 1, .ids = nxt};
+    CHECK_EQ_INT(nlp_model_decode(m, &nb, c), 0);
+    const float *lg = nlp_model_logits(m, NULL, NULL);
+    CHECK(memcmp(lg, lg + V, V * 4) == 0);
+    /* misuse */
+    int32_t many[2 * 9] = {0};
+    nlp_batch big = {.B = B, .T = 9, .ids = many};
+    CHECK_EQ_INT(nlp_model_decode(m, &big, c), NLP_EDATA);
+    nlp_batch wrong = {.B = 1, .T = 1, .ids = many};
+    CHECK_EQ_INT(nlp_model_decode(m, &wrong, c), NLP_EINVAL);
+    nlp_cache_free(c);
+    free(ref);
+    nlp_model_free(m);
+    nlp_model *bert = tiny(NLP_ARCH_BERT, 0);
+    CHECK_EQ_INT(nlp_cache_new(&c, bert, 1, 4), NLP_EINVAL);
+    nlp_model_free(bert);
+
+    /* transformer: padded sources, targets one position at a time */
+    for (int pre = 0; pre < 2; pre++) {
+        nlp_model_config cfg;
+        nlp_model_config_preset(&cfg, "tiny", NLP_ARCH_TRANSFORMER);
+        cfg.vocab_size = cfg.src_vocab_size = 64;
+        cfg.pre_ln = pre, cfg.learned_pos = pre;
+        nlp_model_new(&m, &cfg, 4);
+        const int S = 5;
+        int32_t src[2 * 5] = {7, 8, 9, 0, 0, 10, 11, 12, 13, 14}, tin[2 * 7] = {1, 5, 6, 7, 8, 9, 10, 1, 20, 21, 22, 23, 24, 25};
+        nlp_batch fb = {.B = B, .T = T, .S = S, .src = src, .tgt_in = tin};
+        CHECK_EQ_INT(nlp_model_forward(m, &fb, NULL), 0);
+        ref = malloc((size_t)B * T * V * 4);
+        memcpy(ref, nlp_model_logits(m, NULL, NULL), (size_t)B * T * V * 4);
+        CHECK_EQ_INT(nlp_cache_new(&c, m, B, T), 0);
+        nlp_batch eb = {.B = B, .S = S, .src = src};
+        nlp_batch early = {.B = B, .T = 1, .tgt_in = tin};
+        CHECK_EQ_INT(nlp_model_decode(m, &early, c), NLP_EINVAL); /* nothing encoded yet */
+        CHECK_EQ_INT(nlp_model_encode(m, &eb, c), 0);
+        d = 0;
+        for (int t = 0; t < T; t++) {
+            int32_t one[2] = {tin[t], tin[T + t]};
+            nlp_batch sb = {.B = B, .T = 1, .tgt_in = one};
+            CHECK_EQ_INT(nlp_model_decode(m, &sb, c), 0);
+            for (int b = 0; b < B; b++)
+                d = fmax(d, max_diff(nlp_model_logits(m, NULL, NULL) + (size_t)b * V, ref + ((size_t)b * T + t) * V, V));
+        }
+        CHECK_MSG(d < 1e-5, "transformer %s: cached logits differ by %g", pre ? "pre-LN" : "post-LN", d);
+        nlp_cache_free(c);
+        free(ref);
+        nlp_model_free(m);
+    }
+}
+
+/* Reads lines of space-separated ids into rows of `width` (right-padded with pad); returns the row count. */
+static int read_ids(const char *path, int32_t *out, int max_rows, int width, int32_t pad, int *lens)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[4096];
+    int r = 0;
+    while (r < max_rows && fgets(line, sizeof line, f)) {
+        int n = 0;
+        for (char *p = strtok(line, " \n"); p && n < width; p = strtok(NULL, " \n")) out[r * width + n++] = atoi(p);
+        if (lens) lens[r] = n;
+        for (int i = n; i < width; i++) out[r * width + i] = pad;
+        r++;
+    }
+    fclose(f);
+    return r;
+}
+
+static int argmax(const float *x, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[best]) best = i;
+    return best;
+}
+
+/* Greedy decoding of the shared decode fixtures (shared/parity/README.md,
+ * "Decoding fixtures") through the cache: the whole set as one padded batch
+ * and each example alone. */
+static void test_decode_fixtures(void)
+{
+    const char *sh = test_shared();
+    if (!sh) return;
+    const char *sets[] = {"gpt", "encdec", "encdec_preln", "encdec_sep_learned"};
+    char path[1024];
+    for (int k = 0; k < 4; k++) {
+        int gpt = k == 0;
+        snprintf(path, sizeof path, "%s/parity/fixtures/%s", sh, sets[k]);
+        nlp_model *m;
+        CHECK_EQ_INT(nlp_model_load(&m, path), 0);
+        if (!m) continue;
+        int32_t in[64 * 16], want[64 * 16], lens[64];
+        snprintf(path, sizeof path, "%s/parity/fixtures/%s/decode/prompts.txt", sh, sets[k]);
+        int n = read_ids(path, in, 64, 16, 0, lens);
+        snprintf(path, sizeof path, "%s/parity/fixtures/%s/decode/greedy.txt", sh, sets[k]);
+        int n2 = read_ids(path, want, 64, 16, 0, NULL);
+        CHECK(n > 0 && n == n2);
+        const int N = 16, V = nlp_model_cfg(m)->vocab_size;
+        for (int alone = 0; alone < 2; alone++) {
+            int mism = 0;
+            for (int r0 = 0; r0 < n; r0 += alone ? 1 : n) {
+                int B = alone ? 1 : n, W = 0;
+                for (int i = 0; i < B; i++) W = lens[r0 + i] > W ? lens[r0 + i] : W;
+                int32_t batch[64 * 16], tok[64], out[64 * 16];
+                for (int i = 0; i < B; i++) memcpy(batch + i * W, in + (r0 + i) * 16, (size_t)W * 4);
+                nlp_cache *c;
+                nlp_cache_new(&c, m, B, gpt ? W + N : N);
+                if (gpt) {
+                    nlp_batch pb = {.B = B, .T = W, .ids = batch};
+                    CHECK_EQ_INT(nlp_model_decode(m, &pb, c), 0);
+                    for (int i = 0; i < B; i++)
+                        tok[i] = argmax(nlp_model_logits(m, NULL, NULL) + ((size_t)i * W + W - 1) * V, V);
+                } else {
+                    nlp_batch eb = {.B = B, .S = W, .src = batch};
+                    CHECK_EQ_INT(nlp_model_encode(m, &eb, c), 0);
+                    for (int i = 0; i < B; i++) tok[i] = nlp_model_cfg(m)->bos_id;
+                    nlp_batch sb = {.B = B, .T = 1, .tgt_in = tok};
+                    CHECK_EQ_INT(nlp_model_decode(m, &sb, c), 0);
+                    for (int i = 0; i < B; i++) tok[i] = argmax(nlp_model_logits(m, NULL, NULL) + (size_t)i * V, V);
+                }
+                for (int s = 0; s < N; s++) {
+                    for (int i = 0; i < B; i++) out[i * N + s] = tok[i];
+                    if (s == N - 1) break;
+                    nlp_batch sb = {.B = B, .T = 1, .ids = tok, .tgt_in = tok};
+                    if (nlp_model_decode(m, &sb, c)) break;
+                    for (int i = 0; i < B; i++) tok[i] = argmax(nlp_model_logits(m, NULL, NULL) + (size_t)i * V, V);
+                }
+                for (int i = 0; i < B; i++) mism += memcmp(out + i * N, want + (r0 + i) * 16, N * 4) != 0;
+                nlp_cache_free(c);
+            }
+            CHECK_MSG(mism == 0, "%s greedy (%s): %d of %d lines differ", sets[k], alone ? "one by one" : "one batch",
+                      mism, n);
+        }
+        nlp_model_free(m);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    TEST_INIT(argc, argv);
+    RUN(test_presets);
+    RUN(test_settings);
+    RUN(test_json);
+    RUN(test_gradients);
+    RUN(test_save_load);
+    RUN(test_bad_input);
+    RUN(test_resume);
+    RUN(test_determinism);
+    RUN(test_bf16_training);
+    RUN(test_cache);
+    RUN(test_decode_fixtures);
+    return TEST_END();
+}

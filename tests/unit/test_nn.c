@@ -1,0 +1,611 @@
+/*
+ * test_nn.c — lib/nn: every layer's backward pass against central finite
+ * differences of its forward pass (linear in both layouts and with strides,
+ * LayerNorm, the activations, dropout, embeddings and positions, attention
+ * — self, causal, padded, cross, with dropout — and cross-entropy with both
+ * smoothing modes and an ignore index); nlp_gemm against a plain triple loop;
+ * Adam/AdamW against a double-precision transcription of torch's update;
+ * clipping and schedules; the sinusoidal table; determinism across thread
+ * counts.
+ *
+ * The finite-difference losses are L = Σ out·R for a fixed random R, summed in
+ * double; a check passes when |numeric − analytic| <= 2e-2·max(|a|, |n|) + 2e-3.
+ */
+#include "nn/act.h"
+#include "nn/attn.h"
+#include "nn/embed.h"
+#include "nn/gemm.h"
+#include "nn/linear.h"
+#include "nn/loss.h"
+#include "nn/norm.h"
+#include "nn/optim.h"
+#include "nn/safetensors.h"
+#include "base/err.h"
+#include "base/rng.h"
+#include "test.h"
+
+#include <float.h>
+#include <omp.h>
+
+static nlp_rng R;
+
+static float *randv(size_t n, double scale)
+{
+    float *v = malloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++) v[i] = (float)(scale * nlp_rng_normal(&R));
+    return v;
+}
+
+static float *zerov(size_t n) { return calloc(n, sizeof(float)); }
+
+static double dot(const float *a, const float *b, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += (double)a[i] * b[i];
+    return s;
+}
+
+/* Compares analytic gradient g of x (n elements) with central differences of
+ * loss(); checks `samples` elements spread over x. */
+typedef double (*loss_fn)(void *ctx);
+
+static int fd_check(const char *what, float *x, const float *g, size_t n, loss_fn loss, void *ctx, int samples,
+                    float h)
+{
+    int bad = 0;
+    double worst = 0;
+    for (int s = 0; s < samples; s++) {
+        size_t i = samples >= (int)n ? (size_t)s : nlp_rng_below(&R, n);
+        if (i >= n) break;
+        float v = x[i];
+        x[i] = v + h;
+        double lp = loss(ctx);
+        x[i] = v - h;
+        double lm = loss(ctx);
+        x[i] = v;
+        double num = (lp - lm) / (2.0 * (double)h), ana = g[i];
+        double err = fabs(num - ana), tol = 2e-2 * fmax(fabs(num), fabs(ana)) + 2e-3;
+        if (err / tol > worst) worst = err / tol;
+        if (err > tol && bad++ < 3) printf("    %s[%zu]: numeric %.6g analytic %.6g\n", what, i, num, ana);
+    }
+    CHECK_MSG(bad == 0, "%s: %d of %d elements off (worst ratio %.2f)", what, bad, samples, worst);
+    return bad == 0;
+}
+
+// --- gemm
+
+static void test_gemm(void)
+{
+    const int M = 37, N = 53, K = 29;
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+            float *A = randv((size_t)M * K, 1), *B = randv((size_t)K * N, 1), *C = randv((size_t)M * (N + 3), 1);
+            float *C0 = malloc((size_t)M * (N + 3) * sizeof *C0);
+            memcpy(C0, C, (size_t)M * (N + 3) * sizeof *C0);
+            int lda = ta ? M : K, ldb = tb ? K : N;
+            nlp_gemm(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, 2.0f, C, N + 3);
+            double worst = 0;
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < N; j++) {
+                    double s = 0;
+                    for (int k = 0; k < K; k++)
+                        s += (double)(ta ? A[k * lda + i] : A[i * lda + k]) * (tb ? B[j * ldb + k] : B[k * ldb + j]);
+                    double want = 0.5 * s + 2.0 * C0[i * (N + 3) + j];
+                    worst = fmax(worst, fabs(want - C[i * (N + 3) + j]));
+                }
+            CHECK_MSG(worst < 1e-4, "gemm ta=%d tb=%d: max error %g", ta, tb, worst);
+            /* padding columns untouched */
+            int untouched = 1;
+            for (int i = 0; i < M; i++)
+                for (int j = N; j < N + 3; j++) untouched &= C[i * (N + 3) + j] == C0[i * (N + 3) + j];
+            CHECK(untouched);
+            free(A), free(B), free(C), free(C0);
+        }
+    /* beta 0 ignores NaN in C; a big product split over threads equals the single-thread one */
+    const int M2 = 300, N2 = 260, K2 = 70;
+    float *A = randv((size_t)M2 * K2, 1), *B = randv((size_t)K2 * N2, 1), *C1 = malloc((size_t)M2 * N2 * 4),
+          *C2 = malloc((size_t)M2 * N2 * 4);
+    for (int i = 0; i < M2 * N2; i++) C1[i] = NAN;
+    nlp_gemm(0, 0, M2, N2, K2, 1, A, K2, B, N2, 0, C1, N2);
+    int fin = 1;
+    for (int i = 0; i < M2 * N2; i++) fin &= isfinite(C1[i]);
+    CHECK(fin);
+    int nt = omp_get_max_threads();
+    omp_set_num_threads(2);
+    nlp_gemm(0, 0, M2, N2, K2, 1, A, K2, B, N2, 0, C2, N2);
+    omp_set_num_threads(nt);
+    double d = 0;
+    for (int i = 0; i < M2 * N2; i++) d = fmax(d, fabs(C1[i] - C2[i]));
+    CHECK_MSG(d < 1e-4, "threaded gemm differs by %g", d);
+    free(A), free(B), free(C1), free(C2);
+}
+
+/* bf16 mode: the products of bf16-rounded operands, summed in fp32. Against a
+ * double sum of the rounded operands the error is rounding of the fp32 sums.
+ * (Products with M or N < 16 or K < 32 stay fp32; these shapes are above.) */
+static void test_gemm_bf16(void)
+{
+    if (!nlp_cpu_has_avx512bf16()) {
+        CHECK_EQ_INT(nlp_gemm_set_mode(NLP_GEMM_BF16), NLP_EINVAL);
+        CHECK(nlp_gemm_get_mode() == NLP_GEMM_F32);
+        printf("# skipped bf16 products: no AVX-512 BF16 on this CPU\n");
+        return;
+    }
+    CHECK_EQ_INT(nlp_gemm_set_mode(NLP_GEMM_BF16), 0);
+    int dims[][3] = {{37, 53, 45}, {16, 32, 64}, {300, 260, 70}, {97, 40, 600}, {16, 1000, 33}};
+    for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++) {
+        int M = dims[d][0], N = dims[d][1], K = dims[d][2];
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++)
+                for (int bz = 0; bz < 2; bz++) {
+                    float *A = randv((size_t)M * K, 1), *B = randv((size_t)K * N, 1), *C = randv((size_t)M * (N + 5), 1);
+                    float *C0 = malloc((size_t)M * (N + 5) * 4);
+                    memcpy(C0, C, (size_t)M * (N + 5) * 4);
+                    int lda = ta ? M : K, ldb = tb ? K : N;
+                    float beta = bz ? 0.0f : 2.0f;
+                    nlp_gemm(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, beta, C, N + 5);
+                    double worst = 0;
+                    int pad = 1;
+                    for (int i = 0; i < M; i++) {
+                        for (int j = 0; j < N; j++) {
+                            double sum = 0, mag = 0;
+                            for (int k = 0; k < K; k++) {
+                                float a = ta ? A[k * lda + i] : A[i * lda + k], b = tb ? B[j * ldb + k] : B[k * ldb + j];
+                                double p = (double)nlp_bf16_to_f32(nlp_f32_to_bf16(a)) * nlp_bf16_to_f32(nlp_f32_to_bf16(b));
+                                sum += p, mag += fabs(p);
+                            }
+                            double want = 0.5 * sum + beta * C0[i * (N + 5) + j];
+                            double err = fabs(want - C[i * (N + 5) + j]) / (0.5 * mag + fabs(beta * C0[i * (N + 5) + j]) + 1e-30);
+                            worst = fmax(worst, err);
+                        }
+                        for (int j = N; j < N + 5; j++) pad &= C[i * (N + 5) + j] == C0[i * (N + 5) + j];
+                    }
+                    CHECK_MSG(worst < 2e-6 && pad, "bf16 gemm %dx%dx%d ta=%d tb=%d beta=%g: relative error %g%s", M, N,
+                              K, ta, tb, beta, worst, pad ? "" : ", wrote outside C");
+                    free(A), free(B), free(C), free(C0);
+                }
+    }
+    CHECK_EQ_INT(nlp_gemm_set_mode(NLP_GEMM_F32), 0);
+}
+
+// --- linear
+
+struct lin_ctx {
+    nlp_linear l;
+    int N, ldx, ldy;
+    float *x, *y, *r;
+};
+
+static double lin_loss(void *c)
+{
+    struct lin_ctx *k = c;
+    nlp_linear_forward(&k->l, k->N, k->x, k->ldx, k->y, k->ldy);
+    double s = 0;
+    for (int i = 0; i < k->N; i++) s += dot(k->y + (size_t)i * k->ldy, k->r + (size_t)i * k->l.out, (size_t)k->l.out);
+    return s;
+}
+
+static void test_linear(void)
+{
+    for (int layout = 0; layout < 2; layout++) {
+        const int N = 6, in = 7, out = 5, ldx = 9, ldy = 8;
+        struct lin_ctx k = {.N = N, .ldx = ldx, .ldy = ldy};
+        float *w = randv((size_t)in * out, 0.5), *b = randv((size_t)out, 0.5);
+        float *dw = zerov((size_t)in * out), *db = zerov((size_t)out);
+        k.l = (nlp_linear){.w = w, .b = b, .dw = dw, .db = db, .in = in, .out = out, .layout = (enum nlp_wlayout)layout};
+        k.x = randv((size_t)N * ldx, 1);
+        k.y = zerov((size_t)N * ldy);
+        k.r = randv((size_t)N * out, 1);
+        float *dx = randv((size_t)N * ldx, 1), *dx0 = malloc((size_t)N * ldx * 4);
+        memcpy(dx0, dx, (size_t)N * ldx * 4);
+        lin_loss(&k);
+        /* dy with stride `out` (the r matrix), accumulate into dx (beta 1) */
+        nlp_linear_backward(&k.l, N, k.x, ldx, k.r, out, dx, ldx, 1.0f);
+        float *gx = zerov((size_t)N * ldx);
+        for (int i = 0; i < N * ldx; i++) gx[i] = dx[i] - dx0[i];
+        /* only the first `in` columns of each row belong to x */
+        int pad_ok = 1;
+        for (int i = 0; i < N; i++)
+            for (int c = in; c < ldx; c++) pad_ok &= gx[i * ldx + c] == 0;
+        CHECK(pad_ok);
+        char what[64];
+        snprintf(what, sizeof what, "linear layout %d dx", layout);
+        fd_check(what, k.x, gx, (size_t)N * ldx, lin_loss, &k, 30, 1e-2f);
+        snprintf(what, sizeof what, "linear layout %d dW", layout);
+        fd_check(what, w, dw, (size_t)in * out, lin_loss, &k, 35, 1e-2f);
+        snprintf(what, sizeof what, "linear layout %d db", layout);
+        fd_check(what, b, db, (size_t)out, lin_loss, &k, out, 1e-2f);
+        free(w), free(b), free(dw), free(db), free(k.x), free(k.y), free(k.r), free(dx), free(dx0), free(gx);
+    }
+}
+
+// --- layernorm
+
+struct ln_ctx {
+    int N, C;
+    float *x, *y, *g, *b, *r, *mean, *rstd;
+};
+
+static double ln_loss(void *c)
+{
+    struct ln_ctx *k = c;
+    nlp_layernorm_forward(k->y, k->mean, k->rstd, k->x, k->g, k->b, k->N, k->C, 1e-5f);
+    return dot(k->y, k->r, (size_t)k->N * k->C);
+}
+
+static void test_layernorm(void)
+{
+    struct ln_ctx k = {.N = 5, .C = 70};
+    size_t n = (size_t)k.N * k.C;
+    k.x = randv(n, 2);
+    for (int i = 0; i < k.N; i++) k.x[i * k.C] += 3; /* a non-zero mean */
+    k.g = randv((size_t)k.C, 1), k.b = randv((size_t)k.C, 1), k.r = randv(n, 1), k.y = zerov(n);
+    k.mean = zerov((size_t)k.N), k.rstd = zerov((size_t)k.N);
+    ln_loss(&k);
+    /* forward: each row of (y-b)/g has mean 0 and variance 1 */
+    double m = 0, v = 0;
+    for (int c = 0; c < k.C; c++) m += (k.y[c] - k.b[c]) / k.g[c];
+    m /= k.C;
+    for (int c = 0; c < k.C; c++) v += pow((k.y[c] - k.b[c]) / k.g[c] - m, 2);
+    CHECK_NEAR(m, 0, 1e-5);
+    CHECK_NEAR(v / k.C, 1, 1e-3);
+    float *dx = zerov(n), *dg = zerov((size_t)k.C), *db = zerov((size_t)k.C);
+    nlp_layernorm_backward(dx, 0, dg, db, k.r, k.x, k.mean, k.rstd, k.g, k.N, k.C);
+    fd_check("layernorm dx", k.x, dx, n, ln_loss, &k, 40, 1e-2f);
+    fd_check("layernorm dgamma", k.g, dg, (size_t)k.C, ln_loss, &k, 20, 1e-2f);
+    fd_check("layernorm dbeta", k.b, db, (size_t)k.C, ln_loss, &k, 20, 1e-2f);
+    /* beta_dx = 1 accumulates */
+    float *dx2 = malloc(n * 4);
+    for (size_t i = 0; i < n; i++) dx2[i] = 1;
+    nlp_layernorm_backward(dx2, 1, NULL, NULL, k.r, k.x, k.mean, k.rstd, k.g, k.N, k.C);
+    double d = 0;
+    for (size_t i = 0; i < n; i++) d = fmax(d, fabs(dx2[i] - 1 - dx[i]));
+    CHECK(d < 1e-6);
+    free(k.x), free(k.g), free(k.b), free(k.r), free(k.y), free(k.mean), free(k.rstd), free(dx), free(dg), free(db), free(dx2);
+}
+
+// --- activations, dropout
+
+struct act_ctx {
+    enum nlp_act a;
+    size_t n;
+    float *x, *y, *r;
+};
+
+static double act_loss(void *c)
+{
+    struct act_ctx *k = c;
+    nlp_act_forward(k->a, k->y, k->x, k->n);
+    return dot(k->y, k->r, k->n);
+}
+
+static void test_activations(void)
+{
+    const char *names[] = {"relu", "gelu", "gelu_tanh", "tanh"};
+    for (int a = 0; a < 4; a++) {
+        struct act_ctx k = {.a = (enum nlp_act)a, .n = 200};
+        k.x = randv(k.n, 2), k.y = zerov(k.n), k.r = randv(k.n, 1);
+        for (size_t i = 0; i < k.n; i++)
+            if (fabsf(k.x[i]) < 0.05f) k.x[i] += 0.1f; /* keep ReLU's kink out of reach */
+        float *dx = zerov(k.n);
+        nlp_act_backward(k.a, dx, k.r, k.x, k.n, 0);
+        char what[64];
+        snprintf(what, sizeof what, "%s dx", names[a]);
+        fd_check(what, k.x, dx, k.n, act_loss, &k, 60, 1e-2f);
+        free(k.x), free(k.y), free(k.r), free(dx);
+    }
+    /* values against the formulas in double */
+    float x[5] = {-3, -0.5f, 0, 0.7f, 2.5f}, y[5];
+    nlp_act_forward(NLP_ACT_GELU, y, x, 5);
+    for (int i = 0; i < 5; i++) CHECK_NEAR(y[i], 0.5 * x[i] * (1 + erf(x[i] / sqrt(2.0))), 2e-7);
+    nlp_act_forward(NLP_ACT_GELU_TANH, y, x, 5);
+    for (int i = 0; i < 5; i++)
+        CHECK_NEAR(y[i], 0.5 * x[i] * (1 + tanh(sqrt(2 / M_PI) * (x[i] + 0.044715 * pow(x[i], 3)))), 2e-7);
+}
+
+static void test_dropout(void)
+{
+    const size_t n = 100000;
+    float *x = malloc(n * 4), *y = malloc(n * 4), *y2 = malloc(n * 4);
+    for (size_t i = 0; i < n; i++) x[i] = 1;
+    nlp_dropout(y, x, n, 0.3f, 1234);
+    size_t kept = 0;
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        kept += y[i] != 0;
+        sum += y[i];
+    }
+    CHECK_NEAR((double)kept / n, 0.7, 0.01);
+    CHECK_NEAR(sum / n, 1.0, 0.02);
+    /* same seed → same mask, whatever the thread count; backward = the same call */
+    int nt = omp_get_max_threads();
+    omp_set_num_threads(1);
+    nlp_dropout(y2, x, n, 0.3f, 1234);
+    omp_set_num_threads(nt);
+    CHECK(memcmp(y, y2, n * 4) == 0);
+    nlp_dropout(y2, x, n, 0.3f, 1235);
+    CHECK(memcmp(y, y2, n * 4) != 0);
+    nlp_dropout(y2, x, n, 0.0f, 1);
+    CHECK(memcmp(x, y2, n * 4) == 0);
+    free(x), free(y), free(y2);
+}
+
+// --- embeddings
+
+struct emb_ctx {
+    int N, C, V, B, T;
+    int32_t *ids;
+    float *table, *pos, *y, *r;
+};
+
+static double emb_loss(void *c)
+{
+    struct emb_ctx *k = c;
+    nlp_embed_forward(k->y, k->table, k->ids, k->N, k->C, 1.5f, 0);
+    nlp_pos_forward(k->y, k->pos, k->B, k->T, k->C, 2);
+    return dot(k->y, k->r, (size_t)k->N * k->C);
+}
+
+static void test_embeddings(void)
+{
+    struct emb_ctx k = {.B = 3, .T = 4, .C = 16, .V = 5};
+    k.N = k.B * k.T;
+    k.ids = malloc((size_t)k.N * 4);
+    for (int i = 0; i < k.N; i++) k.ids[i] = (int32_t)nlp_rng_below(&R, (uint64_t)k.V); /* repeats */
+    k.table = randv((size_t)k.V * k.C, 1), k.pos = randv((size_t)8 * k.C, 1);
+    k.y = zerov((size_t)k.N * k.C), k.r = randv((size_t)k.N * k.C, 1);
+    float *dt = zerov((size_t)k.V * k.C), *dp = zerov((size_t)8 * k.C);
+    nlp_embed_backward(dt, k.r, k.ids, k.N, k.C, 1.5f);
+    nlp_pos_backward(dp, k.r, k.B, k.T, k.C, 2);
+    fd_check("embedding dtable", k.table, dt, (size_t)k.V * k.C, emb_loss, &k, 40, 1e-2f);
+    fd_check("position dtable", k.pos, dp, (size_t)8 * k.C, emb_loss, &k, 40, 1e-2f);
+    /* rows outside offset..offset+T-1 get nothing */
+    CHECK(dp[0] == 0 && dp[k.C + 3] == 0 && dp[7 * k.C] == 0);
+    free(k.ids), free(k.table), free(k.pos), free(k.y), free(k.r), free(dt), free(dp);
+
+    float pe[6 * 8];
+    nlp_sinusoid_table(pe, 6, 8);
+    for (int p = 0; p < 6; p++)
+        for (int i = 0; i < 4; i++) {
+            double w = pow(10000.0, -2.0 * i / 8);
+            CHECK_NEAR(pe[p * 8 + 2 * i], sin(p * w), 1e-6);
+            CHECK_NEAR(pe[p * 8 + 2 * i + 1], cos(p * w), 1e-6);
+        }
+}
+
+// --- attention
+
+struct attn_ctx {
+    nlp_attn a;
+    float *qkv, *kv, *out, *r, *P;
+    size_t nout;
+};
+
+static double attn_loss(void *c)
+{
+    struct attn_ctx *k = c;
+    nlp_attn_forward(&k->a, k->P);
+    return dot(k->out, k->r, k->nout);
+}
+
+static void attn_case(const char *name, int cross, int causal, int masked, float drop, int T)
+{
+    const int B = 2, H = 3, D = 4, C = H * D, S = cross ? T + 2 : T;
+    struct attn_ctx k = {0};
+    k.qkv = randv((size_t)B * T * 3 * C, 1);
+    k.kv = cross ? randv((size_t)B * S * 2 * C, 1) : NULL;
+    k.nout = (size_t)B * T * C;
+    k.out = zerov(k.nout), k.r = randv(k.nout, 1), k.P = zerov((size_t)B * H * T * S);
+    uint8_t mask[2 * 200];
+    for (int i = 0; i < B * S; i++) mask[i] = 1;
+    if (masked) mask[S - 1] = mask[S - 2] = mask[S + 1] = 0; /* row 0: last two keys; row 1: key 1 */
+    nlp_attn a = {.B = B, .H = H, .T = T, .S = S, .D = D, .out = k.out, .ldo = C, .bso = (long)T * C,
+                  .key_mask = masked ? mask : NULL, .bsm = S, .causal = causal, .dropout = drop, .seed = 99};
+    a.q = k.qkv;
+    a.ldq = 3 * C;
+    a.bsq = (long)T * 3 * C;
+    if (cross) {
+        a.k = k.kv, a.v = k.kv + C, a.ldk = a.ldv = 2 * C, a.bsk = a.bsv = (long)S * 2 * C;
+    } else {
+        a.k = k.qkv + C, a.v = k.qkv + 2 * C, a.ldk = a.ldv = 3 * C, a.bsk = a.bsv = (long)T * 3 * C;
+    }
+    k.a = a;
+    attn_loss(&k);
+    /* probabilities: rows sum to 1, masked and future keys get 0 */
+    int ok = 1;
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++) {
+                const float *p = k.P + (((size_t)b * H + h) * T + t) * S;
+                double s = 0;
+                for (int j = 0; j < S; j++) {
+                    s += p[j];
+                    if ((causal && j > t) || (masked && !mask[b * S + j])) ok &= p[j] == 0;
+                }
+                ok &= fabs(s - 1) < 1e-5;
+            }
+    CHECK_MSG(ok, "%s: probabilities", name);
+    float *dqkv = zerov((size_t)B * T * 3 * C), *dkv = cross ? zerov((size_t)B * S * 2 * C) : NULL;
+    if (cross) nlp_attn_backward(&a, k.P, k.r, dqkv, dkv, dkv + C);
+    else nlp_attn_backward(&a, k.P, k.r, dqkv, dqkv + C, dqkv + 2 * C);
+    char what[96];
+    snprintf(what, sizeof what, "%s d(q%s)", name, cross ? "" : "|k|v");
+    fd_check(what, k.qkv, dqkv, (size_t)B * T * 3 * C, attn_loss, &k, 60, 1e-2f);
+    if (cross) {
+        snprintf(what, sizeof what, "%s d(k|v)", name);
+        fd_check(what, k.kv, dkv, (size_t)B * S * 2 * C, attn_loss, &k, 60, 1e-2f);
+    }
+    free(k.qkv), free(k.kv), free(k.out), free(k.r), free(k.P), free(dqkv), free(dkv);
+}
+
+static void test_attention(void)
+{
+    attn_case("self", 0, 0, 0, 0, 5);
+    attn_case("causal", 0, 1, 0, 0, 5);
+    attn_case("causal+padding", 0, 1, 1, 0, 5);
+    attn_case("padding", 0, 0, 1, 0, 5);
+    attn_case("cross+padding", 1, 0, 1, 0, 5);
+    attn_case("self+dropout", 0, 0, 1, 0.3f, 5);
+    attn_case("cross+dropout", 1, 0, 0, 0.25f, 5);
+    /* longer than one block of query rows: the causal path works block by block */
+    attn_case("causal, 150 positions", 0, 1, 0, 0, 150);
+    attn_case("causal+padding+dropout, 130 positions", 0, 1, 1, 0.2f, 130);
+
+    /* incremental decoding: queries at positions 3..4 of a causal cache of 5
+     * keys give the last two rows of the full pass */
+    const int H = 2, D = 4, C = H * D, T = 5;
+    float *qkv = randv((size_t)T * 3 * C, 1), *full = zerov((size_t)T * C), *inc = zerov((size_t)2 * C);
+    nlp_attn a = {.B = 1, .H = H, .T = T, .S = T, .D = D, .q = qkv, .ldq = 3 * C, .k = qkv + C, .ldk = 3 * C,
+                  .v = qkv + 2 * C, .ldv = 3 * C, .out = full, .ldo = C, .causal = 1};
+    nlp_attn_forward(&a, NULL);
+    nlp_attn b = a;
+    b.T = 2, b.q = qkv + 3 * 3 * C, b.out = inc, b.q_offset = 3;
+    nlp_attn_forward(&b, NULL);
+    double d = 0;
+    for (int i = 0; i < 2 * C; i++) d = fmax(d, fabs(inc[i] - full[3 * C + i]));
+    CHECK_MSG(d == 0, "cached attention differs by %g", d);
+    free(qkv), free(full), free(inc);
+
+    /* a row with every key masked is uniform and passes no gradient */
+    float q[3 * 4] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, o[4], P[2];
+    uint8_t none[2] = {0, 0};
+    nlp_attn z = {.B = 1, .H = 1, .T = 1, .S = 2, .D = 2, .q = q, .ldq = 2, .k = q + 2, .ldk = 2, .v = q + 6,
+                  .ldv = 2, .out = o, .ldo = 2, .key_mask = none, .bsm = 2};
+    nlp_attn_forward(&z, P);
+    CHECK(P[0] == 0.5f && P[1] == 0.5f);
+}
+
+// --- cross-entropy
+
+struct ce_ctx {
+    nlp_xent x;
+    float *logits, *lse;
+};
+
+static double ce_loss(void *c)
+{
+    struct ce_ctx *k = c;
+    nlp_xent_result r;
+    nlp_xent_forward(&k->x, NULL, &r);
+    return r.loss;
+}
+
+static void test_xent(void)
+{
+    const int N = 6, V = 11;
+    int32_t t[6] = {3, -100, 0, 10, 5, 3};
+    for (int mode = 0; mode < 2; mode++)
+        for (int sm = 0; sm < 2; sm++) {
+            struct ce_ctx k;
+            k.logits = randv((size_t)N * V, 2);
+            k.lse = zerov(N);
+            k.x = (nlp_xent){.N = N, .V = V, .logits = k.logits, .ld = V, .target = t, .ignore_index = -100,
+                             .smoothing = sm ? 0.1f : 0.0f, .mode = (enum nlp_smoothing)mode};
+            nlp_xent_result r;
+            nlp_xent_forward(&k.x, k.lse, &r);
+            CHECK_EQ_INT(r.count, 5);
+            /* against a direct double computation */
+            double want = 0, nll = 0;
+            for (int i = 0; i < N; i++) {
+                if (t[i] == -100) continue;
+                double mx = -1e30, s = 0, sx = 0;
+                for (int v = 0; v < V; v++) mx = fmax(mx, k.logits[i * V + v]);
+                for (int v = 0; v < V; v++) s += exp(k.logits[i * V + v] - mx), sx += k.logits[i * V + v];
+                double lse = mx + log(s), n1 = lse - k.logits[i * V + t[i]], all = V * lse - sx, e = sm ? 0.1 : 0;
+                want += mode == 0 ? (1 - e) * n1 + e / V * all : (1 - e) * n1 + e / (V - 1) * (all - n1);
+                nll += n1;
+            }
+            CHECK_NEAR(r.loss, want / 5, 1e-5);
+            CHECK_NEAR(r.nll, nll / 5, 1e-5);
+            float *d = zerov((size_t)N * V);
+            nlp_xent_backward(&k.x, k.lse, 1.0f, d, V);
+            char what[64];
+            snprintf(what, sizeof what, "xent mode %d smoothing %d dlogits", mode, sm);
+            fd_check(what, k.logits, d, (size_t)N * V, ce_loss, &k, 66, 1e-2f);
+            int zero = 1;
+            for (int v = 0; v < V; v++) zero &= d[V + v] == 0; /* the ignored row */
+            CHECK(zero);
+            /* in place: dlogits into the logits buffer */
+            float *inplace = malloc((size_t)N * V * 4);
+            memcpy(inplace, k.logits, (size_t)N * V * 4);
+            nlp_xent xi = k.x;
+            xi.logits = inplace;
+            nlp_xent_backward(&xi, k.lse, 1.0f, inplace, V);
+            CHECK(memcmp(inplace, d, (size_t)N * V * 4) == 0);
+            free(k.logits), free(k.lse), free(d), free(inplace);
+        }
+}
+
+// --- optimizers, clipping, schedules
+
+static void test_optim(void)
+{
+    const size_t n = 1000;
+    float *p = randv(n, 1), *g1 = randv(n, 0.1), *g2 = randv(n, 0.1), *m = zerov(n), *v = zerov(n);
+    double *pd = malloc(n * 8), *md = calloc(n, 8), *vd = calloc(n, 8);
+    for (size_t i = 0; i < n; i++) pd[i] = p[i];
+    for (int kind = 0; kind < 2; kind++) {
+        nlp_optim_config c = kind ? nlp_optim_paper() : nlp_optim_default();
+        if (kind) c.weight_decay = 0.05;
+        for (size_t i = 0; i < n; i++) pd[i] = p[i], md[i] = vd[i] = 0, m[i] = v[i] = 0;
+        float *q = malloc(n * 4);
+        memcpy(q, p, n * 4);
+        double lr = 1e-3;
+        for (long step = 1; step <= 2; step++) {
+            const float *g = step == 1 ? g1 : g2;
+            nlp_adam_update(q, g, m, v, n, &c, step, lr, c.weight_decay);
+            /* torch.optim.Adam(W) transcribed in double */
+            for (size_t i = 0; i < n; i++) {
+                double gi = g[i];
+                if (kind == 0) pd[i] *= 1 - lr * c.weight_decay;
+                else gi += c.weight_decay * pd[i];
+                md[i] = c.beta1 * md[i] + (1 - c.beta1) * gi;
+                vd[i] = c.beta2 * vd[i] + (1 - c.beta2) * gi * gi;
+                double bc1 = 1 - pow(c.beta1, step), bc2 = 1 - pow(c.beta2, step);
+                pd[i] -= lr / bc1 * md[i] / (sqrt(vd[i]) / sqrt(bc2) + c.eps);
+            }
+        }
+        double d = 0;
+        for (size_t i = 0; i < n; i++) d = fmax(d, fabs(q[i] - pd[i]));
+        CHECK_MSG(d < 1e-6, "%s: max difference %g from the double transcription", kind ? "Adam" : "AdamW", d);
+        free(q);
+    }
+    /* clipping */
+    float *g = randv(n, 1);
+    double norm = nlp_grad_norm(g, n), want = sqrt(dot(g, g, n));
+    CHECK_REL(norm, want, 1e-9);
+    double before = nlp_clip_grad_norm(g, n, 1.0);
+    CHECK_REL(before, want, 1e-9);
+    CHECK_NEAR(nlp_grad_norm(g, n), 1.0, 1e-5);
+    nlp_clip_grad_norm(g, n, 10.0);
+    CHECK_NEAR(nlp_grad_norm(g, n), 1.0, 1e-5); /* below the limit: untouched */
+    /* schedules */
+    CHECK_NEAR(nlp_lr_noam(4000, 512, 4000, 1.0), pow(512, -0.5) * pow(4000, -0.5), 1e-12);
+    CHECK(nlp_lr_noam(3999, 512, 4000, 1) < nlp_lr_noam(4000, 512, 4000, 1));
+    CHECK(nlp_lr_noam(4001, 512, 4000, 1) < nlp_lr_noam(4000, 512, 4000, 1));
+    CHECK_NEAR(nlp_lr_noam(100, 512, 4000, 1), pow(512, -0.5) * 100 * pow(4000, -1.5), 1e-12);
+    CHECK_NEAR(nlp_lr_cosine(50, 100, 1000, 1e-3, 1e-5), 5e-4, 1e-12);
+    CHECK_NEAR(nlp_lr_cosine(100, 100, 1000, 1e-3, 1e-5), 1e-3, 1e-12);
+    CHECK_NEAR(nlp_lr_cosine(550, 100, 1000, 1e-3, 1e-5), (1e-3 + 1e-5) / 2, 1e-12);
+    CHECK_NEAR(nlp_lr_cosine(1000, 100, 1000, 1e-3, 1e-5), 1e-5, 1e-12);
+    CHECK_NEAR(nlp_lr_linear(550, 100, 1000, 1e-3, 0), 5e-4, 1e-12);
+    CHECK_NEAR(nlp_lr_constant(10, 0, 3e-4), 3e-4, 1e-15);
+    free(p), free(g1), free(g2), free(m), free(v), free(pd), free(md), free(vd), free(g);
+}
+
+int main(int argc, char **argv)
+{
+    TEST_INIT(argc, argv);
+    nlp_rng_seed(&R, 42);
+    RUN(test_gemm);
+    RUN(test_gemm_bf16);
+    RUN(test_linear);
+    RUN(test_layernorm);
+    RUN(test_activations);
+    RUN(test_dropout);
+    RUN(test_embeddings);
+    RUN(test_attention);
+    RUN(test_xent);
+    RUN(test_optim);
+    return TEST_END();
+}

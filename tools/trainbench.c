@@ -1,0 +1,241 @@
+/*
+ * trainbench — throughput of one training step of the engine, next to what
+ * the CPU can do, for tools/bench/train.sh.
+ *
+ *   trainbench peak  [-t THREADS] [-r REPS]
+ *       fp32_fma_peak    FMA throughput: every thread runs independent
+ *                        vfmadd chains (AVX-512 when the CPU has it, else AVX2)
+ *       fp32_sgemm_peak  nlp_gemm (OpenBLAS) on 2048² and 3072² squares, the best median
+ *   trainbench train NAME [-t THREADS] [-r REPS] [--bf16] [-s KEY=VALUE]...
+ *       NAME is gpt_small (GPT L4 C256 H4, T256 B8, V8192) or gpt2_124m
+ *       (GPT-2 124M, T64 B4), as in shared/peers/pytorch_bench.py (same
+ *       1024-row position table, dropout 0). One step = zero the gradients,
+ *       forward with loss, backward, AdamW (lr 3e-4, weight decay 0.1).
+ *       Prints NAME (tokens/s), NAME_gflops (GFLOP/s, model FLOPs:
+ *       6·params·tokens + attention, see nlp_model_train_flops) and the median
+ *       step time on stderr.
+ *
+ * Output lines: name<TAB>value<TAB>unit, medians of REPS timed runs after one
+ * untimed warm-up.
+ */
+#include "base/err.h"
+#include "base/thread.h"
+#include "model/model.h"
+#include "nn/gemm.h"
+#include "nn/optim.h"
+
+#include <immintrin.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmpd(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmpd);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// --- FMA peak
+
+#define CHAINS 12
+
+/* Twelve independent chains in named registers (an array would live in memory). */
+#define FMA12(T, fmadd, m, c)                                                                          \
+    a0 = fmadd(a0, m, c), a1 = fmadd(a1, m, c), a2 = fmadd(a2, m, c), a3 = fmadd(a3, m, c),             \
+    a4 = fmadd(a4, m, c), a5 = fmadd(a5, m, c), a6 = fmadd(a6, m, c), a7 = fmadd(a7, m, c),             \
+    a8 = fmadd(a8, m, c), a9 = fmadd(a9, m, c), a10 = fmadd(a10, m, c), a11 = fmadd(a11, m, c)
+
+__attribute__((target("avx512f"))) static float fma512(long iters)
+{
+    __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
+    __m512 a0 = _mm512_set1_ps(0), a1 = _mm512_set1_ps(1), a2 = _mm512_set1_ps(2), a3 = _mm512_set1_ps(3),
+           a4 = _mm512_set1_ps(4), a5 = _mm512_set1_ps(5), a6 = _mm512_set1_ps(6), a7 = _mm512_set1_ps(7),
+           a8 = _mm512_set1_ps(8), a9 = _mm512_set1_ps(9), a10 = _mm512_set1_ps(10), a11 = _mm512_set1_ps(11);
+    for (long k = 0; k < iters; k++) FMA12(__m512, _mm512_fmadd_ps, m, c);
+    __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                             _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
+    s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
+    return _mm512_reduce_add_ps(s);
+}
+
+__attribute__((target("avx2,fma"))) static float fma256(long iters)
+{
+    __m256 m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
+    __m256 a0 = _mm256_set1_ps(0), a1 = _mm256_set1_ps(1), a2 = _mm256_set1_ps(2), a3 = _mm256_set1_ps(3),
+           a4 = _mm256_set1_ps(4), a5 = _mm256_set1_ps(5), a6 = _mm256_set1_ps(6), a7 = _mm256_set1_ps(7),
+           a8 = _mm256_set1_ps(8), a9 = _mm256_set1_ps(9), a10 = _mm256_set1_ps(10), a11 = _mm256_set1_ps(11);
+    for (long k = 0; k < iters; k++) FMA12(__m256, _mm256_fmadd_ps, m, c);
+    __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+                             _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
+    s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
+    float o[8];
+    _mm256_storeu_ps(o, s);
+    return o[0] + o[7];
+}
+
+static double fma_peak(int reps)
+{
+    int wide = nlp_cpu_has_avx512f();
+    const long iters = 20000000;
+    const double flops_per_thread = (double)iters * CHAINS * (wide ? 16 : 8) * 2;
+    double t[64];
+    volatile float sink = 0;
+    for (int r = 0; r < reps && r < 64; r++) {
+        int nt = omp_get_max_threads();
+        double t0 = now();
+#pragma omp parallel
+        {
+            float s = wide ? fma512(iters) : fma256(iters);
+#pragma omp atomic
+            sink += s;
+        }
+        t[r] = nt * flops_per_thread / (now() - t0) / 1e9;
+    }
+    (void)sink;
+    return median(t, reps < 64 ? reps : 64);
+}
+
+static double sgemm_peak(int reps)
+{
+    double best = 0;
+    int sizes[2] = {2048, 3072};
+    for (int s = 0; s < 2; s++) {
+        int n = sizes[s];
+        float *A = malloc((size_t)n * n * 4), *B = malloc((size_t)n * n * 4), *C = malloc((size_t)n * n * 4);
+        if (!A || !B || !C) {
+            free(A), free(B), free(C);
+            continue;
+        }
+        for (size_t i = 0; i < (size_t)n * n; i++) A[i] = B[i] = (float)((i % 17) - 8) * 0.01f;
+        nlp_gemm(0, 0, n, n, n, 1, A, n, B, n, 0, C, n);
+        double t[64];
+        for (int r = 0; r < reps && r < 64; r++) {
+            double t0 = now();
+            nlp_gemm(0, 0, n, n, n, 1, A, n, B, n, 0, C, n);
+            t[r] = nlp_gemm_flops(n, n, n) / (now() - t0) / 1e9;
+        }
+        double m = median(t, reps < 64 ? reps : 64);
+        if (m > best) best = m;
+        free(A), free(B), free(C);
+    }
+    return best;
+}
+
+// --- training step
+
+static void fail(int rc)
+{
+    fprintf(stderr, "trainbench: %s\n", nlp_errmsg());
+    exit(nlp_exit_code(rc));
+}
+
+static int train(const char *name, int reps, const char *const *sets)
+{
+    const char *preset;
+    int B, T;
+    if (!strcmp(name, "gpt_small")) preset = "small", B = 8, T = 256;
+    else if (!strcmp(name, "gpt2_124m")) preset = "gpt2", B = 4, T = 64;
+    else {
+        fprintf(stderr, "trainbench: unknown workload '%s' (gpt_small, gpt2_124m)\n", name);
+        return 2;
+    }
+    /* as the peer: a 1024-row position table, no dropout */
+    const char *base[] = {"arch=gpt", "max-positions=1024", "dropout=0", "attention-dropout=0"};
+    const char *ov[64];
+    int n = 0;
+    for (int i = 0; i < 4; i++) ov[n++] = base[i];
+    for (int i = 0; sets[i] && n < 63; i++) ov[n++] = sets[i];
+    ov[n] = NULL;
+    nlp_model_config cfg;
+    int rc = nlp_model_config_build(&cfg, preset, NULL, 0, ov);
+    if (rc) fail(rc);
+    nlp_model *m;
+    if ((rc = nlp_model_new(&m, &cfg, 0))) fail(rc);
+    nlp_model_set_training(m, 1);
+    nlp_params *p = nlp_model_params(m);
+    if ((rc = nlp_params_enable_grad(p))) fail(rc);
+    nlp_optim_config oc = nlp_optim_default();
+    oc.weight_decay = 0.1;
+    nlp_optim opt;
+    if ((rc = nlp_optim_init(&opt, &oc, nlp_params_numel(p)))) fail(rc);
+    int32_t *ids = malloc((size_t)B * T * sizeof *ids);
+    nlp_rng r;
+    nlp_rng_seed(&r, 1);
+    for (int i = 0; i < B * T; i++) ids[i] = (int32_t)nlp_rng_below(&r, (uint64_t)cfg.vocab_size);
+    nlp_batch b = {.B = B, .T = T, .ids = ids, .labels = ids};
+    double t[256];
+    double loss = 0;
+    for (int k = -1; k < reps && k < 256; k++) {
+        double t0 = now();
+        nlp_params_zero_grad(p);
+        nlp_losses L;
+        if ((rc = nlp_model_forward(m, &b, &L)) || (rc = nlp_model_backward(m))) fail(rc);
+        nlp_optim_step(&opt, p, nlp_params_grad(p), 3e-4);
+        if (k >= 0) t[k] = now() - t0;
+        loss = L.loss;
+    }
+    double s = median(t, reps < 256 ? reps : 256);
+    double flops = nlp_model_train_flops(m, B, T);
+    fprintf(stderr, "trainbench: %s: %zu parameters, %.1f GFLOP per step, median step %.4f s of %d (loss %.3f), %d threads%s\n",
+            name, nlp_model_param_count(m), flops / 1e9, s, reps, loss, omp_get_max_threads(),
+            nlp_gemm_get_mode() == NLP_GEMM_BF16 ? ", bf16 products" : "");
+    printf("%s_train\t%.1f\ttokens/s\n", name, B * T / s);
+    printf("%s_train_gflops\t%.1f\tGFLOP/s\n", name, flops / s / 1e9);
+    nlp_optim_free(&opt);
+    nlp_model_free(m);
+    free(ids);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    nlp_threads_passive(argc, argv);
+    int threads = 2, reps = 5, bf16 = 0;
+    const char *sets[64] = {0};
+    int nsets = 0;
+    const char *cmd = NULL, *what = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-s") && i + 1 < argc && nsets < 63) sets[nsets++] = argv[++i];
+        else if (!strcmp(argv[i], "--bf16")) bf16 = 1;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("Usage: trainbench peak|train [NAME] [-t THREADS] [-r REPS] [--bf16] [-s KEY=VALUE]...\n");
+            return 0;
+        } else if (!cmd) cmd = argv[i];
+        else if (!what) what = argv[i];
+        else {
+            fprintf(stderr, "trainbench: unexpected argument '%s'\n", argv[i]);
+            return 2;
+        }
+    }
+    if (reps < 1) reps = 1;
+    nlp_threads_set(threads);
+    if (bf16) {
+        int rc = nlp_gemm_set_mode(NLP_GEMM_BF16);
+        if (rc) fail(rc);
+    }
+    if (cmd && !strcmp(cmd, "peak")) {
+        printf("fp32_fma_peak\t%.1f\tGFLOP/s\n", fma_peak(reps));
+        printf("fp32_sgemm_peak\t%.1f\tGFLOP/s\n", sgemm_peak(reps));
+        return 0;
+    }
+    if (cmd && !strcmp(cmd, "train") && what) return train(what, reps, sets);
+    fprintf(stderr, "trainbench: expected 'peak' or 'train NAME'\n");
+    return 2;
+}
