@@ -3,7 +3,7 @@
  * the CPU can do, for tools/bench/train.sh.
  *
  *   trainbench peak  [-t THREADS] [-r REPS]
- *       fp32_fma_peak    FMA throughput: every thread runs independent
+ *       fp32_fma_peak    FMA throughput, best of at least 10 runs: every thread runs independent
  *                        vfmadd chains (AVX-512 when the CPU has it, else AVX2)
  *       fp32_sgemm_peak  nlp_gemm (OpenBLAS) on 2048² and 3072² squares, the best median
  *   trainbench train NAME [-t THREADS] [-r REPS] [--bf16] [-s KEY=VALUE]...
@@ -107,7 +107,13 @@ static double fma_peak(int reps)
         t[r] = nt * flops_per_thread / (now() - t0) / 1e9;
     }
     (void)sink;
-    return median(t, reps < 64 ? reps : 64);
+    /* A peak is the best the hardware showed, not a typical run: on a shared
+     * machine a median is pulled down by whoever else holds a core, and a
+     * training step then appears to run above "peak". */
+    double best = 0;
+    for (int r = 0; r < reps && r < 64; r++)
+        if (t[r] > best) best = t[r];
+    return best;
 }
 
 static double sgemm_peak(int reps)
@@ -231,7 +237,7 @@ int main(int argc, char **argv)
         if (rc) fail(rc);
     }
     if (cmd && !strcmp(cmd, "peak")) {
-        printf("fp32_fma_peak\t%.1f\tGFLOP/s\n", fma_peak(reps));
+        printf("fp32_fma_peak\t%.1f\tGFLOP/s\n", fma_peak(reps < 10 ? 10 : reps));
         printf("fp32_sgemm_peak\t%.1f\tGFLOP/s\n", sgemm_peak(reps));
         return 0;
     }
