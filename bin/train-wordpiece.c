@@ -10,12 +10,12 @@
 #include "base/mem.h"
 #include "base/thread.h"
 #include "common/cli.h"
+#include "common/train.h"
 #include "tok/tokfiles.h"
 #include "tok/wordpiece_train.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static const char usage[] =
@@ -128,29 +128,6 @@ static struct cli_opt opts[] = {
     {.name = NULL},
 };
 
-static double t0;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void count_progress(void *ctx, uint64_t lines, uint64_t bytes)
-{
-    (void)ctx;
-    fprintf(stderr, "\r%s: counting words: %llu lines, %.1f MB, %.1f s", cli_prog, (unsigned long long)lines,
-            bytes / 1e6, now() - t0);
-}
-
-static void merge_progress(void *ctx, size_t merges, size_t vocab, size_t vocab_size)
-{
-    (void)ctx;
-    fprintf(stderr, "\r%s: merging: %zu merges, vocabulary %zu of %zu, %.1f s  ", cli_prog, merges, vocab,
-            vocab_size, now() - t0);
-}
-
 /* -vv: every merge with its score */
 static void log_merge(void *ctx, const nlp_vocab *v, int32_t a, int32_t b, int32_t c, uint64_t count, uint64_t fa,
                       uint64_t fb)
@@ -159,23 +136,6 @@ static void log_merge(void *ctx, const nlp_vocab *v, int32_t a, int32_t b, int32
     fprintf(stderr, "%s: merge %s %s -> %s: %llu / (%llu * %llu) = %.6g\n", cli_prog, nlp_vocab_token(v, a, NULL),
             nlp_vocab_token(v, b, NULL), nlp_vocab_token(v, c, NULL), (unsigned long long)count, (unsigned long long)fa,
             (unsigned long long)fb, (double)count / ((double)fa * (double)fb));
-}
-
-/* Splits the --special-tokens list on commas and white space. */
-static char **split_list(const char *s, size_t *n)
-{
-    char **v = nlp_calloc(strlen(s ? s : "") / 2 + 3, sizeof *v);
-    if (!v) cli_fail(NLP_ENOMEM);
-    *n = 0;
-    while (s && *s) {
-        size_t skip = strspn(s, ", \t\n");
-        s += skip;
-        size_t len = strcspn(s, ", \t\n");
-        if (!len) break;
-        if (!(v[(*n)++] = nlp_strndup(s, len))) cli_fail(NLP_ENOMEM);
-        s += len;
-    }
-    return v;
 }
 
 /* file scope, so that memory still held at an error exit is reachable */
@@ -195,7 +155,7 @@ int main(int argc, char **argv)
     if (strpbrk(o.prefix, " \t\n\r")) cli_usage_error("--prefix must not hold white space");
     if (o.unk && !*o.unk) cli_usage_error("--unk-token must not be empty");
     size_t nspecial;
-    specials = split_list(o.specials, &nspecial);
+    specials = train_split_list(o.specials, &nspecial);
     const char *unk = o.unk ? o.unk : "[UNK]";
     int unk_special = 0;
     for (size_t i = 0; i < nspecial; i++) unk_special |= strcmp(specials[i], unk) == 0;
@@ -208,48 +168,20 @@ int main(int argc, char **argv)
                  "vocabulary will fail to encode (add it with --unk-token)",
                  unk);
 
-    inputs = nlp_calloc((size_t)argc + 2, sizeof *inputs);
-    size_t ninputs = 0;
-    if (!inputs) cli_fail(NLP_ENOMEM);
-    if (o.input) inputs[ninputs++] = o.input;
-    for (int i = first; i < argc; i++) inputs[ninputs++] = argv[i];
-    if (!ninputs) inputs[ninputs++] = "-";
+    size_t ninputs;
+    inputs = train_inputs(o.input, argc, argv, first, &ninputs);
 
     int nthreads = nlp_threads_set((int)o.threads);
     cli_debug("%d thread%s", nthreads, nthreads == 1 ? "" : "s");
-    t0 = now();
+    train_start();
 
     if (nlp_tok_spec_pipeline(&spec, NLP_PIPE_BERT, o.prefix)) cli_fail(NLP_ENOMEM);
     nlp_tok_spec_bert_case(&spec, o.lowercase, o.strip);
 
     wc = nlp_wordcount_new();
     if (!wc) cli_fail(NLP_ENOMEM);
-    nlp_wordcount_opts wo = {
-        .norm = spec.norm,
-        .n_norm = spec.n_norm,
-        .pretok = spec.pretok,
-        .n_pretok = spec.n_pretok,
-        .specials = (const char *const *)specials,
-        .n_specials = nspecial,
-        .strict = o.strict,
-        .max_lines = (uint64_t)o.max_sentences,
-        .threads = nthreads,
-        .progress = o.progress ? count_progress : NULL,
-    };
-    nlp_wordcount_stats ws = {0};
-    int rc = nlp_wordcount_files(wc, inputs, ninputs, &wo, &ws);
-    if (o.progress) fputc('\n', stderr);
-    if (rc) cli_fail(rc);
-    if (ws.replaced)
-        cli_info("warning: replaced %llu invalid UTF-8 sequence%s with U+FFFD (the first at %s); --strict makes "
-                 "this an error",
-                 (unsigned long long)ws.replaced, ws.replaced == 1 ? "" : "s", ws.first_bad);
-    if (nlp_wordcount_size(wc) == 0)
-        cli_die(NLP_EXIT_FAILURE, "no words to learn from: %s",
-                ws.lines ? "the input has only white space, control characters or special tokens"
-                         : "the input is empty");
-    cli_debug("%llu lines, %llu words, %zu distinct, %.2f s", (unsigned long long)ws.lines,
-              (unsigned long long)ws.words, nlp_wordcount_size(wc), now() - t0);
+    nlp_wordcount_opts wo = train_count_opts(&spec, specials, nspecial, o.strict, o.max_sentences, nthreads);
+    train_count_words(wc, inputs, ninputs, &wo, o.progress, "white space, control characters or special tokens");
 
     nlp_wordpiece_train_opts to = {
         .score = o.score == 1 ? NLP_WP_SCORE_FREQUENCY : NLP_WP_SCORE_LIKELIHOOD,
@@ -261,17 +193,17 @@ int main(int argc, char **argv)
         .prefix = o.prefix,
         .unk_token = unk,
         .threads = nthreads,
-        .progress = o.progress ? merge_progress : NULL,
+        .progress = o.progress ? train_merge_progress : NULL,
     };
     if (cli_verbosity >= 2 && o.score == 0) to.on_merge = log_merge;
     nlp_wordpiece_train_stats st;
-    rc = nlp_wordpiece_train(wc, &to, &spec, &st);
+    int rc = nlp_wordpiece_train(wc, &to, &spec, &st);
     if (o.progress) fputc('\n', stderr);
     if (rc == NLP_EINVAL) cli_usage_error("%s", nlp_errmsg());
     if (rc) cli_fail(rc);
     nlp_wordcount_free(wc);
     cli_debug("%zu merges, vocabulary %zu, initial alphabet %zu, %.2f s", st.merges, nlp_vocab_count(spec.vocab),
-              st.alphabet, now() - t0);
+              st.alphabet, train_elapsed());
     if ((size_t)o.vocab_size > nlp_vocab_count(spec.vocab))
         cli_info("vocabulary of %zu tokens, not %ld: no pair left %s", nlp_vocab_count(spec.vocab), o.vocab_size,
                  o.min_frequency > 1 ? "that reaches --min-frequency" : "to merge");

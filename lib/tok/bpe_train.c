@@ -14,6 +14,7 @@
  *           again with the current count when it surfaces (HF's rule)
  */
 #include "tok/bpe_train.h"
+#include "tok/alphabet.h"
 #include "base/err.h"
 #include "base/hash.h"
 #include "base/mem.h"
@@ -133,21 +134,12 @@ static struct hent heap_pop(struct heap *h)
     return top;
 }
 
-// --- alphabet
+// --- character spellings
 
 struct chr {
     int32_t cp;
     uint64_t count;
 };
-
-static int by_count_then_cp(const void *x, const void *y)
-{
-    const struct chr *a = x, *b = y;
-    /* least frequent first; among equals the larger code point first, so
-     * that the smaller one is kept */
-    if (a->count != b->count) return a->count < b->count ? -1 : 1;
-    return (a->cp < b->cp) - (a->cp > b->cp);
-}
 
 static int by_cp(const void *x, const void *y)
 {
@@ -176,15 +168,6 @@ static void cset_free(struct cset *s)
 {
     nlp_idmap_free(&s->m);
     free(s->c);
-}
-
-/* The next character of a word: a byte's GPT-2 character, or a UTF-8
- * character. */
-static inline int32_t next_char(const char *w, size_t n, size_t *i, int byte_level)
-{
-    if (byte_level) return nlp_bytelevel_cp((uint8_t)w[(*i)++]);
-    int32_t cp = nlp_utf8_next(w, n, i);
-    return cp < 0 ? NLP_UTF8_REPLACEMENT : cp;
 }
 
 // --- the trainer
@@ -350,11 +333,12 @@ static int setup(struct trainer *t, const nlp_wordcount *wc, nlp_bpe_train_stats
     const nlp_bpe_train_opts *o = t->o;
     size_t nw = nlp_wordcount_size(wc);
     const char *prefix = o->continuing_subword_prefix, *suffix = o->end_of_word_suffix;
-    struct cset chars = {0}, spell = {0};
+    struct cset spell = {0};
+    nlp_alphabet alpha = {0};
     nlp_idmap ids = {0}; /* cp * 4 + spelling (1 prefix, 2 suffix, 3 both) -> token id */
     nlp_buf b = {0};
     int rc = NLP_ENOMEM;
-    if (nlp_idmap_init(&chars.m, 256) || nlp_idmap_init(&spell.m, 256) || nlp_idmap_init(&ids, 512)) goto out;
+    if (nlp_idmap_init(&spell.m, 256) || nlp_idmap_init(&ids, 512)) goto out;
 
     /* 1. special tokens */
     for (size_t i = 0; i < o->n_specials; i++)
@@ -362,34 +346,12 @@ static int setup(struct trainer *t, const nlp_wordcount *wc, nlp_bpe_train_stats
     size_t nspecial = nlp_vocab_count(t->vocab);
 
     /* 2. alphabet: character counts weighted by word counts */
-    size_t total_syms = 0;
-    for (size_t i = 0; i < nw; i++) {
-        size_t n, k = 0;
-        uint64_t cnt;
-        const char *w = nlp_wordcount_word(wc, i, &n, &cnt);
-        for (; k < n; total_syms++) {
-            long ci = cset_get(&chars, next_char(w, n, &k, o->byte_level));
-            if (ci < 0) goto out;
-            chars.c[ci].count += cnt;
-        }
-    }
-    if (o->byte_level && o->byte_alphabet)
-        for (int x = 0; x < 256; x++) {
-            long ci = cset_get(&chars, nlp_bytelevel_cp((uint8_t)x));
-            if (ci < 0) goto out;
-            chars.c[ci].count = UINT64_MAX;
-        }
-    size_t keep = chars.n;
-    if (o->limit_alphabet && chars.n > o->limit_alphabet) {
-        qsort(chars.c, chars.n, sizeof *chars.c, by_count_then_cp);
-        memmove(chars.c, chars.c + (chars.n - o->limit_alphabet), o->limit_alphabet * sizeof *chars.c);
-        keep = o->limit_alphabet;
-    }
-    qsort(chars.c, keep, sizeof *chars.c, by_cp);
+    if (nlp_alphabet_build(&alpha, wc, o->byte_level, o->byte_alphabet, o->limit_alphabet)) goto out;
+    size_t keep = alpha.n, total_syms = alpha.symbols;
     for (size_t i = 0; i < keep; i++) {
         int32_t id;
-        if (add_token(t->vocab, chars.c[i].cp, 0, prefix, suffix, &b) ||
-            (id = nlp_vocab_find(t->vocab, b.data, b.len)) < 0 || nlp_idmap_put(&ids, (uint64_t)chars.c[i].cp * 4, (uint32_t)id))
+        if (add_token(t->vocab, alpha.cp[i], 0, prefix, suffix, &b) ||
+            (id = nlp_vocab_find(t->vocab, b.data, b.len)) < 0 || nlp_idmap_put(&ids, (uint64_t)alpha.cp[i] * 4, (uint32_t)id))
             goto out;
     }
     if (stats) stats->alphabet = keep;
@@ -400,7 +362,7 @@ static int setup(struct trainer *t, const nlp_wordcount *wc, nlp_bpe_train_stats
             size_t n, k = 0;
             const char *w = nlp_wordcount_word(wc, i, &n, NULL);
             for (int first = 1; k < n;) {
-                int32_t cp = next_char(w, n, &k, o->byte_level);
+                int32_t cp = nlp_alphabet_next(w, n, &k, o->byte_level);
                 if (nlp_idmap_find(&ids, (uint64_t)cp * 4) < 0) continue; /* dropped by limit_alphabet */
                 int sp = (!first && prefix ? 1 : 0) | (k == n && suffix ? 2 : 0);
                 first = 0;
@@ -436,7 +398,7 @@ static int setup(struct trainer *t, const nlp_wordcount *wc, nlp_bpe_train_stats
         uint64_t cnt;
         const char *w = nlp_wordcount_word(wc, i, &n, &cnt);
         for (int first = 1; k < n;) {
-            int32_t cp = next_char(w, n, &k, o->byte_level);
+            int32_t cp = nlp_alphabet_next(w, n, &k, o->byte_level);
             if (nlp_idmap_find(&ids, (uint64_t)cp * 4) < 0) continue;
             int sp = (!first && prefix ? 1 : 0) | (k == n && suffix ? 2 : 0);
             first = 0;
@@ -453,7 +415,7 @@ static int setup(struct trainer *t, const nlp_wordcount *wc, nlp_bpe_train_stats
     }
     rc = NLP_OK;
 out:
-    cset_free(&chars);
+    nlp_alphabet_free(&alpha);
     cset_free(&spell);
     nlp_idmap_free(&ids);
     nlp_buf_free(&b);

@@ -20,6 +20,7 @@
 #include "base/hash.h"
 #include "base/mem.h"
 #include "text/utf8.h"
+#include "tok/alphabet.h"
 #include "tok/bpe_train.h"
 
 #include <stdlib.h>
@@ -88,16 +89,17 @@ static int ensure_tokens(struct trainer *t, size_t n)
     return NLP_OK;
 }
 
-static int adj_push(struct tokinfo *k, uint32_t r)
+/* Appends x to a growable uint32 list. */
+static int push_u32(uint32_t **v, uint32_t *n, uint32_t *cap, uint32_t x)
 {
-    if (k->nadj == k->cadj) {
-        uint32_t nc = k->cadj ? k->cadj * 2 : 4;
-        uint32_t *g = nlp_reallocarray(k->adj, nc, sizeof *g);
+    if (*n == *cap) {
+        uint32_t nc = *cap ? *cap * 2 : 4;
+        uint32_t *g = nlp_reallocarray(*v, nc, sizeof *g);
         if (!g) return NLP_ENOMEM;
-        k->adj = g;
-        k->cadj = nc;
+        *v = g;
+        *cap = nc;
     }
-    k->adj[k->nadj++] = r;
+    (*v)[(*n)++] = x;
     return NLP_OK;
 }
 
@@ -120,22 +122,15 @@ static int pair_add(struct trainer *t, int32_t a, int32_t b, int64_t delta, uint
     struct pair *p = &t->p[r];
     p->count += delta;
     if (delta <= 0) return NLP_OK;
-    if (!(p->nw && p->w[p->nw - 1] == w)) {
-        if (p->nw == p->cw) {
-            uint32_t nc = p->cw ? p->cw * 2 : 4;
-            uint32_t *g = nlp_reallocarray(p->w, nc, sizeof *g);
-            if (!g) return NLP_ENOMEM;
-            p->w = g;
-            p->cw = nc;
-        }
-        p->w[p->nw++] = w;
-    }
+    if (!(p->nw && p->w[p->nw - 1] == w) && push_u32(&p->w, &p->nw, &p->cw, w)) return NLP_ENOMEM;
     if (!p->in_a) {
-        if (adj_push(&t->tok[a], (uint32_t)r)) return NLP_ENOMEM;
+        struct tokinfo *k = &t->tok[a];
+        if (push_u32(&k->adj, &k->nadj, &k->cadj, (uint32_t)r)) return NLP_ENOMEM;
         p->in_a = 1;
     }
     if (a != b && !p->in_b) {
-        if (adj_push(&t->tok[b], (uint32_t)r)) return NLP_ENOMEM;
+        struct tokinfo *k = &t->tok[b];
+        if (push_u32(&k->adj, &k->nadj, &k->cadj, (uint32_t)r)) return NLP_ENOMEM;
         p->in_b = 1;
     }
     return NLP_OK;
@@ -247,67 +242,10 @@ static int rebuild(struct trainer *t)
 
 // --- setup
 
-struct chr {
-    int32_t cp;
-    uint64_t count;
-};
-
-static int by_count_then_cp(const void *x, const void *y)
-{
-    const struct chr *a = x, *b = y;
-    /* least frequent first; among equals the larger code point first, so
-     * that the smaller one is kept */
-    if (a->count != b->count) return a->count < b->count ? -1 : 1;
-    return (a->cp < b->cp) - (a->cp > b->cp);
-}
-
 static int by_key(const void *x, const void *y)
 {
     int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
     return (a > b) - (a < b);
-}
-
-static inline int32_t next_cp(const char *w, size_t n, size_t *i)
-{
-    int32_t cp = nlp_utf8_next(w, n, i);
-    return cp < 0 ? NLP_UTF8_REPLACEMENT : cp;
-}
-
-/* The kept characters (limit_alphabet) into `kept` (code point -> 1). */
-static int alphabet(const nlp_wordcount *wc, size_t limit, nlp_idmap *kept)
-{
-    nlp_idmap idx = {0};
-    struct chr *c = NULL;
-    size_t nc = 0, cap = 0, nw = nlp_wordcount_size(wc);
-    int rc = NLP_ENOMEM;
-    if (nlp_idmap_init(&idx, 256)) goto out;
-    for (size_t i = 0; i < nw; i++) {
-        size_t n, k = 0;
-        uint64_t cnt;
-        const char *w = nlp_wordcount_word(wc, i, &n, &cnt);
-        while (k < n) {
-            int32_t cp = next_cp(w, n, &k);
-            long j = nlp_idmap_find(&idx, (uint32_t)cp);
-            if (j < 0) {
-                if (nlp_grow(&c, &cap, nc + 1, sizeof *c) || nlp_idmap_put(&idx, (uint32_t)cp, (uint32_t)nc)) goto out;
-                c[nc] = (struct chr){cp, 0};
-                j = (long)nc++;
-            }
-            c[j].count += cnt;
-        }
-    }
-    size_t from = 0;
-    if (limit && nc > limit) {
-        qsort(c, nc, sizeof *c, by_count_then_cp);
-        from = nc - limit;
-    }
-    for (size_t i = from; i < nc; i++)
-        if (nlp_idmap_put(kept, (uint32_t)c[i].cp, 1)) goto out;
-    rc = NLP_OK;
-out:
-    nlp_idmap_free(&idx);
-    free(c);
-    return rc;
 }
 
 /* Special tokens, the initial alphabet, the words as symbols and the token
@@ -316,17 +254,17 @@ static int setup(struct trainer *t, const nlp_wordcount *wc, nlp_wordpiece_train
 {
     const nlp_wordpiece_train_opts *o = t->o;
     size_t nw = nlp_wordcount_size(wc);
-    nlp_idmap kept = {0}, spell = {0}; /* spell: cp * 2 + (continuing) -> token id */
+    nlp_alphabet kept = {0};
+    nlp_idmap spell = {0}; /* cp * 2 + (continuing) -> token id */
     int64_t *keys = NULL;
     size_t nkeys = 0, ckeys = 0, total = 0;
     nlp_buf b = {0};
     int rc = NLP_ENOMEM;
-    if (nlp_idmap_init(&kept, 256) || nlp_idmap_init(&spell, 512)) goto out;
+    if (nlp_idmap_init(&spell, 512)) goto out;
     for (size_t i = 0; i < o->n_specials; i++)
         if (nlp_vocab_add(t->vocab, o->specials[i], strlen(o->specials[i]), NULL)) goto out;
     size_t nspecial = nlp_vocab_count(t->vocab);
-    if ((rc = alphabet(wc, o->limit_alphabet, &kept))) goto out;
-    rc = NLP_ENOMEM;
+    if (nlp_alphabet_build(&kept, wc, 0, 0, o->limit_alphabet)) goto out;
 
     /* the spellings words use: first character plain, the others prefixed;
      * sorted as keys kind * 2^32 + code point */
@@ -334,8 +272,8 @@ static int setup(struct trainer *t, const nlp_wordcount *wc, nlp_wordpiece_train
         size_t n, k = 0;
         const char *w = nlp_wordcount_word(wc, i, &n, NULL);
         for (int first = 1; k < n;) {
-            int32_t cp = next_cp(w, n, &k);
-            if (nlp_idmap_find(&kept, (uint32_t)cp) < 0) continue;
+            int32_t cp = nlp_alphabet_next(w, n, &k, 0);
+            if (!nlp_alphabet_has(&kept, cp)) continue;
             uint64_t key = (uint64_t)cp * 2 + !first;
             total++;
             first = 0;
@@ -377,8 +315,8 @@ static int setup(struct trainer *t, const nlp_wordcount *wc, nlp_wordpiece_train
         uint64_t cnt;
         const char *w = nlp_wordcount_word(wc, i, &n, &cnt);
         for (int first = 1; k < n;) {
-            int32_t cp = next_cp(w, n, &k);
-            if (nlp_idmap_find(&kept, (uint32_t)cp) < 0) continue;
+            int32_t cp = nlp_alphabet_next(w, n, &k, 0);
+            if (!nlp_alphabet_has(&kept, cp)) continue;
             int32_t id = (int32_t)nlp_idmap_find(&spell, (uint64_t)cp * 2 + !first);
             first = 0;
             t->sym[at++] = id;
@@ -401,7 +339,7 @@ static int setup(struct trainer *t, const nlp_wordcount *wc, nlp_wordpiece_train
     }
     rc = NLP_OK;
 out:
-    nlp_idmap_free(&kept);
+    nlp_alphabet_free(&kept);
     nlp_idmap_free(&spell);
     free(keys);
     nlp_buf_free(&b);

@@ -23,28 +23,7 @@ fi
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/golden-bert.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 
-cat >"$tmp/split.py" <<'PY'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-d = sys.argv[2]
-for mode, sep in (('lf', b'\n'), ('z', b'\0')):
-    pick = [r for r in rows
-            if (b'\n' in bytes.fromhex(r['hex']) or b'\r' in bytes.fromhex(r['hex'])) == (mode == 'z')]
-    s = sep.decode()
-    open(d + '/in.' + mode, 'wb').write(b''.join(bytes.fromhex(r['hex']) + sep for r in pick))
-    open(d + '/ids.' + mode, 'w').write(''.join(' '.join(map(str, r['ids'])) + s for r in pick))
-    open(d + '/cls.' + mode, 'w').write(''.join(' '.join(map(str, [101] + r['ids'] + [102])) + s for r in pick))
-    open(d + '/pieces.' + mode, 'w', encoding='utf-8').write(''.join(' '.join(r['tokens']) + s for r in pick))
-bad = 0
-for r in rows:
-    try:
-        bytes.fromhex(r['hex']).decode('utf-8')
-    except UnicodeDecodeError:
-        bad += 1
-open(d + '/nrows', 'w').write(str(len(rows)))
-open(d + '/ninvalid', 'w').write(str(bad))
-PY
-python3 "$tmp/split.py" "$V/bert-uncased.jsonl" "$tmp" || { echo "0 passed, 1 failed"; exit 1; }
+python3 "$(dirname "$0")/split-rows.py" "$V/bert-uncased.jsonl" "$tmp" 101 102 || { echo "0 passed, 1 failed"; exit 1; }
 
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
