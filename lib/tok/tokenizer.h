@@ -17,7 +17,7 @@
  *      the raw text (unless split_special: then special ones are plain text)
  *   2. each piece between them is normalized, normalized added tokens cut
  *      out, the rest pre-tokenized into words
- *   3. each word goes through the model (BPE), memoized per word
+ *   3. each word goes through the model (BPE or WordPiece), memoized per word
  *   4. nlp_tokenizer_encode then truncates (budget minus the template's
  *      tokens) and applies the template (type ids, [CLS]/[SEP]); padding is
  *      for the caller, who knows the batch (postproc.h).

@@ -415,13 +415,17 @@ fail:
     return rc;
 }
 
+static int named_vocab_txt(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    return strcmp(base ? base + 1 : path, "vocab.txt") == 0;
+}
+
 /* Is the text file at path a vocab.txt? By name, else by content: no line
  * holds a space (every line of a merges file or codes does). */
 static int looks_vocab_txt(const char *path)
 {
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    if (strcmp(base, "vocab.txt") == 0) return 1;
+    if (named_vocab_txt(path)) return 1;
     nlp_map m;
     if (nlp_map_file(&m, path)) return 0;
     int yes = m.len > 0 && !memchr(m.data, ' ', m.len);
@@ -536,8 +540,9 @@ int nlp_tokfiles_read(const char *path, nlp_tokfiles_opts *opts, nlp_tok_spec *s
     nlp_buf a = {0};
     int rc;
     int c = first_byte(path);
-    if (c == '{') {
-        /* tokenizer.json, or the vocabulary of a pair */
+    if (c == '{' && !named_vocab_txt(path)) {
+        /* tokenizer.json, or the vocabulary of a pair (a vocab.txt whose
+         * first token starts with a brace is known by its name only) */
         nlp_map m;
         if ((rc = nlp_map_file(&m, path))) goto out;
         json_t *root = json_loadb(m.data, m.len, 0, NULL);

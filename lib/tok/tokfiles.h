@@ -34,12 +34,12 @@
  * A -m path may be a file or a directory. A directory is searched for
  * tokenizer.json, then encoder.json + vocab.bpe, then vocab.json +
  * merges.txt, then codes / bpe.codes, then vocab.txt. A file is recognised
- * by name and content: a JSON object with "model" is tokenizer.json; a JSON
- * vocabulary needs its merges file beside it (vocab.bpe or merges.txt); a
- * file named vocab.txt, or a text file none of whose lines holds a space
- * (every merges line does), is a BERT vocab.txt; another text file is a
- * merges file of a pair when the vocabulary file is beside it, else
- * subword-nmt codes.
+ * by name and content: a file named vocab.txt is a BERT vocab.txt; one
+ * that starts with '{' is JSON: an object with "model" is tokenizer.json, a
+ * JSON vocabulary needs its merges file beside it (vocab.bpe or
+ * merges.txt); a text file none of whose lines holds a space (every merges
+ * line does) is a BERT vocab.txt; another text file is a merges file of a
+ * pair when the vocabulary file is beside it, else subword-nmt codes.
  *
  * Errors name the file and line (or JSON path) and what was expected:
  * NLP_EFORMAT, NLP_EIO (cannot open), NLP_ENOMEM.

@@ -721,6 +721,16 @@ static void test_vocab_txt_errors(void)
     nlp_tokfiles_opts fo = {0};
     CHECK(nlp_tokfiles_read(p, &fo, &s) == 0 && fo.fmt == NLP_TOKF_VOCAB);
     nlp_tok_spec_free(&s);
+    /* a file starting with a brace is JSON (a broken one is reported as
+     * such), unless it is named vocab.txt */
+    CHECK(nlp_write_file(p, "{\"model\":\n", 10) == 0);
+    CHECK_EQ_INT(nlp_tokfiles_read(p, &fo, &s), NLP_EFORMAT);
+    CHECK(strstr(nlp_errmsg(), "line 2 column") != NULL);
+    snprintf(p, sizeof p, "%s/bad/vocab.txt", dir);
+    CHECK(nlp_write_file(p, "{\n[UNK]\nab\n", 11) == 0);
+    CHECK(nlp_tokfiles_read(p, &fo, &s) == 0 && fo.fmt == NLP_TOKF_VOCAB);
+    CHECK_EQ_INT(nlp_vocab_find(s.vocab, "ab", 2), 2);
+    nlp_tok_spec_free(&s);
 }
 
 int main(int argc, char **argv)
