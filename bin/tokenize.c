@@ -25,7 +25,10 @@ static const char usage[] =
     "Tokenize text (one output line per input line), or turn tokens back into text.\n"
     "\n"
     "  -m, --model PATH          tokenizer: tokenizer.json, GPT-2 encoder.json + vocab.bpe,\n"
-    "                            HF vocab.json + merges.txt, subword-nmt codes, or a directory\n"
+    "                            HF vocab.json + merges.txt, subword-nmt codes, BERT vocab.txt,\n"
+    "                            or a directory holding one\n"
+    "      --cased               a BERT vocab.txt keeps case and accents (default: uncased,\n"
+    "                            lowercase and strip accents)\n"
     "  -i, --input FILE          read FILE (also: FILE arguments; default standard input)\n"
     "  -o, --output FILE         write FILE (default standard output)\n"
     "      --output-format FMT   piece, id (default) or bin (binary token stream)\n"
@@ -70,7 +73,7 @@ enum { PAD_NONE, PAD_MAX, PAD_LONGEST };
 
 static struct {
     const char *model, *input, *output, *pad_token, *eot;
-    int out_fmt, in_fmt, decode, special, add_special, pair, truncation, padding, type_ids, mask, strict, zero;
+    int out_fmt, in_fmt, decode, special, add_special, pair, truncation, padding, type_ids, mask, strict, zero, cased;
     long max_length, batch, threads;
 } o = {
     .output = "-",
@@ -88,6 +91,7 @@ static int no_special(const struct cli_opt *opt, const char *arg, void *ctx)
 
 static struct cli_opt opts[] = {
     {.name = "model", .key = 'm', .kind = CLI_STR, .dest = &o.model},
+    {.name = "cased", .kind = CLI_BOOL, .dest = &o.cased},
     {.name = "input", .key = 'i', .kind = CLI_STR, .dest = &o.input},
     {.name = "output", .key = 'o', .kind = CLI_STR, .dest = &o.output},
     {.name = "output-format", .kind = CLI_CHOICE, .dest = &o.out_fmt, .choices = out_fmts},
@@ -578,8 +582,11 @@ int main(int argc, char **argv)
         cli_usage_error("refusing to write a binary token stream to a terminal: use -o or a pipe");
     rec_end = o.zero ? '\0' : '\n';
 
-    int rc = nlp_tokfiles_load(o.model, &tk);
+    nlp_tokfiles_opts fo = {.cased = o.cased};
+    int rc = nlp_tokfiles_load(o.model, &fo, &tk);
     if (rc) fail_with(rc == NLP_EIO || rc == NLP_EFORMAT ? NLP_EFORMAT : rc);
+    if (o.cased && fo.fmt != NLP_TOKF_VOCAB)
+        cli_usage_error("--cased is for a bare BERT vocab.txt; '%s' names its own normalizer", o.model);
 
     inputs = nlp_calloc((size_t)argc + 2, sizeof *inputs);
     size_t ninputs = 0;

@@ -7,12 +7,12 @@
 #include "base/mem.h"
 #include "base/thread.h"
 #include "common/cli.h"
+#include "common/train.h"
 #include "tok/bpe_train.h"
 #include "tok/tokfiles.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static const char usage[] =
@@ -87,46 +87,6 @@ static struct cli_opt opts[] = {
     {.name = NULL},
 };
 
-static double t0;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void count_progress(void *ctx, uint64_t lines, uint64_t bytes)
-{
-    (void)ctx;
-    fprintf(stderr, "\r%s: counting words: %llu lines, %.1f MB, %.1f s", cli_prog, (unsigned long long)lines,
-            bytes / 1e6, now() - t0);
-}
-
-static void merge_progress(void *ctx, size_t merges, size_t vocab, size_t vocab_size)
-{
-    (void)ctx;
-    fprintf(stderr, "\r%s: merging: %zu merges, vocabulary %zu of %zu, %.1f s  ", cli_prog, merges, vocab,
-            vocab_size, now() - t0);
-}
-
-/* Splits the --special-tokens list on commas and white space. */
-static char **split_list(const char *s, size_t *n)
-{
-    char **v = nlp_calloc(strlen(s ? s : "") / 2 + 3, sizeof *v);
-    if (!v) cli_fail(NLP_ENOMEM);
-    *n = 0;
-    while (s && *s) {
-        size_t skip = strspn(s, ", \t\n");
-        s += skip;
-        size_t len = strcspn(s, ", \t\n");
-        if (!len) break;
-        if (!(v[(*n)++] = nlp_strndup(s, len))) cli_fail(NLP_ENOMEM);
-        s += len;
-    }
-    return v;
-}
-
 /* file scope, so that memory still held at an error exit is reachable */
 static const char **inputs;
 static char **specials;
@@ -152,54 +112,27 @@ int main(int argc, char **argv)
         cli_usage_error("--end-of-word-suffix and --continuing-subword-prefix must not be empty");
 
     size_t nspecial;
-    specials = split_list(o.specials, &nspecial);
+    specials = train_split_list(o.specials, &nspecial);
     if (o.unk) {
         int found = 0;
         for (size_t i = 0; i < nspecial; i++) found |= strcmp(specials[i], o.unk) == 0;
         if (!found && !(specials[nspecial++] = nlp_strdup(o.unk))) cli_fail(NLP_ENOMEM);
     }
 
-    inputs = nlp_calloc((size_t)argc + 2, sizeof *inputs);
-    size_t ninputs = 0;
-    if (!inputs) cli_fail(NLP_ENOMEM);
-    if (o.input) inputs[ninputs++] = o.input;
-    for (int i = first; i < argc; i++) inputs[ninputs++] = argv[i];
-    if (!ninputs) inputs[ninputs++] = "-";
+    size_t ninputs;
+    inputs = train_inputs(o.input, argc, argv, first, &ninputs);
 
     int nthreads = nlp_threads_set((int)o.threads);
     cli_debug("%d thread%s", nthreads, nthreads == 1 ? "" : "s");
-    t0 = now();
+    train_start();
 
     if (nlp_tok_spec_pipeline(&spec, o.byte_level ? NLP_PIPE_BYTELEVEL : NLP_PIPE_WHITESPACE, o.suffix))
         cli_fail(NLP_ENOMEM);
 
     wc = nlp_wordcount_new();
     if (!wc) cli_fail(NLP_ENOMEM);
-    nlp_wordcount_opts wo = {
-        .norm = spec.norm,
-        .n_norm = spec.n_norm,
-        .pretok = spec.pretok,
-        .n_pretok = spec.n_pretok,
-        .specials = (const char *const *)specials,
-        .n_specials = nspecial,
-        .strict = o.strict,
-        .max_lines = (uint64_t)o.max_sentences,
-        .threads = nthreads,
-        .progress = o.progress ? count_progress : NULL,
-    };
-    nlp_wordcount_stats ws = {0};
-    int rc = nlp_wordcount_files(wc, inputs, ninputs, &wo, &ws);
-    if (o.progress) fputc('\n', stderr);
-    if (rc) cli_fail(rc);
-    if (ws.replaced)
-        cli_info("warning: replaced %llu invalid UTF-8 sequence%s with U+FFFD (the first at %s); --strict makes "
-                 "this an error",
-                 (unsigned long long)ws.replaced, ws.replaced == 1 ? "" : "s", ws.first_bad);
-    if (nlp_wordcount_size(wc) == 0)
-        cli_die(NLP_EXIT_FAILURE, "no words to learn from: %s",
-                ws.lines ? "the input has only white space or special tokens" : "the input is empty");
-    cli_debug("%llu lines, %llu words, %zu distinct, %.2f s", (unsigned long long)ws.lines,
-              (unsigned long long)ws.words, nlp_wordcount_size(wc), now() - t0);
+    nlp_wordcount_opts wo = train_count_opts(&spec, specials, nspecial, o.strict, o.max_sentences, nthreads);
+    train_count_words(wc, inputs, ninputs, &wo, o.progress, "white space or special tokens");
 
     nlp_bpe_train_opts to = {
         .vocab_size = (size_t)o.vocab_size,
@@ -213,16 +146,16 @@ int main(int argc, char **argv)
         .end_of_word_suffix = o.suffix,
         .unk_token = o.unk,
         .threads = nthreads,
-        .progress = o.progress ? merge_progress : NULL,
+        .progress = o.progress ? train_merge_progress : NULL,
     };
     nlp_bpe_train_stats st;
-    rc = nlp_bpe_train(wc, &to, &spec, &st);
+    int rc = nlp_bpe_train(wc, &to, &spec, &st);
     if (o.progress) fputc('\n', stderr);
     if (rc == NLP_EINVAL) cli_usage_error("%s", nlp_errmsg());
     if (rc) cli_fail(rc);
     nlp_wordcount_free(wc);
     cli_debug("%zu merges (the last seen %llu times), vocabulary %zu, alphabet %zu, %.2f s", st.merges,
-              (unsigned long long)st.last_count, nlp_vocab_count(spec.vocab), st.alphabet, now() - t0);
+              (unsigned long long)st.last_count, nlp_vocab_count(spec.vocab), st.alphabet, train_elapsed());
     if ((size_t)o.vocab_size > nlp_vocab_count(spec.vocab))
         cli_info("vocabulary of %zu tokens, not %ld: no pair left %s", nlp_vocab_count(spec.vocab), o.vocab_size,
                  o.min_frequency > 1 ? "that reaches --min-frequency" : "to merge");

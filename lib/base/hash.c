@@ -173,3 +173,56 @@ const char *nlp_strmap_key(const nlp_strmap *m, size_t i, size_t *n)
 }
 
 int64_t nlp_strmap_value(const nlp_strmap *m, size_t i) { return m->ents[i].val; }
+
+// --- nlp_idmap
+
+int nlp_idmap_init(nlp_idmap *m, size_t hint)
+{
+    size_t ns = 1024;
+    while (ns < hint * 2) ns *= 2;
+    m->keys = nlp_calloc(ns, sizeof *m->keys);
+    m->val = nlp_malloc(ns * sizeof *m->val);
+    m->mask = ns - 1;
+    m->n = 0;
+    return m->keys && m->val ? NLP_OK : NLP_ENOMEM;
+}
+
+void nlp_idmap_free(nlp_idmap *m)
+{
+    free(m->keys);
+    free(m->val);
+    memset(m, 0, sizeof *m);
+}
+
+int nlp_idmap_put(nlp_idmap *m, uint64_t key, uint32_t val)
+{
+    size_t j = nlp_idmap_slot(key + 1, m->mask);
+    for (; m->keys[j]; j = (j + 1) & m->mask)
+        if (m->keys[j] == key + 1) {
+            m->val[j] = val;
+            return NLP_OK;
+        }
+    if ((m->n + 1) * 2 > m->mask + 1) {
+        nlp_idmap g;
+        if (nlp_idmap_init(&g, m->mask + 1)) {
+            nlp_idmap_free(&g);
+            return NLP_ENOMEM;
+        }
+        for (size_t i = 0; i <= m->mask; i++)
+            if (m->keys[i]) {
+                size_t q = nlp_idmap_slot(m->keys[i], g.mask);
+                while (g.keys[q]) q = (q + 1) & g.mask;
+                g.keys[q] = m->keys[i];
+                g.val[q] = m->val[i];
+            }
+        g.n = m->n;
+        nlp_idmap_free(m);
+        *m = g;
+        j = nlp_idmap_slot(key + 1, m->mask);
+        while (m->keys[j]) j = (j + 1) & m->mask;
+    }
+    m->keys[j] = key + 1;
+    m->val[j] = val;
+    m->n++;
+    return NLP_OK;
+}

@@ -9,7 +9,12 @@
  * first inserted, which makes outputs deterministic). Keys are byte strings
  * (may contain NUL).
  *
- * Not here: specialised tables (n-gram counts, pair counts) that hot loops
+ * nlp_idmap: open addressing from a 64-bit integer key (any value but
+ * UINT64_MAX) to a 32-bit value, no deletion: the index behind the subword
+ * trainers' pair records and alphabets. A plain struct, so that lookups
+ * inline into hot loops.
+ *
+ * Not here: specialised tables (n-gram counts, pair records) that hot loops
  * need; those live beside their users.
  */
 #ifndef NLP_BASE_HASH_H
@@ -53,5 +58,32 @@ int64_t *nlp_strmap_slot(nlp_strmap *m, const char *key, size_t n, int *is_new);
  * and owned by the map. */
 const char *nlp_strmap_key(const nlp_strmap *m, size_t i, size_t *n);
 int64_t nlp_strmap_value(const nlp_strmap *m, size_t i);
+
+typedef struct nlp_idmap {
+    uint64_t *keys; /* key + 1; 0 = empty */
+    uint32_t *val;
+    size_t mask, n;
+} nlp_idmap;
+
+/* Empty map sized for about `hint` keys (m's old contents are not freed).
+ * Returns 0 or NLP_ENOMEM (m is then safe to free). */
+int nlp_idmap_init(nlp_idmap *m, size_t hint);
+void nlp_idmap_free(nlp_idmap *m);
+
+static inline size_t nlp_idmap_slot(uint64_t k, size_t mask)
+{
+    return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+}
+
+/* Value of key, or -1. */
+static inline long nlp_idmap_find(const nlp_idmap *m, uint64_t key)
+{
+    for (size_t j = nlp_idmap_slot(key + 1, m->mask); m->keys[j]; j = (j + 1) & m->mask)
+        if (m->keys[j] == key + 1) return m->val[j];
+    return -1;
+}
+
+/* Sets key to val (inserting it if new). Returns 0 or NLP_ENOMEM. */
+int nlp_idmap_put(nlp_idmap *m, uint64_t key, uint32_t val);
 
 #endif

@@ -64,3 +64,11 @@ int nlp_uc_normalize(const char *s, size_t n, nlp_norm_form form, nlp_buf *out)
     free(res);
     return rc;
 }
+
+long nlp_uc_nfd_cps(const char *s, size_t n, int32_t *buf, size_t cap)
+{
+    utf8proc_ssize_t k = utf8proc_decompose((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n, buf,
+                                            (utf8proc_ssize_t)cap, UTF8PROC_DECOMPOSE);
+    if (k < 0) return nlp_error(NLP_EDATA, "cannot normalize: %s", utf8proc_errmsg(k));
+    return (long)k;
+}

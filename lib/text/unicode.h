@@ -66,4 +66,10 @@ typedef enum nlp_norm_form {
  * NLP_EDATA for ill-formed input, or NLP_ENOMEM. */
 int nlp_uc_normalize(const char *s, size_t n, nlp_norm_form form, nlp_buf *out);
 
+/* The NFD of well-formed UTF-8 s[0..n) as code points (canonical order
+ * included) in buf[0..cap), without allocating. Returns the number of code
+ * points; when that is more than cap, buf holds nothing useful and the
+ * caller retries with a buffer that large. NLP_EDATA for ill-formed input. */
+long nlp_uc_nfd_cps(const char *s, size_t n, int32_t *buf, size_t cap);
+
 #endif

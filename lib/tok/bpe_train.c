@@ -14,7 +14,9 @@
  *           again with the current count when it surfaces (HF's rule)
  */
 #include "tok/bpe_train.h"
+#include "tok/alphabet.h"
 #include "base/err.h"
+#include "base/hash.h"
 #include "base/mem.h"
 #include "text/bytelevel.h"
 #include "text/utf8.h"
@@ -34,78 +36,8 @@ struct prec {
     int32_t a, b;
 };
 
-/* Open addressing from a 64-bit key to a 32-bit value (keys stored + 1,
- * 0 = empty); the one table behind the pair records and the alphabet. */
-struct imap {
-    uint64_t *keys;
-    uint32_t *val;
-    size_t mask, n;
-};
-
-static inline size_t ihash(uint64_t k, size_t mask) { return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 20) & mask; }
-
-static int imap_init(struct imap *m, size_t hint)
-{
-    size_t ns = 1024;
-    while (ns < hint * 2) ns *= 2;
-    m->keys = nlp_calloc(ns, sizeof *m->keys);
-    m->val = nlp_malloc(ns * sizeof *m->val);
-    m->mask = ns - 1;
-    m->n = 0;
-    return m->keys && m->val ? NLP_OK : NLP_ENOMEM;
-}
-
-static void imap_free(struct imap *m)
-{
-    free(m->keys);
-    free(m->val);
-    memset(m, 0, sizeof *m);
-}
-
-/* Value of key, or -1. */
-static inline long imap_find(const struct imap *m, uint64_t key)
-{
-    for (size_t j = ihash(key + 1, m->mask); m->keys[j]; j = (j + 1) & m->mask)
-        if (m->keys[j] == key + 1) return m->val[j];
-    return -1;
-}
-
-/* Sets key to val (inserting it if new). Returns 0 or NLP_ENOMEM. */
-static int imap_put(struct imap *m, uint64_t key, uint32_t val)
-{
-    size_t j = ihash(key + 1, m->mask);
-    for (; m->keys[j]; j = (j + 1) & m->mask)
-        if (m->keys[j] == key + 1) {
-            m->val[j] = val;
-            return NLP_OK;
-        }
-    if ((m->n + 1) * 2 > m->mask + 1) {
-        struct imap g;
-        if (imap_init(&g, m->mask + 1)) {
-            imap_free(&g);
-            return NLP_ENOMEM;
-        }
-        for (size_t i = 0; i <= m->mask; i++)
-            if (m->keys[i]) {
-                size_t q = ihash(m->keys[i], g.mask);
-                while (g.keys[q]) q = (q + 1) & g.mask;
-                g.keys[q] = m->keys[i];
-                g.val[q] = m->val[i];
-            }
-        g.n = m->n;
-        imap_free(m);
-        *m = g;
-        j = ihash(key + 1, m->mask);
-        while (m->keys[j]) j = (j + 1) & m->mask;
-    }
-    m->keys[j] = key + 1;
-    m->val[j] = val;
-    m->n++;
-    return NLP_OK;
-}
-
 struct ptab {
-    struct imap m; /* (a << 32 | b) -> record */
+    nlp_idmap m; /* (a << 32 | b) -> record */
     struct prec *r;
     size_t n, cap;
 };
@@ -116,16 +48,16 @@ static void ptab_free(struct ptab *t)
 {
     for (size_t i = 0; i < t->n; i++) free(t->r[i].w);
     free(t->r);
-    imap_free(&t->m);
+    nlp_idmap_free(&t->m);
 }
 
 /* Record of pair (a, b), created if new; -1 on ENOMEM. */
 static long ptab_get(struct ptab *t, int32_t a, int32_t b)
 {
-    long r = imap_find(&t->m, pkey(a, b));
+    long r = nlp_idmap_find(&t->m, pkey(a, b));
     if (r >= 0) return r;
     if (t->n >= UINT32_MAX - 1 || nlp_grow(&t->r, &t->cap, t->n + 1, sizeof *t->r) ||
-        imap_put(&t->m, pkey(a, b), (uint32_t)t->n))
+        nlp_idmap_put(&t->m, pkey(a, b), (uint32_t)t->n))
         return -1;
     memset(&t->r[t->n], 0, sizeof *t->r);
     t->r[t->n].a = a;
@@ -202,21 +134,12 @@ static struct hent heap_pop(struct heap *h)
     return top;
 }
 
-// --- alphabet
+// --- character spellings
 
 struct chr {
     int32_t cp;
     uint64_t count;
 };
-
-static int by_count_then_cp(const void *x, const void *y)
-{
-    const struct chr *a = x, *b = y;
-    /* least frequent first; among equals the larger code point first, so
-     * that the smaller one is kept */
-    if (a->count != b->count) return a->count < b->count ? -1 : 1;
-    return (a->cp < b->cp) - (a->cp > b->cp);
-}
 
 static int by_cp(const void *x, const void *y)
 {
@@ -226,7 +149,7 @@ static int by_cp(const void *x, const void *y)
 
 /* Characters (or character spellings) and their counts, found by key. */
 struct cset {
-    struct imap m; /* key -> index in c */
+    nlp_idmap m; /* key -> index in c */
     struct chr *c;
     size_t n, cap;
 };
@@ -234,26 +157,17 @@ struct cset {
 /* Index of key's entry, created with count 0 if new; -1 on ENOMEM. */
 static long cset_get(struct cset *s, int32_t key)
 {
-    long i = imap_find(&s->m, (uint32_t)key);
+    long i = nlp_idmap_find(&s->m, (uint32_t)key);
     if (i >= 0) return i;
-    if (nlp_grow(&s->c, &s->cap, s->n + 1, sizeof *s->c) || imap_put(&s->m, (uint32_t)key, (uint32_t)s->n)) return -1;
+    if (nlp_grow(&s->c, &s->cap, s->n + 1, sizeof *s->c) || nlp_idmap_put(&s->m, (uint32_t)key, (uint32_t)s->n)) return -1;
     s->c[s->n] = (struct chr){key, 0};
     return (long)s->n++;
 }
 
 static void cset_free(struct cset *s)
 {
-    imap_free(&s->m);
+    nlp_idmap_free(&s->m);
     free(s->c);
-}
-
-/* The next character of a word: a byte's GPT-2 character, or a UTF-8
- * character. */
-static inline int32_t next_char(const char *w, size_t n, size_t *i, int byte_level)
-{
-    if (byte_level) return nlp_bytelevel_cp((uint8_t)w[(*i)++]);
-    int32_t cp = nlp_utf8_next(w, n, i);
-    return cp < 0 ? NLP_UTF8_REPLACEMENT : cp;
 }
 
 // --- the trainer
@@ -419,11 +333,12 @@ static int setup(struct trainer *t, const nlp_wordcount *wc, nlp_bpe_train_stats
     const nlp_bpe_train_opts *o = t->o;
     size_t nw = nlp_wordcount_size(wc);
     const char *prefix = o->continuing_subword_prefix, *suffix = o->end_of_word_suffix;
-    struct cset chars = {0}, spell = {0};
-    struct imap ids = {0}; /* cp * 4 + spelling (1 prefix, 2 suffix, 3 both) -> token id */
+    struct cset spell = {0};
+    nlp_alphabet alpha = {0};
+    nlp_idmap ids = {0}; /* cp * 4 + spelling (1 prefix, 2 suffix, 3 both) -> token id */
     nlp_buf b = {0};
     int rc = NLP_ENOMEM;
-    if (imap_init(&chars.m, 256) || imap_init(&spell.m, 256) || imap_init(&ids, 512)) goto out;
+    if (nlp_idmap_init(&spell.m, 256) || nlp_idmap_init(&ids, 512)) goto out;
 
     /* 1. special tokens */
     for (size_t i = 0; i < o->n_specials; i++)
@@ -431,34 +346,12 @@ static int setup(struct trainer *t, const nlp_wordcount *wc, nlp_bpe_train_stats
     size_t nspecial = nlp_vocab_count(t->vocab);
 
     /* 2. alphabet: character counts weighted by word counts */
-    size_t total_syms = 0;
-    for (size_t i = 0; i < nw; i++) {
-        size_t n, k = 0;
-        uint64_t cnt;
-        const char *w = nlp_wordcount_word(wc, i, &n, &cnt);
-        for (; k < n; total_syms++) {
-            long ci = cset_get(&chars, next_char(w, n, &k, o->byte_level));
-            if (ci < 0) goto out;
-            chars.c[ci].count += cnt;
-        }
-    }
-    if (o->byte_level && o->byte_alphabet)
-        for (int x = 0; x < 256; x++) {
-            long ci = cset_get(&chars, nlp_bytelevel_cp((uint8_t)x));
-            if (ci < 0) goto out;
-            chars.c[ci].count = UINT64_MAX;
-        }
-    size_t keep = chars.n;
-    if (o->limit_alphabet && chars.n > o->limit_alphabet) {
-        qsort(chars.c, chars.n, sizeof *chars.c, by_count_then_cp);
-        memmove(chars.c, chars.c + (chars.n - o->limit_alphabet), o->limit_alphabet * sizeof *chars.c);
-        keep = o->limit_alphabet;
-    }
-    qsort(chars.c, keep, sizeof *chars.c, by_cp);
+    if (nlp_alphabet_build(&alpha, wc, o->byte_level, o->byte_alphabet, o->limit_alphabet)) goto out;
+    size_t keep = alpha.n, total_syms = alpha.symbols;
     for (size_t i = 0; i < keep; i++) {
         int32_t id;
-        if (add_token(t->vocab, chars.c[i].cp, 0, prefix, suffix, &b) ||
-            (id = nlp_vocab_find(t->vocab, b.data, b.len)) < 0 || imap_put(&ids, (uint64_t)chars.c[i].cp * 4, (uint32_t)id))
+        if (add_token(t->vocab, alpha.cp[i], 0, prefix, suffix, &b) ||
+            (id = nlp_vocab_find(t->vocab, b.data, b.len)) < 0 || nlp_idmap_put(&ids, (uint64_t)alpha.cp[i] * 4, (uint32_t)id))
             goto out;
     }
     if (stats) stats->alphabet = keep;
@@ -469,8 +362,8 @@ static int setup(struct trainer *t, const nlp_wordcount *wc, nlp_bpe_train_stats
             size_t n, k = 0;
             const char *w = nlp_wordcount_word(wc, i, &n, NULL);
             for (int first = 1; k < n;) {
-                int32_t cp = next_char(w, n, &k, o->byte_level);
-                if (imap_find(&ids, (uint64_t)cp * 4) < 0) continue; /* dropped by limit_alphabet */
+                int32_t cp = nlp_alphabet_next(w, n, &k, o->byte_level);
+                if (nlp_idmap_find(&ids, (uint64_t)cp * 4) < 0) continue; /* dropped by limit_alphabet */
                 int sp = (!first && prefix ? 1 : 0) | (k == n && suffix ? 2 : 0);
                 first = 0;
                 if (sp && cset_get(&spell, cp * 4 + sp) < 0) goto out;
@@ -480,7 +373,7 @@ static int setup(struct trainer *t, const nlp_wordcount *wc, nlp_bpe_train_stats
         for (size_t i = 0; i < spell.n; i++) {
             int32_t key = spell.c[i].cp, id;
             if (add_token(t->vocab, key / 4, key % 4, prefix, suffix, &b) ||
-                (id = nlp_vocab_find(t->vocab, b.data, b.len)) < 0 || imap_put(&ids, (uint64_t)key, (uint32_t)id))
+                (id = nlp_vocab_find(t->vocab, b.data, b.len)) < 0 || nlp_idmap_put(&ids, (uint64_t)key, (uint32_t)id))
                 goto out;
         }
     }
@@ -505,11 +398,11 @@ static int setup(struct trainer *t, const nlp_wordcount *wc, nlp_bpe_train_stats
         uint64_t cnt;
         const char *w = nlp_wordcount_word(wc, i, &n, &cnt);
         for (int first = 1; k < n;) {
-            int32_t cp = next_char(w, n, &k, o->byte_level);
-            if (imap_find(&ids, (uint64_t)cp * 4) < 0) continue;
+            int32_t cp = nlp_alphabet_next(w, n, &k, o->byte_level);
+            if (nlp_idmap_find(&ids, (uint64_t)cp * 4) < 0) continue;
             int sp = (!first && prefix ? 1 : 0) | (k == n && suffix ? 2 : 0);
             first = 0;
-            t->sym[at++] = (int32_t)imap_find(&ids, (uint64_t)cp * 4 + (uint64_t)sp);
+            t->sym[at++] = (int32_t)nlp_idmap_find(&ids, (uint64_t)cp * 4 + (uint64_t)sp);
         }
         if (at - start < 2) {
             at = start; /* no pairs: nothing to learn from this word */
@@ -522,16 +415,16 @@ static int setup(struct trainer *t, const nlp_wordcount *wc, nlp_bpe_train_stats
     }
     rc = NLP_OK;
 out:
-    cset_free(&chars);
+    nlp_alphabet_free(&alpha);
     cset_free(&spell);
-    imap_free(&ids);
+    nlp_idmap_free(&ids);
     nlp_buf_free(&b);
     return rc;
 }
 
 static int count_pairs(struct trainer *t)
 {
-    if (imap_init(&t->pt.m, t->nwords * 2)) return NLP_ENOMEM;
+    if (nlp_idmap_init(&t->pt.m, t->nwords * 2)) return NLP_ENOMEM;
     for (size_t w = 0; w < t->nwords; w++) {
         const int32_t *s = t->sym + t->woff[w];
         for (uint32_t i = 0; i + 1 < t->wlen[w]; i++) {

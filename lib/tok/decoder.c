@@ -62,6 +62,32 @@ static int bytelevel_token(const char *s, size_t n, nlp_buf *out)
     return r ? NLP_OK : nlp_buf_append(out, s, n);
 }
 
+/* HF's wordpiece cleanup of one token: the replacements in their order. */
+static int cleanup(nlp_buf *b, size_t from)
+{
+    static const char *const rep[][2] = {
+        {" .", "."},   {" ?", "?"},     {" !", "!"},     {" ,", ","},     {" ' ", "'"},   {" n't", "n't"},
+        {" 'm", "'m"}, {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"},
+    };
+    for (size_t r = 0; r < sizeof rep / sizeof *rep; r++) {
+        size_t pl = strlen(rep[r][0]), ql = strlen(rep[r][1]);
+        /* every replacement shortens the text: rewrite in place */
+        char *s = b->data + from;
+        size_t n = b->len - from, i = 0, o = 0;
+        while (i < n) {
+            if (s[i] == ' ' && n - i >= pl && memcmp(s + i, rep[r][0], pl) == 0) {
+                memmove(s + o, rep[r][1], ql);
+                o += ql;
+                i += pl;
+            } else {
+                s[o++] = s[i++];
+            }
+        }
+        b->len = from + o;
+    }
+    return nlp_buf_reserve(b, 0);
+}
+
 static int apply(const nlp_dec_step *st, const struct list *in, struct list *out)
 {
     size_t start = 0;
@@ -93,6 +119,27 @@ static int apply(const nlp_dec_step *st, const struct list *in, struct list *out
                 if (nlp_buf_puts(&out->text, rep)) return NLP_ENOMEM;
                 j = upto + sl;
             }
+            if (nlp_grow(&out->end, &out->cap, out->n + 1, sizeof *out->end)) return NLP_ENOMEM;
+            out->end[out->n++] = out->text.len;
+        }
+        return NLP_OK;
+    }
+    case NLP_DEC_WORDPIECE: {
+        const char *pre = st->suffix ? st->suffix : "";
+        size_t pl = strlen(pre);
+        for (size_t i = 0; i < in->n; i++) {
+            const char *s = in->text.data + start;
+            size_t n = in->end[i] - start, from = out->text.len;
+            start = in->end[i];
+            if (i > 0) {
+                if (n >= pl && memcmp(s, pre, pl) == 0) {
+                    s += pl;
+                    n -= pl;
+                } else if (nlp_buf_putc(&out->text, ' ')) {
+                    return NLP_ENOMEM;
+                }
+            }
+            if (nlp_buf_append(&out->text, s, n) || (st->cleanup && cleanup(&out->text, from))) return NLP_ENOMEM;
             if (nlp_grow(&out->end, &out->cap, out->n + 1, sizeof *out->end)) return NLP_ENOMEM;
             out->end[out->n++] = out->text.len;
         }

@@ -9,11 +9,16 @@
  *              repair of partial characters, unlike HF).
  *   BPE        HF BPEDecoder: every occurrence of `suffix` (</w>) becomes a
  *              space, except in the last token where it is removed.
+ *   WORDPIECE  HF WordPiece decoder: every token but the first loses its
+ *              leading `prefix` (##) or, without one, gets a space before
+ *              it; with `cleanup`, each token then has " ." " ?" " !" " ,"
+ *              " ' " " n't" " 'm" " 's" " 've" " 're" turned into the text
+ *              without the space and " do not" into " don't" (HF's
+ *              cleanup, token by token, in that order).
  * With no steps, tokens are joined with single spaces (HF's behaviour
  * without a decoder).
  *
- * Not here: the WordPiece decoder (the WordPiece work adds it as a step
- * type), id -> token lookup (tokenizer.h).
+ * Not here: id -> token lookup (tokenizer.h).
  */
 #ifndef NLP_TOK_DECODER_H
 #define NLP_TOK_DECODER_H
@@ -25,11 +30,13 @@
 typedef enum nlp_dec_type {
     NLP_DEC_BYTELEVEL,
     NLP_DEC_BPE,
+    NLP_DEC_WORDPIECE,
 } nlp_dec_type;
 
 typedef struct nlp_dec_step {
     nlp_dec_type type;
-    char *suffix; /* BPE; owned */
+    char *suffix; /* BPE: the suffix; WORDPIECE: the prefix; owned */
+    int cleanup;  /* WORDPIECE */
     /* BYTELEVEL fields as HF writes them (no effect on decoding) */
     int add_prefix_space, trim_offsets, use_regex;
 } nlp_dec_step;

@@ -7,6 +7,8 @@
 #include "text/unicode.h"
 #include "text/utf8.h"
 
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +39,127 @@ int nlp_norm_steps_copy(const nlp_norm_step *steps, size_t n, nlp_norm_step **ou
     *out = c;
     return NLP_OK;
 }
+
+// --- BertNormalizer
+
+nlp_norm_step nlp_norm_bert(int lowercase)
+{
+    return (nlp_norm_step){.type = NLP_NORM_STEP_BERT, .clean_text = 1, .handle_chinese_chars = 1,
+                           .strip_accents = -1, .lowercase = lowercase};
+}
+
+/* HF's is_chinese_char. */
+static inline int is_cjk(int32_t cp)
+{
+    return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x20000 && cp <= 0x2A6DF) ||
+           (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) ||
+           (cp >= 0x2B920 && cp <= 0x2CEAF) || (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
+}
+
+/* ASCII bytes under clean_text and lowercase: the byte to write, or -1 to
+ * drop it. Index: [clean][lower][byte]. */
+static short ascii_map[2][2][128];
+static pthread_once_t ascii_once = PTHREAD_ONCE_INIT;
+
+static void build_ascii_map(void)
+{
+    for (int clean = 0; clean < 2; clean++)
+        for (int lower = 0; lower < 2; lower++)
+            for (int c = 0; c < 128; c++) {
+                short o = (short)c;
+                if (lower && c >= 'A' && c <= 'Z') o = (short)(c + 32);
+                if (clean) {
+                    if (c == '\t' || c == '\n' || c == '\r') o = ' ';
+                    else if (c < 0x20 || c == 0x7F) o = -1; /* Cc (VT and FF too: they are controls first) */
+                }
+                ascii_map[clean][lower][c] = o;
+            }
+}
+
+/* Replaces out[from..] (well-formed UTF-8) by its NFD without Mn
+ * characters, lowercased if `lower`. */
+static int strip_run(nlp_buf *out, size_t from, int lower)
+{
+    int32_t small[256], *cps = small;
+    long k = nlp_uc_nfd_cps(out->data + from, out->len - from, cps, 256);
+    if (k > 256) {
+        if (!(cps = nlp_malloc((size_t)k * sizeof *cps))) return NLP_ENOMEM;
+        k = nlp_uc_nfd_cps(out->data + from, out->len - from, cps, (size_t)k);
+    }
+    int rc = k < 0 ? (int)k : NLP_OK;
+    out->len = from;
+    for (long i = 0; i < k && !rc; i++) {
+        if (nlp_uclass(cps[i]) & NLP_UCL_MN) continue;
+        if (lower) rc = nlp_uclass_lower_append(out, cps[i]);
+        else rc = nlp_utf8_append(out, cps[i]);
+    }
+    if (cps != small) free(cps);
+    return rc;
+}
+
+static int bert(const nlp_norm_step *st, const char *in, size_t n, nlp_buf *out)
+{
+    pthread_once(&ascii_once, build_ascii_map);
+    const int strip = st->strip_accents < 0 ? st->lowercase : st->strip_accents;
+    const short *map = ascii_map[!!st->clean_text][!!st->lowercase];
+    /* CJK spacing at most triples a character's bytes; lowercasing grows
+     * few (U+0130: 2 -> 3 bytes; the buffer grows on demand there) */
+    if (nlp_buf_reserve(out, n + n / 2 + 16)) return NLP_ENOMEM;
+    size_t i = 0, run = SIZE_MAX; /* run: start in out of pending characters to strip */
+    int rc = NLP_OK;
+    while (i < n) {
+        unsigned char c = (unsigned char)in[i];
+        if (c < 0x80) {
+            if (run != SIZE_MAX) {
+                if ((rc = strip_run(out, run, st->lowercase))) return rc;
+                run = SIZE_MAX;
+            }
+            /* a stretch of ASCII through the table */
+            if (nlp_buf_reserve(out, n - i)) return NLP_ENOMEM;
+            char *o = out->data + out->len;
+            do {
+                short m = map[c];
+                if (m >= 0) *o++ = (char)m;
+                if (++i == n) break;
+                c = (unsigned char)in[i];
+            } while (c < 0x80);
+            out->len = (size_t)(o - out->data);
+            continue;
+        }
+        size_t at = i;
+        int32_t cp = nlp_utf8_next(in, n, &i);
+        if (cp < 0) return nlp_error(NLP_EDATA, "ill-formed UTF-8 at byte %zu", at);
+        uint8_t u = nlp_uclass(cp);
+        int space = 0;
+        if (st->clean_text) {
+            if (cp == 0xFFFD || ((u & NLP_UCL_OTHER) && nlp_uc_category(cp) != NLP_UC_CN)) continue;
+            space = (u & NLP_UCL_SPACE) != 0;
+        }
+        int cjk = !space && st->handle_chinese_chars && is_cjk(cp);
+        if ((space || cjk) && run != SIZE_MAX) {
+            if ((rc = strip_run(out, run, st->lowercase))) return rc;
+            run = SIZE_MAX;
+        }
+        if (space) {
+            rc = nlp_buf_putc(out, ' ');
+        } else if (cjk) {
+            /* ideographs have no decomposition to strip nor case */
+            if (!(rc = nlp_buf_putc(out, ' ')) && !(rc = nlp_buf_append(out, in + at, i - at))) rc = nlp_buf_putc(out, ' ');
+        } else if (strip) {
+            if (run == SIZE_MAX) run = out->len;
+            rc = nlp_buf_append(out, in + at, i - at);
+        } else if (st->lowercase) {
+            rc = nlp_uclass_lower_append(out, cp);
+        } else {
+            rc = nlp_buf_append(out, in + at, i - at);
+        }
+        if (rc) return rc;
+    }
+    if (run != SIZE_MAX) rc = strip_run(out, run, st->lowercase);
+    return rc;
+}
+
+// --- steps
 
 /* One step from in[0..n) to out (appended). */
 static int step(const nlp_norm_step *st, const char *in, size_t n, nlp_buf *out)
@@ -105,6 +228,7 @@ static int step(const nlp_norm_step *st, const char *in, size_t n, nlp_buf *out)
         }
         return nlp_buf_reserve(out, 0);
     }
+    case NLP_NORM_STEP_BERT: return bert(st, in, n, out);
     }
     return nlp_error(NLP_EINVAL, "unknown normalizer step %d", (int)st->type);
 }

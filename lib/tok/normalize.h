@@ -6,13 +6,28 @@
  * mapping, no final sigma — HF's Lowercase), STRIP_ACCENTS (delete Mn
  * characters; HF pairs it with NFD), STRIP (white space at the left and/or
  * right end), PREPEND (a string before non-empty text), REPLACE (every
- * occurrence of a literal string; HF's Replace with a String pattern).
+ * occurrence of a literal string; HF's Replace with a String pattern), BERT
+ * (HF's BertNormalizer, below).
+ *
+ * BERT, in HF's order, each part switchable:
+ *   clean_text            delete U+0000, U+FFFD and every Cc, Cf and Co
+ *                         character except tab, newline and carriage return
+ *                         (so VT, FF, NEL, ZWSP, ZWJ, soft hyphen, BOM and
+ *                         private-use characters vanish; unassigned Cn ones
+ *                         stay), then map Unicode White_Space to a space
+ *   handle_chinese_chars  a space before and after every CJK ideograph of
+ *                         HF's ranges (4E00-9FFF 3400-4DBF 20000-2A6DF
+ *                         2A700-2B73F 2B740-2B81F 2B920-2CEAF F900-FAFF
+ *                         2F800-2FA1F; kana and Hangul are not among them)
+ *   strip_accents         NFD, then delete Mn; -1 = HF's null: follow lowercase
+ *   lowercase             per character, as LOWERCASE
+ * ASCII text takes a table-driven path; a run of other characters is
+ * decomposed as a whole (canonical reordering stays exact).
  *
  * Input must be well-formed UTF-8. Offsets are not tracked (nlpipe reports
  * ids and tokens, not character spans).
  *
- * Not here: BERT's normalizer (the WordPiece work adds it as a step type),
- * regex patterns (unsupported: the readers reject them with a message).
+ * Not here: regex patterns (unsupported: the readers reject them with a message).
  */
 #ifndef NLP_TOK_NORMALIZE_H
 #define NLP_TOK_NORMALIZE_H
@@ -31,6 +46,7 @@ typedef enum nlp_norm_type {
     NLP_NORM_STEP_STRIP,
     NLP_NORM_STEP_PREPEND,
     NLP_NORM_STEP_REPLACE,
+    NLP_NORM_STEP_BERT,
 } nlp_norm_type;
 
 /* One step. Strings are owned by the struct's owner (nlp_norm_steps_free). */
@@ -38,7 +54,13 @@ typedef struct nlp_norm_step {
     nlp_norm_type type;
     char *a, *b;     /* PREPEND: a = prefix; REPLACE: a = pattern, b = content */
     int left, right; /* STRIP */
+    /* BERT */
+    int clean_text, handle_chinese_chars, strip_accents /* -1 = null */, lowercase;
 } nlp_norm_step;
+
+/* HF's BertNormalizer with its defaults: clean_text, handle_chinese_chars,
+ * strip_accents null (= lowercase), and the given lowercase. */
+nlp_norm_step nlp_norm_bert(int lowercase);
 
 /* Frees the strings of steps[0..n) and the array. */
 void nlp_norm_steps_free(nlp_norm_step *steps, size_t n);

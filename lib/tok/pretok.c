@@ -148,6 +148,37 @@ static int split_ws(const char *p, size_t n, int keep_other, nlp_pieces *o)
     return NLP_OK;
 }
 
+/* HF BertPreTokenizer: 0 = part of a word, 1 = white space, 2 = punctuation */
+static const uint8_t bert_ascii[128] = {
+    [9 ... 13] = 1, [' '] = 1, ['!' ... '/'] = 2, [':' ... '@'] = 2, ['[' ... '`'] = 2, ['{' ... '~'] = 2,
+};
+
+static int split_bert(const char *p, size_t n, nlp_pieces *o)
+{
+    size_t i = 0, w = 0; /* w: start of the current word */
+    while (i < n) {
+        unsigned char c = (unsigned char)p[i];
+        size_t l = 1;
+        int k;
+        if (c < 0x80) {
+            k = bert_ascii[c];
+        } else {
+            uint8_t u = ucl_at(p, n, i, &l);
+            k = (u & NLP_UCL_SPACE) ? 1 : (u & NLP_UCL_PUNCT) ? 2 : 0;
+        }
+        if (k == 0) {
+            i += l;
+            continue;
+        }
+        if (i > w && push(o, p + w, i - w)) return NLP_ENOMEM;
+        if (k == 2 && push(o, p + i, l)) return NLP_ENOMEM;
+        i += l;
+        w = i;
+    }
+    if (i > w && push(o, p + w, i - w)) return NLP_ENOMEM;
+    return NLP_OK;
+}
+
 int nlp_pretok_is_byte_level(const nlp_pretok_step *steps, size_t nsteps)
 {
     for (size_t i = 0; i < nsteps; i++)
@@ -162,6 +193,7 @@ int nlp_pretok_run(const nlp_pretok_step *steps, size_t nsteps, const char *s, s
     if (n == 0) return NLP_OK;
     if (nsteps == 0) return push(out, s, n);
     /* Fast path: one step that needs no copies. */
+    if (nsteps == 1 && steps[0].type == NLP_PRETOK_BERT) return split_bert(s, n, out);
     if (nsteps == 1 && !steps[0].add_prefix_space &&
         (steps[0].type == NLP_PRETOK_GPT2_SPLIT || (steps[0].type == NLP_PRETOK_BYTELEVEL && steps[0].use_regex)))
         return split_gpt2(s, n, out);
@@ -200,6 +232,7 @@ int nlp_pretok_run(const nlp_pretok_step *steps, size_t nsteps, const char *s, s
             case NLP_PRETOK_GPT2_SPLIT: rc = split_gpt2(p, len, out); break;
             case NLP_PRETOK_WHITESPACE: rc = split_ws(p, len, 1, out); break;
             case NLP_PRETOK_WHITESPACE_SPLIT: rc = split_ws(p, len, 0, out); break;
+            case NLP_PRETOK_BERT: rc = split_bert(p, len, out); break;
             }
             if (rc) return rc;
         }

@@ -14,6 +14,11 @@
  *               mapping).
  *   WHITESPACE  HF Whitespace: \w+|[^\w\s]+ (white space dropped).
  *   WHITESPACE_SPLIT  HF WhitespaceSplit: split on white space, drop it.
+ *   BERT        HF BertPreTokenizer: split on white space (dropped), then
+ *               every punctuation character is a word of its own: ASCII
+ *               punctuation (all 32 of !"#$%&'()*+,-./:;<=>?@[\]^_`{|}~,
+ *               symbols such as $ + < = > ^ ` | ~ included) and Unicode P*
+ *               (other symbols such as the euro sign or emoji are not split).
  *
  * GPT-2's pattern
  *   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
@@ -38,6 +43,7 @@ typedef enum nlp_pretok_type {
     NLP_PRETOK_GPT2_SPLIT,
     NLP_PRETOK_WHITESPACE,
     NLP_PRETOK_WHITESPACE_SPLIT,
+    NLP_PRETOK_BERT,
 } nlp_pretok_type;
 
 typedef struct nlp_pretok_step {

@@ -17,6 +17,7 @@ struct nlp_tokenizer {
     size_t vsize;
     uint8_t *special; /* by id */
     nlp_bpe *bpe;
+    nlp_wordpiece *wp;
     nlp_added_matcher *raw, *norm;
     /* decoder [ByteLevel] fast path: the bytes of id i are
      * blob[boff[i] .. boff[i+1]) */
@@ -44,6 +45,8 @@ void nlp_tok_spec_free(nlp_tok_spec *s)
     free(s->bpe.unk_token);
     free(s->bpe.continuing_subword_prefix);
     free(s->bpe.end_of_word_suffix);
+    free(s->wp.unk_token);
+    free(s->wp.continuing_subword_prefix);
     nlp_norm_steps_free(s->norm, s->n_norm);
     free(s->pretok);
     nlp_postproc_free(&s->post);
@@ -69,6 +72,8 @@ int nlp_tok_spec_copy(nlp_tok_spec *d, const nlp_tok_spec *s)
     d->pad.pad_token = NULL;
     d->bpe = s->bpe;
     d->bpe.unk_token = d->bpe.continuing_subword_prefix = d->bpe.end_of_word_suffix = NULL;
+    d->wp = s->wp;
+    d->wp.unk_token = d->wp.continuing_subword_prefix = NULL;
     if (s->vocab && !(d->vocab = nlp_vocab_clone(s->vocab))) goto oom;
     if (s->n_merges) {
         d->merges = nlp_malloc(2 * s->n_merges * sizeof *d->merges);
@@ -78,7 +83,9 @@ int nlp_tok_spec_copy(nlp_tok_spec *d, const nlp_tok_spec *s)
     }
     if (dup_str(&d->bpe.unk_token, s->bpe.unk_token) ||
         dup_str(&d->bpe.continuing_subword_prefix, s->bpe.continuing_subword_prefix) ||
-        dup_str(&d->bpe.end_of_word_suffix, s->bpe.end_of_word_suffix) || dup_str(&d->pad.pad_token, s->pad.pad_token))
+        dup_str(&d->bpe.end_of_word_suffix, s->bpe.end_of_word_suffix) || dup_str(&d->pad.pad_token, s->pad.pad_token) ||
+        dup_str(&d->wp.unk_token, s->wp.unk_token) ||
+        dup_str(&d->wp.continuing_subword_prefix, s->wp.continuing_subword_prefix))
         goto oom;
     if (nlp_norm_steps_copy(s->norm, s->n_norm, &d->norm)) goto oom;
     d->n_norm = s->n_norm;
@@ -112,6 +119,18 @@ int nlp_tok_spec_pipeline(nlp_tok_spec *s, nlp_tok_pipeline kind, const char *su
     s->pretok = nlp_calloc(1, sizeof *s->pretok);
     if (!s->pretok) return NLP_ENOMEM;
     s->n_pretok = 1;
+    if (kind == NLP_PIPE_BERT) {
+        s->pretok[0] = (nlp_pretok_step){.type = NLP_PRETOK_BERT};
+        s->norm = nlp_calloc(1, sizeof *s->norm);
+        s->dec = nlp_calloc(1, sizeof *s->dec);
+        if (!s->norm || !s->dec) return NLP_ENOMEM;
+        s->norm[0] = nlp_norm_bert(1);
+        s->n_norm = 1;
+        s->dec[0] = (nlp_dec_step){.type = NLP_DEC_WORDPIECE, .cleanup = 1};
+        s->n_dec = 1;
+        if (!(s->dec[0].suffix = nlp_strdup(suffix ? suffix : NLP_WORDPIECE_PREFIX))) return NLP_ENOMEM;
+        return NLP_OK;
+    }
     if (kind == NLP_PIPE_BYTELEVEL) {
         s->pretok[0] = (nlp_pretok_step){.type = NLP_PRETOK_BYTELEVEL, .trim_offsets = 1, .use_regex = 1};
         s->post.bytelevel = 1;
@@ -133,6 +152,31 @@ int nlp_tok_spec_pipeline(nlp_tok_spec *s, nlp_tok_pipeline kind, const char *su
     return NLP_OK;
 }
 
+void nlp_tok_spec_bert_case(nlp_tok_spec *s, int lowercase, int strip_accents)
+{
+    for (size_t i = 0; i < s->n_norm; i++)
+        if (s->norm[i].type == NLP_NORM_STEP_BERT) {
+            s->norm[i].lowercase = lowercase;
+            s->norm[i].strip_accents = strip_accents;
+        }
+}
+
+/* Id of token t in the spec's added tokens or vocabulary, or -1. */
+static int32_t spec_find(const nlp_tok_spec *s, const char *t)
+{
+    for (size_t i = 0; i < s->n_added; i++)
+        if (strcmp(s->added[i].content, t) == 0) return s->added[i].id;
+    return s->vocab ? nlp_vocab_find(s->vocab, t, strlen(t)) : -1;
+}
+
+int nlp_tok_spec_bert_post(nlp_tok_spec *s, const char *cls, const char *sep)
+{
+    int32_t c = spec_find(s, cls), p = spec_find(s, sep);
+    if (c < 0 || p < 0) return 0;
+    int rc = nlp_postproc_set_cls_sep(&s->post, 0, cls, c, sep, p);
+    return rc ? rc : 1;
+}
+
 // --- compile
 
 void nlp_tokenizer_free(nlp_tokenizer *tk)
@@ -142,6 +186,7 @@ void nlp_tokenizer_free(nlp_tokenizer *tk)
     nlp_vocab_free(tk->all);
     free(tk->special);
     nlp_bpe_free(tk->bpe);
+    nlp_wordpiece_free(tk->wp);
     nlp_added_matcher_free(tk->raw);
     nlp_added_matcher_free(tk->norm);
     free(tk->blob);
@@ -222,6 +267,7 @@ int nlp_tokenizer_new(nlp_tokenizer **out, nlp_tok_spec *spec)
             rc = nlp_bpe_new(&tk->bpe, tk->s.vocab, tk->s.merges, tk->s.n_merges, &tk->s.bpe,
                              nlp_pretok_is_byte_level(tk->s.pretok, tk->s.n_pretok));
             break;
+        case NLP_MODEL_WORDPIECE: rc = nlp_wordpiece_new(&tk->wp, tk->s.vocab, &tk->s.wp); break;
         }
     }
     if (!rc) {
@@ -304,6 +350,7 @@ static int model_word(const nlp_tokenizer *tk, nlp_tok_state *st, const char *w,
     int rc = NLP_OK;
     switch (tk->s.model) {
     case NLP_MODEL_BPE: rc = nlp_bpe_encode_word(tk->bpe, &st->bsc, w, n, out); break;
+    case NLP_MODEL_WORDPIECE: rc = nlp_wordpiece_encode_word(tk->wp, w, n, out); break;
     }
     if (rc) return rc;
     return nlp_wordcache_put(st->cache, w, n, h, out->v + at, out->n - at);

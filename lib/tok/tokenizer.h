@@ -17,19 +17,19 @@
  *      the raw text (unless split_special: then special ones are plain text)
  *   2. each piece between them is normalized, normalized added tokens cut
  *      out, the rest pre-tokenized into words
- *   3. each word goes through the model (BPE), memoized per word
+ *   3. each word goes through the model (BPE or WordPiece), memoized per word
  *   4. nlp_tokenizer_encode then truncates (budget minus the template's
  *      tokens) and applies the template (type ids, [CLS]/[SEP]); padding is
  *      for the caller, who knows the batch (postproc.h).
  * Text should be well-formed UTF-8: repair it first (text/utf8.h) to get
  * the peers' results; ill-formed bytes never crash, they are just symbols.
  *
- * Model types: BPE. The model is a tagged union so that another model
- * (WordPiece) adds a type, its fields in the spec, and one case in
- * compile/encode, without touching the rest of the pipeline.
+ * Model types: BPE (bpe.h) and WordPiece (wordpiece.h). The model is a
+ * tagged union: a model adds a type, its fields in the spec, and one case
+ * in compile/encode, without touching the rest of the pipeline.
  *
  * Not here: reading and writing files (tokjson.h, tokfiles.h), training
- * (bpe_train.h), binary token streams (tokbin.h).
+ * (bpe_train.h, wordpiece_train.h), binary token streams (tokbin.h).
  */
 #ifndef NLP_TOK_TOKENIZER_H
 #define NLP_TOK_TOKENIZER_H
@@ -46,9 +46,11 @@
 #include "tok/postproc.h"
 #include "tok/pretok.h"
 #include "tok/vocab.h"
+#include "tok/wordpiece.h"
 
 typedef enum nlp_model_type {
     NLP_MODEL_BPE,
+    NLP_MODEL_WORDPIECE,
 } nlp_model_type;
 
 /* Everything a tokenizer is. Every pointer is owned by the spec and freed
@@ -60,6 +62,8 @@ typedef struct nlp_tok_spec {
     int32_t *merges; /* 2 * n_merges ids, in rank order */
     size_t n_merges;
     nlp_bpe_opts bpe;
+    /* WordPiece */
+    nlp_wordpiece_opts wp;
     /* pipeline */
     nlp_norm_step *norm;
     size_t n_norm;
@@ -85,12 +89,26 @@ typedef enum nlp_tok_pipeline {
                             ByteLevel post-processor and decoder */
     NLP_PIPE_WHITESPACE, /* classic: WhitespaceSplit pre-tokenizer; BPEDecoder when the
                             model has an end-of-word suffix, else no decoder */
+    NLP_PIPE_BERT,       /* BERT: BertNormalizer, BertPreTokenizer, WordPiece decoder
+                            (prefix = the suffix argument, default ##; cleanup on) */
 } nlp_tok_pipeline;
 
 /* Replaces spec's normalizer, pre-tokenizer, post-processor and decoder
- * with a standard pipeline (suffix: the end-of-word suffix for the
- * decoder, or NULL). Returns 0 or NLP_ENOMEM. */
+ * with a standard pipeline (suffix: the end-of-word suffix for the BPE
+ * decoder, the WordPiece prefix for BERT, or NULL). Returns 0 or NLP_ENOMEM. */
 int nlp_tok_spec_pipeline(nlp_tok_spec *s, nlp_tok_pipeline kind, const char *suffix);
+
+/* The BERT normalizer's settings of a BERT pipeline (after
+ * nlp_tok_spec_pipeline(NLP_PIPE_BERT)): lowercase, and strip_accents
+ * (-1 = follow lowercase, as HF's null). */
+void nlp_tok_spec_bert_case(nlp_tok_spec *s, int lowercase, int strip_accents);
+
+/* The post-processor BERT uses, when the spec's vocabulary or added tokens
+ * have both cls and sep: [CLS] $A [SEP], pair [CLS] $A [SEP] $B [SEP]
+ * (type ids 0 for A, 1 for B; HF's BertProcessing). Returns 1 when set, 0
+ * when a token is missing (the post-processor is left as it was), or
+ * NLP_ENOMEM. */
+int nlp_tok_spec_bert_post(nlp_tok_spec *s, const char *cls, const char *sep);
 
 typedef struct nlp_tokenizer nlp_tokenizer;
 

@@ -5,6 +5,7 @@
 #include "base/err.h"
 #include "base/io.h"
 #include "base/mem.h"
+#include "text/unicode.h"
 #include "text/utf8.h"
 #include "tok/tokjson.h"
 
@@ -325,6 +326,148 @@ fail:
     return rc;
 }
 
+// --- BERT vocab.txt
+
+/* Length of s[0..n) without its trailing White_Space characters (Rust's
+ * trim_end, which HF's vocab reader applies to each line). */
+static size_t trim_end(const char *s, size_t n)
+{
+    while (n > 0) {
+        size_t b = n - 1;
+        while (b > 0 && ((unsigned char)s[b] & 0xC0) == 0x80) b--;
+        size_t j = b;
+        int32_t cp = nlp_utf8_next(s, n, &j);
+        if (cp < 0 || !nlp_uc_is_white_space(cp)) break;
+        n = b;
+    }
+    return n;
+}
+
+/* BERT's pipeline around a WordPiece vocabulary. */
+static int bert_pipeline(nlp_tok_spec *s, int cased)
+{
+    static const char *const specials[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+    s->model = NLP_MODEL_WORDPIECE;
+    if (!(s->wp.unk_token = nlp_strdup(NLP_WORDPIECE_UNK)) ||
+        !(s->wp.continuing_subword_prefix = nlp_strdup(NLP_WORDPIECE_PREFIX)))
+        return NLP_ENOMEM;
+    s->wp.max_input_chars_per_word = NLP_WORDPIECE_MAX_CHARS;
+    if (nlp_tok_spec_pipeline(s, NLP_PIPE_BERT, NULL)) return NLP_ENOMEM;
+    if (cased) nlp_tok_spec_bert_case(s, 0, -1);
+    s->added = nlp_calloc(5, sizeof *s->added);
+    if (!s->added) return NLP_ENOMEM;
+    for (size_t i = 0; i < 5; i++) {
+        int32_t id = nlp_vocab_find(s->vocab, specials[i], strlen(specials[i]));
+        if (id < 0) continue;
+        nlp_added_token *t = &s->added[s->n_added++];
+        t->id = id;
+        t->special = 1;
+        if (!(t->content = nlp_strdup(specials[i]))) return NLP_ENOMEM;
+    }
+    return nlp_tok_spec_bert_post(s, "[CLS]", "[SEP]") < 0 ? NLP_ENOMEM : NLP_OK;
+}
+
+int nlp_tokfiles_read_vocab_txt(const char *path, int cased, nlp_tok_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    char *data = NULL;
+    size_t n;
+    int rc = read_text(path, &data, &n);
+    if (rc) return rc;
+    if (!(s->vocab = nlp_vocab_new(n / 8 + 16))) {
+        rc = NLP_ENOMEM;
+        goto fail;
+    }
+    size_t i = 0, line = 0;
+    while (i < n) {
+        const char *p = data + i, *nl = memchr(p, '\n', n - i);
+        size_t len = nl ? (size_t)(nl - p) : n - i;
+        i += len + 1;
+        line++;
+        if (memchr(p, '\0', len)) {
+            rc = nlp_error(NLP_EFORMAT, "'%s' line %zu: a NUL byte: not a vocab.txt (one token per line)", path, line);
+            goto fail;
+        }
+        len = trim_end(p, len);
+        if (len == 0) {
+            rc = nlp_error(NLP_EFORMAT, "'%s' line %zu: empty line: a vocab.txt has one token per line", path, line);
+            goto fail;
+        }
+        if (line > (size_t)INT32_MAX - 2) {
+            rc = nlp_error(NLP_EFORMAT, "'%s': too many lines for a vocabulary", path);
+            goto fail;
+        }
+        if ((rc = nlp_vocab_set(s->vocab, (int32_t)(line - 1), p, len))) {
+            if (rc == NLP_EFORMAT) nlp_error_prefix(rc, "'%s' line %zu", path, line);
+            goto fail;
+        }
+    }
+    if (line == 0) {
+        rc = nlp_error(NLP_EFORMAT, "'%s' is empty: a vocab.txt has one token per line", path);
+        goto fail;
+    }
+    if ((rc = bert_pipeline(s, cased))) goto fail;
+    free(data);
+    return NLP_OK;
+fail:
+    free(data);
+    nlp_tok_spec_free(s);
+    return rc;
+}
+
+static int named_vocab_txt(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    return strcmp(base ? base + 1 : path, "vocab.txt") == 0;
+}
+
+/* Is the text file at path a vocab.txt? By name, else by content: no line
+ * holds a space (every line of a merges file or codes does). */
+static int looks_vocab_txt(const char *path)
+{
+    if (named_vocab_txt(path)) return 1;
+    nlp_map m;
+    if (nlp_map_file(&m, path)) return 0;
+    int yes = m.len > 0 && !memchr(m.data, ' ', m.len);
+    nlp_unmap(&m);
+    return yes;
+}
+
+static int write_vocab_txt(const nlp_tok_spec *s, const char *path)
+{
+    if (s->model != NLP_MODEL_WORDPIECE)
+        return nlp_error(NLP_EINVAL, "a vocab.txt holds a WordPiece vocabulary, not a BPE one");
+    const nlp_wordpiece_opts *o = &s->wp;
+    if ((o->unk_token && strcmp(o->unk_token, NLP_WORDPIECE_UNK) != 0) ||
+        (o->continuing_subword_prefix && strcmp(o->continuing_subword_prefix, NLP_WORDPIECE_PREFIX) != 0) ||
+        (o->max_input_chars_per_word && o->max_input_chars_per_word != NLP_WORDPIECE_MAX_CHARS))
+        return nlp_error(NLP_EINVAL, "a vocab.txt assumes the unknown token %s, the prefix %s and words of at most %d "
+                                     "characters; this tokenizer differs (write tokenizer.json)",
+                         NLP_WORDPIECE_UNK, NLP_WORDPIECE_PREFIX, NLP_WORDPIECE_MAX_CHARS);
+    for (size_t i = 0; i < s->n_added; i++) {
+        const char *t = nlp_vocab_token(s->vocab, s->added[i].id, NULL);
+        if (!t || strcmp(t, s->added[i].content) != 0)
+            return nlp_error(NLP_EINVAL, "added token '%s' is not in the vocabulary: a vocab.txt cannot hold it",
+                             s->added[i].content);
+    }
+    nlp_buf b = {0};
+    size_t size = nlp_vocab_size(s->vocab);
+    int rc = NLP_OK;
+    for (size_t i = 0; i < size && !rc; i++) {
+        size_t n;
+        const char *t = nlp_vocab_token(s->vocab, (int32_t)i, &n);
+        if (!t) rc = nlp_error(NLP_EINVAL, "id %zu has no token: a vocab.txt lists ids without gaps", i);
+        else if (memchr(t, '\n', n) || memchr(t, '\r', n) || trim_end(t, n) != n || n == 0)
+            rc = nlp_error(NLP_EINVAL, "token %zu ('%s') has a line break or ends in white space: a vocab.txt cannot "
+                                       "hold it", i, t);
+        else if (nlp_buf_append(&b, t, n) || nlp_buf_putc(&b, '\n'))
+            rc = NLP_ENOMEM;
+    }
+    if (!rc) rc = nlp_write_file(path, b.data ? b.data : "", b.len);
+    nlp_buf_free(&b);
+    return rc;
+}
+
 /* dir/name into b. */
 static const char *join(nlp_buf *b, const char *dir, const char *name)
 {
@@ -351,32 +494,45 @@ static int first_byte(const char *path)
     return c == EOF ? -1 : c;
 }
 
-static int read_dir(const char *dir, nlp_tok_spec *s)
+static int read_dir(const char *dir, nlp_tokfiles_opts *o, nlp_tok_spec *s)
 {
     nlp_buf a = {0}, b = {0};
     int rc;
     const char *p, *q;
     if ((p = join(&a, dir, "tokenizer.json")) && is_file(p)) rc = nlp_tokjson_read(p, s);
-    else if ((p = join(&a, dir, "encoder.json")) && (q = join(&b, dir, "vocab.bpe")) && is_file(p) && is_file(q))
+    else if ((p = join(&a, dir, "encoder.json")) && (q = join(&b, dir, "vocab.bpe")) && is_file(p) && is_file(q)) {
         rc = nlp_tokfiles_read_pair(p, q, 1, s);
-    else if ((p = join(&a, dir, "vocab.json")) && (q = join(&b, dir, "merges.txt")) && is_file(p) && is_file(q))
+        o->fmt = NLP_TOKF_GPT2;
+    } else if ((p = join(&a, dir, "vocab.json")) && (q = join(&b, dir, "merges.txt")) && is_file(p) && is_file(q)) {
         rc = nlp_tokfiles_read_pair(p, q, 0, s);
-    else if ((p = join(&a, dir, "codes")) && is_file(p)) rc = nlp_tokfiles_read_codes(p, s);
-    else if ((p = join(&a, dir, "bpe.codes")) && is_file(p)) rc = nlp_tokfiles_read_codes(p, s);
-    else
+        o->fmt = NLP_TOKF_HF;
+    } else if ((p = join(&a, dir, "codes")) && is_file(p)) {
+        rc = nlp_tokfiles_read_codes(p, s);
+        o->fmt = NLP_TOKF_CODES;
+    } else if ((p = join(&a, dir, "bpe.codes")) && is_file(p)) {
+        rc = nlp_tokfiles_read_codes(p, s);
+        o->fmt = NLP_TOKF_CODES;
+    }
+    else if ((p = join(&a, dir, "vocab.txt")) && is_file(p)) {
+        rc = nlp_tokfiles_read_vocab_txt(p, o->cased, s);
+        o->fmt = NLP_TOKF_VOCAB;
+    } else
         rc = nlp_error(NLP_EFORMAT,
                        "'%s': no tokenizer in this directory (looked for tokenizer.json, encoder.json + vocab.bpe, "
-                       "vocab.json + merges.txt, codes, bpe.codes)",
+                       "vocab.json + merges.txt, codes, bpe.codes, vocab.txt)",
                        dir);
     nlp_buf_free(&a);
     nlp_buf_free(&b);
     return rc;
 }
 
-int nlp_tokfiles_read(const char *path, nlp_tok_spec *s)
+int nlp_tokfiles_read(const char *path, nlp_tokfiles_opts *opts, nlp_tok_spec *s)
 {
+    nlp_tokfiles_opts dflt = {0};
+    nlp_tokfiles_opts *o = opts ? opts : &dflt;
+    o->fmt = NLP_TOKF_JSON;
     memset(s, 0, sizeof *s);
-    if (nlp_is_dir(path)) return read_dir(path, s);
+    if (nlp_is_dir(path)) return read_dir(path, o, s);
     if (!nlp_file_exists(path)) return nlp_error_errno(NLP_EIO, "cannot open '%s'", path);
     char *copy = nlp_strdup(path);
     if (!copy) return NLP_ENOMEM;
@@ -384,8 +540,9 @@ int nlp_tokfiles_read(const char *path, nlp_tok_spec *s)
     nlp_buf a = {0};
     int rc;
     int c = first_byte(path);
-    if (c == '{') {
-        /* tokenizer.json, or the vocabulary of a pair */
+    if (c == '{' && !named_vocab_txt(path)) {
+        /* tokenizer.json, or the vocabulary of a pair (a vocab.txt whose
+         * first token starts with a brace is known by its name only) */
         nlp_map m;
         if ((rc = nlp_map_file(&m, path))) goto out;
         json_t *root = json_loadb(m.data, m.len, 0, NULL);
@@ -398,27 +555,42 @@ int nlp_tokfiles_read(const char *path, nlp_tok_spec *s)
         }
         nlp_unmap(&m);
         const char *q;
-        if ((q = join(&a, dir, "vocab.bpe")) && is_file(q)) rc = nlp_tokfiles_read_pair(path, q, 1, s);
-        else if ((q = join(&a, dir, "merges.txt")) && is_file(q)) rc = nlp_tokfiles_read_pair(path, q, 0, s);
-        else
+        if ((q = join(&a, dir, "vocab.bpe")) && is_file(q)) {
+            rc = nlp_tokfiles_read_pair(path, q, 1, s);
+            o->fmt = NLP_TOKF_GPT2;
+        } else if ((q = join(&a, dir, "merges.txt")) && is_file(q)) {
+            rc = nlp_tokfiles_read_pair(path, q, 0, s);
+            o->fmt = NLP_TOKF_HF;
+        } else {
             rc = nlp_error(NLP_EFORMAT, "'%s' is a vocabulary without merges: put vocab.bpe or merges.txt beside it",
                            path);
+        }
         goto out;
     }
     const char *q;
-    if ((q = join(&a, dir, "encoder.json")) && is_file(q)) rc = nlp_tokfiles_read_pair(q, path, 1, s);
-    else if ((q = join(&a, dir, "vocab.json")) && is_file(q)) rc = nlp_tokfiles_read_pair(q, path, 0, s);
-    else rc = nlp_tokfiles_read_codes(path, s);
+    if (looks_vocab_txt(path)) {
+        rc = nlp_tokfiles_read_vocab_txt(path, o->cased, s);
+        o->fmt = NLP_TOKF_VOCAB;
+    } else if ((q = join(&a, dir, "encoder.json")) && is_file(q)) {
+        rc = nlp_tokfiles_read_pair(q, path, 1, s);
+        o->fmt = NLP_TOKF_GPT2;
+    } else if ((q = join(&a, dir, "vocab.json")) && is_file(q)) {
+        rc = nlp_tokfiles_read_pair(q, path, 0, s);
+        o->fmt = NLP_TOKF_HF;
+    } else {
+        rc = nlp_tokfiles_read_codes(path, s);
+        o->fmt = NLP_TOKF_CODES;
+    }
 out:
     nlp_buf_free(&a);
     free(copy);
     return rc;
 }
 
-int nlp_tokfiles_load(const char *path, nlp_tokenizer **tk)
+int nlp_tokfiles_load(const char *path, nlp_tokfiles_opts *opts, nlp_tokenizer **tk)
 {
     nlp_tok_spec s;
-    int rc = nlp_tokfiles_read(path, &s);
+    int rc = nlp_tokfiles_read(path, opts, &s);
     if (rc) return rc;
     rc = nlp_tokenizer_new(tk, &s);
     if (rc) {
@@ -486,6 +658,8 @@ static int make_dir(const char *path)
 int nlp_tokfiles_write(const nlp_tok_spec *s, nlp_tok_format fmt, const char *path)
 {
     if (fmt == NLP_TOKF_JSON) return nlp_tokjson_write(s, path);
+    if (fmt == NLP_TOKF_VOCAB) return write_vocab_txt(s, path);
+    if (s->model != NLP_MODEL_BPE) return nlp_error(NLP_EINVAL, "this format holds BPE merges: write tokenizer.json");
     int rc = check_mergeable(s);
     if (rc) return rc;
     int bl = nlp_pretok_is_byte_level(s->pretok, s->n_pretok);

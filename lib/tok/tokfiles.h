@@ -21,14 +21,25 @@
  *          token), then every character the merges use, plain then with
  *          </w>, by code point, then each merge's result in rank order.
  *          Classic BPE: white-space split, suffix </w>, BPEDecoder.
+ *   VOCAB  BERT's vocab.txt: one token per line, the id is the line number
+ *          minus one (trailing white space of a line is not part of the
+ *          token, as in HF's reader). Read as BERT's tokenizer: WordPiece
+ *          ([UNK], ##, 100 characters), BertNormalizer with the uncased
+ *          settings (lowercase, strip accents) unless opts->cased,
+ *          BertPreTokenizer, [CLS] $A [SEP] / [CLS] $A [SEP] $B [SEP] when
+ *          both are tokens, WordPiece decoder; [PAD] [UNK] [CLS] [SEP] [MASK]
+ *          (those present) are special tokens. Empty lines, duplicate
+ *          tokens and NUL bytes are errors.
  *
  * A -m path may be a file or a directory. A directory is searched for
  * tokenizer.json, then encoder.json + vocab.bpe, then vocab.json +
- * merges.txt, then codes / bpe.codes. A file is recognised by content: a
- * JSON object with "model" is tokenizer.json; a JSON vocabulary needs its
- * merges file beside it (vocab.bpe or merges.txt); a text file is a merges
- * file of a pair when the vocabulary file is beside it, else subword-nmt
- * codes.
+ * merges.txt, then codes / bpe.codes, then vocab.txt. A file is recognised
+ * by name and content: a file named vocab.txt is a BERT vocab.txt; one
+ * that starts with '{' is JSON: an object with "model" is tokenizer.json, a
+ * JSON vocabulary needs its merges file beside it (vocab.bpe or
+ * merges.txt); a text file none of whose lines holds a space (every merges
+ * line does) is a BERT vocab.txt; another text file is a merges file of a
+ * pair when the vocabulary file is beside it, else subword-nmt codes.
  *
  * Errors name the file and line (or JSON path) and what was expected:
  * NLP_EFORMAT, NLP_EIO (cannot open), NLP_ENOMEM.
@@ -45,11 +56,21 @@ typedef enum nlp_tok_format {
     NLP_TOKF_GPT2,
     NLP_TOKF_HF,
     NLP_TOKF_CODES,
+    NLP_TOKF_VOCAB,
 } nlp_tok_format;
 
+typedef struct nlp_tokfiles_opts {
+    int cased;          /* in: a bare vocab.txt keeps case and accents */
+    nlp_tok_format fmt; /* out: the format that was read */
+} nlp_tokfiles_opts;
+
 /* Reads the tokenizer at path (file or directory, see above) into *spec
- * (zeroed first). Returns 0 or an error as above. */
-int nlp_tokfiles_read(const char *path, nlp_tok_spec *spec);
+ * (zeroed first). opts may be NULL (defaults; nothing reported). Returns 0
+ * or an error as above. */
+int nlp_tokfiles_read(const char *path, nlp_tokfiles_opts *opts, nlp_tok_spec *spec);
+
+/* Reads a BERT vocab.txt (see VOCAB above). */
+int nlp_tokfiles_read_vocab_txt(const char *path, int cased, nlp_tok_spec *spec);
 
 /* Reads GPT-2's pair (or HF's vocab.json + merges.txt when gpt2 = 0). */
 int nlp_tokfiles_read_pair(const char *vocab_path, const char *merges_path, int gpt2, nlp_tok_spec *spec);
@@ -57,15 +78,19 @@ int nlp_tokfiles_read_pair(const char *vocab_path, const char *merges_path, int 
 /* Reads subword-nmt codes. */
 int nlp_tokfiles_read_codes(const char *path, nlp_tok_spec *spec);
 
-/* Reads the file or directory and compiles it. */
-int nlp_tokfiles_load(const char *path, nlp_tokenizer **tk);
+/* Reads the file or directory and compiles it (opts as nlp_tokfiles_read). */
+int nlp_tokfiles_load(const char *path, nlp_tokfiles_opts *opts, nlp_tokenizer **tk);
 
-/* Writes spec in a format. JSON and CODES write the file `path` ("-" =
- * stdout); GPT2 and HF write two files into the directory `path` (created
+/* Writes spec in a format. JSON, CODES and VOCAB write the file `path` ("-"
+ * = stdout); GPT2 and HF write two files into the directory `path` (created
  * if missing). GPT2 needs a byte-level BPE; CODES a classic BPE with
  * end-of-word suffix "</w>"; the merge formats cannot hold tokens with
- * spaces or newlines. Returns 0, NLP_EINVAL (format cannot hold this
- * tokenizer; the message says why), NLP_EIO, NLP_ENOMEM. */
+ * spaces or newlines. VOCAB needs a WordPiece model with HF's defaults
+ * ([UNK], ##, 100), ids without gaps, no token with a line break or
+ * trailing white space, and every added token in the vocabulary; the
+ * pipeline is not written (a reader assumes BERT's, cased or not as it is
+ * told). Returns 0, NLP_EINVAL (format cannot hold this tokenizer; the
+ * message says why), NLP_EIO, NLP_ENOMEM. */
 int nlp_tokfiles_write(const nlp_tok_spec *spec, nlp_tok_format fmt, const char *path);
 
 #endif

@@ -157,6 +157,14 @@ static int read_normalizer(const struct rd *r, const json_t *j, const char *wher
             free(st.a);
             return rc;
         }
+    } else if (strcmp(t, "BertNormalizer") == 0) {
+        st = nlp_norm_bert(1);
+        json_t *sa = json_object_get(j, "strip_accents");
+        if ((rc = get_bool(r, j, "clean_text", 1, where, &st.clean_text)) ||
+            (rc = get_bool(r, j, "handle_chinese_chars", 1, where, &st.handle_chinese_chars)) ||
+            (rc = get_bool(r, j, "lowercase", 1, where, &st.lowercase)) ||
+            (sa && !json_is_null(sa) && (rc = get_bool(r, j, "strip_accents", 0, where, &st.strip_accents))))
+            return rc;
     } else {
         return bad(r, where, "normalizer type '%s' is not supported", t);
     }
@@ -187,6 +195,8 @@ static int read_pretok(const struct rd *r, const json_t *j, const char *where)
         st.type = NLP_PRETOK_WHITESPACE;
     } else if (strcmp(t, "WhitespaceSplit") == 0) {
         st.type = NLP_PRETOK_WHITESPACE_SPLIT;
+    } else if (strcmp(t, "BertPreTokenizer") == 0) {
+        st.type = NLP_PRETOK_BERT;
     } else if (strcmp(t, "Split") == 0) {
         json_t *p = json_object_get(j, "pattern");
         json_t *re = json_is_object(p) ? json_object_get(p, "Regex") : NULL;
@@ -223,6 +233,12 @@ static int read_decoder(const struct rd *r, const json_t *j, const char *where)
         st.type = NLP_DEC_BPE;
         if ((rc = get_str(r, j, "suffix", where, &st.suffix))) return rc;
         if (!st.suffix && !(st.suffix = nlp_strdup("</w>"))) return NLP_ENOMEM;
+    } else if (strcmp(t, "WordPiece") == 0) {
+        st.type = NLP_DEC_WORDPIECE;
+        if ((rc = get_bool(r, j, "cleanup", 1, where, &st.cleanup)) ||
+            (rc = get_str(r, j, "prefix", where, &st.suffix)))
+            return rc;
+        if (!st.suffix && !(st.suffix = nlp_strdup(NLP_WORDPIECE_PREFIX))) return NLP_ENOMEM;
     } else {
         return bad(r, where, "decoder type '%s' is not supported", t);
     }
@@ -441,6 +457,25 @@ static int read_trunc_pad(const struct rd *r, const json_t *root)
     return NLP_OK;
 }
 
+/* model.vocab: {"token": id, ...} */
+static int read_vocab(const struct rd *r, const json_t *m)
+{
+    nlp_tok_spec *s = r->s;
+    json_t *v = json_object_get(m, "vocab");
+    if (!json_is_object(v)) return bad(r, "model.vocab", "expected an object of \"token\": id");
+    if (!(s->vocab = nlp_vocab_new(json_object_size(v)))) return NLP_ENOMEM;
+    const char *key;
+    json_t *val;
+    json_object_foreach(v, key, val)
+    {
+        if (!json_is_integer(val) || json_integer_value(val) < 0 || json_integer_value(val) >= INT32_MAX - 1)
+            return bad(r, "model.vocab", "the id of '%s' must be a non-negative integer", key);
+        int rc = nlp_vocab_set(s->vocab, (int32_t)json_integer_value(val), key, strlen(key));
+        if (rc) return rc == NLP_EFORMAT ? bad(r, "model.vocab", "%s", nlp_errmsg()) : rc;
+    }
+    return NLP_OK;
+}
+
 /* One merge: "a b" or ["a", "b"]. */
 static int read_merge(const struct rd *r, const json_t *m, size_t i, int32_t *out)
 {
@@ -477,15 +512,32 @@ static int read_model(const struct rd *r, const json_t *m)
     if (!json_is_object(m)) return bad(r, "model", "expected an object");
     json_t *t = json_object_get(m, "type");
     if (t && !json_is_string(t)) return bad(r, "model", "'type' must be a string");
-    if (t && strcmp(json_string_value(t), "BPE") != 0)
-        return bad(r, "model", "model type '%s' is not supported", json_string_value(t));
-    if (!t && !json_object_get(m, "merges")) return bad(r, "model", "no 'type' and no 'merges': not a BPE model");
     nlp_tok_spec *s = r->s;
+    int rc;
+    /* without "type", HF tells the models apart by their fields */
+    int wp = t ? strcmp(json_string_value(t), "WordPiece") == 0
+               : !json_object_get(m, "merges") && json_object_get(m, "max_input_chars_per_word");
+    if (t && !wp && strcmp(json_string_value(t), "BPE") != 0)
+        return bad(r, "model", "model type '%s' is not supported (BPE and WordPiece are)", json_string_value(t));
+    if (!t && !wp && !json_object_get(m, "merges"))
+        return bad(r, "model", "no 'type', no 'merges' and no 'max_input_chars_per_word': not a BPE or WordPiece model");
+    if (wp) {
+        s->model = NLP_MODEL_WORDPIECE;
+        long long mc;
+        if ((rc = get_str(r, m, "unk_token", "model", &s->wp.unk_token)) ||
+            (rc = get_str(r, m, "continuing_subword_prefix", "model", &s->wp.continuing_subword_prefix)) ||
+            (rc = get_uint(r, m, "max_input_chars_per_word", NLP_WORDPIECE_MAX_CHARS, (long long)1 << 40, "model", &mc)))
+            return rc;
+        s->wp.max_input_chars_per_word = (size_t)mc;
+        if (!s->wp.unk_token && !(s->wp.unk_token = nlp_strdup(NLP_WORDPIECE_UNK))) return NLP_ENOMEM;
+        if (!s->wp.continuing_subword_prefix && !(s->wp.continuing_subword_prefix = nlp_strdup(NLP_WORDPIECE_PREFIX)))
+            return NLP_ENOMEM;
+        return read_vocab(r, m);
+    }
     s->model = NLP_MODEL_BPE;
     json_t *d = json_object_get(m, "dropout");
     if (d && !json_is_null(d) && !(json_is_number(d) && json_number_value(d) == 0))
         return bad(r, "model", "BPE dropout is not supported");
-    int rc;
     if ((rc = get_str(r, m, "unk_token", "model", &s->bpe.unk_token)) ||
         (rc = get_str(r, m, "continuing_subword_prefix", "model", &s->bpe.continuing_subword_prefix)) ||
         (rc = get_str(r, m, "end_of_word_suffix", "model", &s->bpe.end_of_word_suffix)) ||
@@ -493,18 +545,7 @@ static int read_model(const struct rd *r, const json_t *m)
         (rc = get_bool(r, m, "byte_fallback", 0, "model", &s->bpe.byte_fallback)) ||
         (rc = get_bool(r, m, "ignore_merges", 0, "model", &s->bpe.ignore_merges)))
         return rc;
-    json_t *v = json_object_get(m, "vocab");
-    if (!json_is_object(v)) return bad(r, "model.vocab", "expected an object of \"token\": id");
-    if (!(s->vocab = nlp_vocab_new(json_object_size(v)))) return NLP_ENOMEM;
-    const char *key;
-    json_t *val;
-    json_object_foreach(v, key, val)
-    {
-        if (!json_is_integer(val) || json_integer_value(val) < 0 || json_integer_value(val) >= INT32_MAX - 1)
-            return bad(r, "model.vocab", "the id of '%s' must be a non-negative integer", key);
-        if ((rc = nlp_vocab_set(s->vocab, (int32_t)json_integer_value(val), key, strlen(key))))
-            return rc == NLP_EFORMAT ? bad(r, "model.vocab", "%s", nlp_errmsg()) : rc;
-    }
+    if ((rc = read_vocab(r, m))) return rc;
     json_t *ms = json_object_get(m, "merges");
     if (ms && !json_is_null(ms)) {
         if (!json_is_array(ms)) return bad(r, "model.merges", "expected an array");
@@ -617,7 +658,8 @@ static json_t *seq_or_one(struct wr *w, json_t **items, size_t n, const char *li
 static json_t *write_normalizer(struct wr *w, const nlp_tok_spec *s)
 {
     if (!s->n_norm) return chk(w, json_null());
-    static const char *names[] = {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "Strip", "Prepend", "Replace"};
+    static const char *names[] = {"NFC",   "NFD",     "NFKC",    "NFKD",          "Lowercase",
+                                  "StripAccents", "Strip", "Prepend", "Replace", "BertNormalizer"};
     json_t **items = nlp_calloc(s->n_norm, sizeof *items);
     if (!items) {
         w->oom = 1;
@@ -636,6 +678,11 @@ static json_t *write_normalizer(struct wr *w, const nlp_tok_spec *s)
             set(w, p, "String", str_or_null(w, st->a ? st->a : ""));
             set(w, o, "pattern", p);
             set(w, o, "content", str_or_null(w, st->b ? st->b : ""));
+        } else if (st->type == NLP_NORM_STEP_BERT) {
+            set(w, o, "clean_text", boolean(w, st->clean_text));
+            set(w, o, "handle_chinese_chars", boolean(w, st->handle_chinese_chars));
+            set(w, o, "strip_accents", st->strip_accents < 0 ? chk(w, json_null()) : boolean(w, st->strip_accents));
+            set(w, o, "lowercase", boolean(w, st->lowercase));
         }
         items[i] = o;
     }
@@ -678,6 +725,7 @@ static json_t *write_pretok(struct wr *w, const nlp_tok_spec *s)
         }
         case NLP_PRETOK_WHITESPACE: o = typed(w, "Whitespace"); break;
         case NLP_PRETOK_WHITESPACE_SPLIT: o = typed(w, "WhitespaceSplit"); break;
+        case NLP_PRETOK_BERT: o = typed(w, "BertPreTokenizer"); break;
         }
         items[i] = o;
     }
@@ -776,6 +824,11 @@ static json_t *write_decoder(struct wr *w, const nlp_tok_spec *s)
             o = typed(w, "BPEDecoder");
             set(w, o, "suffix", str_or_null(w, st->suffix ? st->suffix : "</w>"));
             break;
+        case NLP_DEC_WORDPIECE:
+            o = typed(w, "WordPiece");
+            set(w, o, "prefix", str_or_null(w, st->suffix ? st->suffix : NLP_WORDPIECE_PREFIX));
+            set(w, o, "cleanup", boolean(w, st->cleanup));
+            break;
         }
         items[i] = o;
     }
@@ -784,16 +837,9 @@ static json_t *write_decoder(struct wr *w, const nlp_tok_spec *s)
     return r;
 }
 
-static json_t *write_model(struct wr *w, const nlp_tok_spec *s)
+/* model.vocab in id order */
+static json_t *write_vocab(struct wr *w, const nlp_tok_spec *s)
 {
-    json_t *m = typed(w, "BPE");
-    set(w, m, "dropout", chk(w, json_null()));
-    set(w, m, "unk_token", str_or_null(w, s->bpe.unk_token));
-    set(w, m, "continuing_subword_prefix", str_or_null(w, s->bpe.continuing_subword_prefix));
-    set(w, m, "end_of_word_suffix", str_or_null(w, s->bpe.end_of_word_suffix));
-    set(w, m, "fuse_unk", boolean(w, s->bpe.fuse_unk));
-    set(w, m, "byte_fallback", boolean(w, s->bpe.byte_fallback));
-    set(w, m, "ignore_merges", boolean(w, s->bpe.ignore_merges));
     json_t *v = chk(w, json_object());
     size_t size = s->vocab ? nlp_vocab_size(s->vocab) : 0;
     for (size_t i = 0; i < size && !w->oom; i++) {
@@ -804,7 +850,31 @@ static json_t *write_model(struct wr *w, const nlp_tok_spec *s)
          * be a key (no vocabulary nlpipe reads or trains has one) */
         set(w, v, t, integer(w, (long long)i));
     }
-    set(w, m, "vocab", v);
+    return v;
+}
+
+static json_t *write_model(struct wr *w, const nlp_tok_spec *s)
+{
+    if (s->model == NLP_MODEL_WORDPIECE) {
+        json_t *m = typed(w, "WordPiece");
+        set(w, m, "unk_token", str_or_null(w, s->wp.unk_token ? s->wp.unk_token : NLP_WORDPIECE_UNK));
+        set(w, m, "continuing_subword_prefix",
+            str_or_null(w, s->wp.continuing_subword_prefix ? s->wp.continuing_subword_prefix : NLP_WORDPIECE_PREFIX));
+        set(w, m, "max_input_chars_per_word",
+            integer(w, (long long)(s->wp.max_input_chars_per_word ? s->wp.max_input_chars_per_word
+                                                                  : NLP_WORDPIECE_MAX_CHARS)));
+        set(w, m, "vocab", write_vocab(w, s));
+        return m;
+    }
+    json_t *m = typed(w, "BPE");
+    set(w, m, "dropout", chk(w, json_null()));
+    set(w, m, "unk_token", str_or_null(w, s->bpe.unk_token));
+    set(w, m, "continuing_subword_prefix", str_or_null(w, s->bpe.continuing_subword_prefix));
+    set(w, m, "end_of_word_suffix", str_or_null(w, s->bpe.end_of_word_suffix));
+    set(w, m, "fuse_unk", boolean(w, s->bpe.fuse_unk));
+    set(w, m, "byte_fallback", boolean(w, s->bpe.byte_fallback));
+    set(w, m, "ignore_merges", boolean(w, s->bpe.ignore_merges));
+    set(w, m, "vocab", write_vocab(w, s));
     json_t *a = chk(w, json_array());
     for (size_t i = 0; i < s->n_merges && !w->oom; i++) {
         json_t *pair = chk(w, json_array());

@@ -21,27 +21,6 @@ fi
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/golden-gpt2.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 
-cat >"$tmp/split.py" <<'PY'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-d = sys.argv[2]
-for mode, sep in (('lf', b'\n'), ('z', b'\0')):
-    pick = [r for r in rows
-            if (b'\n' in bytes.fromhex(r['hex']) or b'\r' in bytes.fromhex(r['hex'])) == (mode == 'z')]
-    s = sep.decode()
-    open(d + '/in.' + mode, 'wb').write(b''.join(bytes.fromhex(r['hex']) + sep for r in pick))
-    open(d + '/ids.' + mode, 'w').write(''.join(' '.join(map(str, r['ids'])) + s for r in pick))
-    open(d + '/pieces.' + mode, 'w', encoding='utf-8').write(''.join(' '.join(r['tokens']) + s for r in pick))
-    valid = []
-    for r in pick:
-        try:
-            bytes.fromhex(r['hex']).decode('utf-8')
-            valid.append(1)
-        except UnicodeDecodeError:
-            valid.append(0)
-    open(d + '/valid.' + mode, 'w').write(' '.join(map(str, valid)))
-open(d + '/nrows', 'w').write(str(len(rows)))
-PY
 
 cat >"$tmp/roundtrip.py" <<'PY'
 import sys
@@ -56,7 +35,7 @@ if len(back) != len(src) or bad:
     sys.exit(1)
 PY
 
-python3 "$tmp/split.py" "$V/gpt2.jsonl" "$tmp" || { echo "0 passed, 1 failed"; exit 1; }
+python3 "$(dirname "$0")/split-rows.py" "$V/gpt2.jsonl" "$tmp" || { echo "0 passed, 1 failed"; exit 1; }
 
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok   $1"; }

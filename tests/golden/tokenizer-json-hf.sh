@@ -4,6 +4,11 @@
 # skipped) and encode as nlpipe does:
 #   - byte-level and classic (</w>) BPE trained by train-bpe on data/lm/valid.txt
 #   - the test fixture with a [CLS] $A [SEP] template (special tokens added)
+#   - WordPiece (BERT pipeline) trained by train-wordpiece, both scores, uncased
+#     and cased; and a trained vocab.txt read by HF's BERT tokenizer
+#   - train-wordpiece --score frequency on the overlap corpus gives one of the
+#     token sets HF's WordPiece trainer gives (HF breaks a tie there by ids it
+#     assigns in hash order, so its set varies from run to run)
 # Prints "N passed, N failed".
 set -u
 SHARED="${SHARED:-../shared}"
@@ -42,6 +47,29 @@ check "byte-level BPE" "$tmp/byte.json"
 check "classic BPE with </w> and [UNK]" "$tmp/classic.json" --no-special-tokens
 # hf-encode.js passes addSpecialTokens: false; the template still sets nothing then
 check "template fixture" "$TOP/tests/data/tok/hug-template.json" --no-special-tokens
+
+
+"$BIN/train-wordpiece" -q --vocab-size 2000 "$in" -o "$tmp/wp.json"
+check "WordPiece (likelihood), uncased BERT pipeline" "$tmp/wp.json" --no-special-tokens
+"$BIN/train-wordpiece" -q --score frequency --no-lowercase --vocab-size 2000 "$in" -o "$tmp/wpf.json"
+check "WordPiece (frequency), cased BERT pipeline" "$tmp/wpf.json" --no-special-tokens
+"$BIN/train-wordpiece" -q --vocab-size 2000 --format vocab "$in" -o "$tmp/vocab.txt"
+check "a trained vocab.txt in HF's BERT tokenizer" "$tmp/vocab.txt" --no-special-tokens
+
+HFTRAIN="$SHARED/peers/tok/hf-train.js"
+ov="$SHARED/vectors/tokenize/train/overlap.corpus.txt"
+if [ -f "$ov" ] && [ -f "$HFTRAIN" ]; then
+  tokset() { python3 -c 'import json,sys; print(" ".join(sorted(json.load(open(sys.argv[1]))["model"]["vocab"])))' "$1"; }
+  "$BIN/train-wordpiece" -q --score frequency --special-tokens '' --min-frequency 0 "$ov" -o "$tmp/ov.json"
+  ours="$(tokset "$tmp/ov.json")" seen=0 sets=""
+  for i in $(seq 1 16); do
+    node "$HFTRAIN" wordpiece "$ov" "$tmp/hfov.json" >/dev/null 2>&1 || break
+    h="$(tokset "$tmp/hfov.json")"
+    case "$sets" in *"[$h]"*) ;; *) sets="$sets[$h]" ;; esac
+    [ "$h" = "$ours" ] && { seen=$i; break; }
+  done
+  if [ "$seen" -gt 0 ]; then ok "overlap, --score frequency: HF's run $seen gave our token set"; else bad "overlap: our set ($ours) not among HF's: $sets"; fi
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -621,28 +621,28 @@ static void test_formats_errors(void)
     snprintf(p, sizeof p, "%s/codes", dir);
     CHECK(nlp_write_file(p, "#version: 0.2\nl o\nlo w</w>\nx\n", 29) == 0);
     nlp_tok_spec s;
-    CHECK_EQ_INT(nlp_tokfiles_read(p, &s), NLP_EFORMAT);
+    CHECK_EQ_INT(nlp_tokfiles_read(p, NULL, &s), NLP_EFORMAT);
     CHECK(strstr(nlp_errmsg(), "codes' line 4: expected two tokens") != NULL);
     CHECK(nlp_write_file(p, "l o\nlo w</w>\nxy z\n", 18) == 0);
-    CHECK_EQ_INT(nlp_tokfiles_read(p, &s), NLP_EFORMAT);
+    CHECK_EQ_INT(nlp_tokfiles_read(p, NULL, &s), NLP_EFORMAT);
     CHECK(strstr(nlp_errmsg(), "line 3: 'xy' is neither a character nor made by an earlier merge") != NULL);
     CHECK(nlp_write_file(p, "#version: 0.2\nl o\nlo w</w>\n", 27) == 0);
     nlp_tokenizer *tk;
-    CHECK(nlp_tokfiles_load(p, &tk) == 0);
+    CHECK(nlp_tokfiles_load(p, NULL, &tk) == 0);
     CHECK_STR(enc_pieces(tk, "low lol"), "low</w> lo l</w>");
     nlp_tokenizer_free(tk);
     snprintf(p, sizeof p, "%s/vocab.json", dir);
     snprintf(q, sizeof q, "%s/merges.txt", dir);
     CHECK(nlp_write_file(p, "{\"a\": 0, \"b\": 1}", 16) == 0);
     CHECK(nlp_write_file(q, "#version: 0.2\na c\n", 18) == 0);
-    CHECK_EQ_INT(nlp_tokfiles_read(dir, &s), NLP_EFORMAT);
+    CHECK_EQ_INT(nlp_tokfiles_read(dir, NULL, &s), NLP_EFORMAT);
     CHECK(strstr(nlp_errmsg(), "merges.txt' line 2: token 'c' is not in") != NULL);
     snprintf(p, sizeof p, "%s/empty-dir", dir);
     mkdir(p, 0777);
-    CHECK_EQ_INT(nlp_tokfiles_read(p, &s), NLP_EFORMAT);
+    CHECK_EQ_INT(nlp_tokfiles_read(p, NULL, &s), NLP_EFORMAT);
     CHECK(strstr(nlp_errmsg(), "no tokenizer in this directory") != NULL);
     snprintf(p, sizeof p, "%s/missing.json", dir);
-    CHECK_EQ_INT(nlp_tokfiles_read(p, &s), NLP_EIO);
+    CHECK_EQ_INT(nlp_tokfiles_read(p, NULL, &s), NLP_EIO);
 }
 
 int main(int argc, char **argv)

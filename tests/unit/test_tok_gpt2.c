@@ -27,12 +27,12 @@ static void check_vectors(int as_json)
     int rc;
     if (as_json) {
         nlp_tok_spec s;
-        CHECK(nlp_tokfiles_read(path, &s) == 0);
+        CHECK(nlp_tokfiles_read(path, NULL, &s) == 0);
         snprintf(path, sizeof path, "%s/gpt2.json", test_tmpdir());
         CHECK(nlp_tokjson_write(&s, path) == 0);
         nlp_tok_spec_free(&s);
     }
-    rc = nlp_tokfiles_load(path, &tk);
+    rc = nlp_tokfiles_load(path, NULL, &tk);
     CHECK_MSG(rc == 0, "load: %s", nlp_errmsg());
     if (rc) return;
     CHECK_EQ_INT(nlp_tokenizer_vocab_size(tk), 50257);

@@ -36,26 +36,16 @@ mkdir -p "$TMP"
 CORPUS="$SHARED/data/lm/train.txt"
 GPT2="$SHARED/vectors/tokenize/gpt2"
 PEERDIR="$SHARED/peers/tok"
-NM=/tmp/nlpipe-peers/node_modules
 only=" ${BENCH_ONLY:-} "
+. "$(dirname "$0")/peers.bash"
 want() { [ "$only" = "  " ] || case "$only" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 [ -f "$CORPUS" ] || { echo "bench: $CORPUS not found" >&2; exit 1; }
 bytes=$(stat -c %s "$CORPUS")
 mbs() { awk -v b="$bytes" -v s="$1" 'BEGIN { printf "%.2f", b / 1e6 / s }'; }
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 peers_ok=0
-if [ "$PEERS" != 0 ] && command -v node >/dev/null 2>&1; then
-  if [ ! -d "$NM/tokenizers" ] || [ ! -d "$NM/tiktoken" ]; then
-    if command -v npm >/dev/null 2>&1; then
-      echo "bench: installing the npm peers into /tmp/nlpipe-peers" >&2
-      npm install --prefix /tmp/nlpipe-peers tokenizers@0.23.2 tiktoken@1.0.22 >&2 2>&1 || true
-    fi
-  fi
-  [ -d "$NM/tokenizers" ] && [ -d "$NM/tiktoken" ] && peers_ok=1
-  [ $peers_ok = 1 ] || echo "bench: npm peers missing; skipping them" >&2
-fi
+npm_peers_ready && peers_ok=1
 
 # --- encoding
 for t in 1 2; do

@@ -1,0 +1,99 @@
+/*
+ * train.c — shared parts of the training tools. See train.h.
+ */
+#include "common/train.h"
+#include "base/err.h"
+#include "base/mem.h"
+#include "common/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static double t0;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void train_start(void) { t0 = now(); }
+double train_elapsed(void) { return now() - t0; }
+
+char **train_split_list(const char *s, size_t *n)
+{
+    char **v = nlp_calloc(strlen(s ? s : "") / 2 + 3, sizeof *v);
+    if (!v) cli_fail(NLP_ENOMEM);
+    *n = 0;
+    while (s && *s) {
+        size_t skip = strspn(s, ", \t\n");
+        s += skip;
+        size_t len = strcspn(s, ", \t\n");
+        if (!len) break;
+        if (!(v[(*n)++] = nlp_strndup(s, len))) cli_fail(NLP_ENOMEM);
+        s += len;
+    }
+    return v;
+}
+
+const char **train_inputs(const char *input, int argc, char **argv, int first, size_t *n)
+{
+    const char **v = nlp_calloc((size_t)argc + 2, sizeof *v);
+    if (!v) cli_fail(NLP_ENOMEM);
+    *n = 0;
+    if (input) v[(*n)++] = input;
+    for (int i = first; i < argc; i++) v[(*n)++] = argv[i];
+    if (!*n) v[(*n)++] = "-";
+    return v;
+}
+
+void train_count_progress(void *ctx, uint64_t lines, uint64_t bytes)
+{
+    (void)ctx;
+    fprintf(stderr, "\r%s: counting words: %llu lines, %.1f MB, %.1f s", cli_prog, (unsigned long long)lines,
+            bytes / 1e6, train_elapsed());
+}
+
+void train_merge_progress(void *ctx, size_t merges, size_t vocab, size_t vocab_size)
+{
+    (void)ctx;
+    fprintf(stderr, "\r%s: merging: %zu merges, vocabulary %zu of %zu, %.1f s  ", cli_prog, merges, vocab,
+            vocab_size, train_elapsed());
+}
+
+nlp_wordcount_opts train_count_opts(const nlp_tok_spec *spec, char *const *specials, size_t n_specials, int strict,
+                                    long max_lines, int threads)
+{
+    return (nlp_wordcount_opts){
+        .norm = spec->norm,
+        .n_norm = spec->n_norm,
+        .pretok = spec->pretok,
+        .n_pretok = spec->n_pretok,
+        .specials = (const char *const *)specials,
+        .n_specials = n_specials,
+        .strict = strict,
+        .max_lines = (uint64_t)max_lines,
+        .threads = threads,
+    };
+}
+
+void train_count_words(nlp_wordcount *wc, const char *const *inputs, size_t n, nlp_wordcount_opts *opts, int progress,
+                       const char *what_else)
+{
+    opts->progress = progress ? train_count_progress : NULL;
+    nlp_wordcount_stats ws = {0};
+    int rc = nlp_wordcount_files(wc, inputs, n, opts, &ws);
+    if (progress) fputc('\n', stderr);
+    if (rc) cli_fail(rc);
+    if (ws.replaced)
+        cli_info("warning: replaced %llu invalid UTF-8 sequence%s with U+FFFD (the first at %s); --strict makes "
+                 "this an error",
+                 (unsigned long long)ws.replaced, ws.replaced == 1 ? "" : "s", ws.first_bad);
+    if (nlp_wordcount_size(wc) == 0)
+        cli_die(NLP_EXIT_FAILURE, "no words to learn from: %s%s", ws.lines ? "the input has only " : "the input is empty",
+                ws.lines ? what_else : "");
+    cli_debug("%llu lines, %llu words, %zu distinct, %.2f s", (unsigned long long)ws.lines,
+              (unsigned long long)ws.words, nlp_wordcount_size(wc), train_elapsed());
+}
