@@ -39,6 +39,10 @@ static void die(int rc)
     exit(nlp_exit_code(rc));
 }
 
+/* A fixture file that cannot be opened is an unreadable model/data file:
+ * exit 3 (shared/CLI.md), as tokenize does for its -m. */
+static void die_input(int rc) { die(rc == NLP_EIO ? NLP_EFORMAT : rc); }
+
 static void usage(int status)
 {
     FILE *f = status ? stderr : stdout;
@@ -147,18 +151,18 @@ int main(int argc, char **argv)
     }
     const char *dir = argv[i], *out = argv[i + 1];
     if (threads > 0) nlp_threads_set(threads);
-    if (!nlp_is_dir(dir)) die(nlp_error(NLP_EIO, "cannot open '%s': not a directory", dir));
+    if (!nlp_is_dir(dir)) die_input(nlp_error(NLP_EIO, "cannot open '%s': not a directory", dir));
 
     char path[4096];
     nlp_model *m;
     int rc = nlp_model_load(&m, dir);
-    if (rc) die(rc);
+    if (rc) die_input(rc);
     const nlp_model_config *cfg = nlp_model_cfg(m);
     nlp_st *in, *ref;
     snprintf(path, sizeof path, "%s/inputs.safetensors", dir);
-    if ((rc = nlp_st_open(&in, path))) die(rc);
+    if ((rc = nlp_st_open(&in, path))) die_input(rc);
     snprintf(path, sizeof path, "%s/ref.safetensors", dir);
-    if ((rc = nlp_st_open(&ref, path))) die(rc);
+    if ((rc = nlp_st_open(&ref, path))) die_input(rc);
 
     /* the batch */
     nlp_batch b = {0};

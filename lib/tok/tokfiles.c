@@ -71,6 +71,7 @@ static int read_text(const char *path, char **data, size_t *n)
     size_t bad;
     if (!nlp_utf8_valid(*data, *n, &bad)) {
         free(*data);
+        *data = NULL; /* callers free it again on their error path */
         return nlp_error(NLP_EFORMAT, "'%s' byte %zu: invalid UTF-8", path, bad);
     }
     return NLP_OK;

@@ -92,12 +92,20 @@ PY
   [[ "$stderr" == *"config key 'n_embd' is not a non-negative integer"* ]]
 }
 
-@test "parity: bad inputs and reference files, exit 3; missing directory, exit 1" {
+@test "parity: bad inputs and reference files, missing directory: exit 3" {
   printf 'not safetensors' > "$D/inputs.safetensors"
   run_split "$P" "$D" "$BATS_TEST_TMPDIR/o"
   [ "$status" -eq 3 ]
   [[ "$stderr" == *"inputs.safetensors"* ]]
   run_split "$P" "$BATS_TEST_TMPDIR/nowhere" "$BATS_TEST_TMPDIR/o"
-  [ "$status" -eq 1 ]
-  [[ "$stderr" == *"cannot open"* ]]
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == *"cannot open '$BATS_TEST_TMPDIR/nowhere'"* ]]
+}
+
+@test "parity: a missing fixture file, exit 3 naming it, no output written" {
+  rm "$D/inputs.safetensors"
+  run_split "$P" "$D" "$BATS_TEST_TMPDIR/out.safetensors"
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == *"inputs.safetensors"* ]]
+  [ ! -e "$BATS_TEST_TMPDIR/out.safetensors" ]
 }

@@ -1,0 +1,50 @@
+#!/usr/bin/env bats
+# tokenize -m with files that are not tokenizers, or broken ones: a message
+# naming the file and exit 3, never a crash (each case once crashed or could).
+
+load helper
+
+setup() {
+  cd "$BATS_TEST_TMPDIR"
+  printf 'low lower newest widest\n%.0s' 1 2 3 4 5 > corpus.txt
+  train-bpe --byte-level --vocab-size 300 --min-frequency 1 -q -o tok.json corpus.txt
+  echo "lower newest" > text.txt
+}
+
+@test "tokenize: a binary file as the model (invalid UTF-8 in a codes file)" {
+  # bytes that are neither JSON nor valid UTF-8: read as subword-nmt codes,
+  # whose reader used to free its buffer twice on the UTF-8 error
+  printf '\x7fELF\x02\x01\x01\x00\xff\xfe\x80 abc\n' >bin.dat
+  run_split tokenize -m bin.dat <text.txt
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == *"'bin.dat' byte 8: invalid UTF-8"* ]]
+  [ -z "$output" ]
+}
+
+@test "tokenize: truncated and emptied tokenizer.json" {
+  head -c 400 tok.json >trunc.json
+  run_split tokenize -m trunc.json <text.txt
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == *"'trunc.json' line "* ]]
+  : >empty.json
+  run_split tokenize -m empty.json <text.txt
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == *"empty.json"* ]]
+}
+
+@test "tokenize: a tokenizer.json whose merges name unknown tokens" {
+  echo '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}}' >bad.json
+  run_split tokenize -m bad.json <text.txt
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == *"'bad.json': model.merges[0]: token 'b' is not in the vocabulary"* ]]
+}
+
+@test "tokenize: a directory without tokenizer files, a missing model" {
+  mkdir nothing
+  run_split tokenize -m nothing <text.txt
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == *"nothing"* ]]
+  run_split tokenize -m missing.json <text.txt
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == *"cannot open 'missing.json'"* ]]
+}
