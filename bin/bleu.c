@@ -254,7 +254,7 @@ static double *segment_stats(nlp_metric *m, const nlp_lines *hyp, const nlp_text
             rl[k] = refs[k].lines.len[i];
         }
         int rc = nlp_metric_segment(m, hyp->s[i], hyp->len[i], r, rl, nrefs, st + i * (size_t)ns);
-        if (rc) cli_fail(rc);
+        if (rc) cli_fail(nlp_error_prefix(rc, "line %zu", i + 1));
     }
     free(r);
     free(rl);

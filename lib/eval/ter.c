@@ -20,6 +20,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_SHIFT_SIZE 10
 #define MAX_SHIFT_DIST 50
@@ -319,6 +320,17 @@ static int grow_ter(nlp_ter *t, int nh, int nr)
 {
     size_t mat = ((size_t)nh + 1) * ((size_t)nr + 1);
     if (mat > t->mat_cap) {
+        /* The matrices grow with the square of the line length, as in
+         * sacreBLEU. Past half of the machine's memory the kernel would
+         * kill the process instead of failing the allocation, so stop
+         * here with a message instead. */
+        double need = (double)mat * (sizeof *t->cost + 1);
+        long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+        if (pages > 0 && psize > 0 && need > 0.5 * (double)pages * (double)psize)
+            return nlp_error(NLP_ENOMEM,
+                             "TER of a %d-word hypothesis against a %d-word reference needs %.1f GiB, more "
+                             "than half of this machine's memory; split such long lines",
+                             nh, nr, need / (1u << 30));
         int64_t *c = realloc(t->cost, mat * sizeof *c);
         if (c) t->cost = c;
         char *o = realloc(t->op, mat);

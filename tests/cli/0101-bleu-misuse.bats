@@ -140,3 +140,16 @@ usage() { # status 2 with the message and the Try line
   run bleu many.txt -i rev.txt -m ter -b
   [ "$status" -eq 0 ]
 }
+
+@test "bleu bad input: a line too long for TER's quadratic matrices is refused with the line, not killed" {
+  cd "$BATS_TEST_TMPDIR"
+  # 150,000 words against 150,000: about 190 GiB of edit-distance matrices
+  awk 'BEGIN { for (i = 0; i < 150000; i++) printf "w%d ", i % 5000; print "" }' >long.hyp
+  awk 'BEGIN { for (i = 0; i < 150000; i++) printf "w%d ", i % 5003; print "" }' >long.ref
+  run_split bleu long.ref -i long.hyp -m ter
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"bleu: line 1: TER of a 150000-word hypothesis against a 150000-word reference needs"*"split such long lines"* ]]
+  # BLEU and chrF on the same line are linear and fine
+  run_split bleu long.ref -i long.hyp -m bleu chrf -b
+  [ "$status" -eq 0 ]
+}
