@@ -284,6 +284,12 @@ int nlp_writer_open(nlp_writer **out, const char *path, int flags)
         free(w);
         return NLP_ENOMEM;
     }
+    /* Only a regular file (or a new one) can be replaced by renaming a
+     * temporary over it: a FIFO, a device such as /dev/null or /dev/stdout,
+     * or a shell's /dev/fd/N is written in place (renaming would put a plain
+     * file where the node was), and a directory fails at the open below. */
+    struct stat st;
+    if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && !S_ISREG(st.st_mode)) flags |= NLP_W_DIRECT;
     if (strcmp(path, "-") == 0) {
         w->fd = 1;
         w->is_stdout = 1;

@@ -10,6 +10,7 @@
 #include "base/rng.h"
 #include "test.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -160,6 +161,40 @@ static void test_writer(void)
     nlp_unmap(&m);
 }
 
+/* A target that is not a regular file (a FIFO here; /dev/null, /dev/stdout
+ * and the /dev/fd/N of a shell's >(...) alike) is written in place: a
+ * temporary file renamed over it would replace the FIFO or device node with
+ * a plain file (or fail where its directory is not writable). A directory is
+ * refused when it is opened, not after all the output has been written. */
+static void test_writer_special(void)
+{
+    char fifo[512], dir[512];
+    snprintf(fifo, sizeof fifo, "%s/fifo", test_tmpdir());
+    snprintf(dir, sizeof dir, "%s/adir", test_tmpdir());
+    CHECK_EQ_INT(mkfifo(fifo, 0600), 0);
+    /* our own reader end (O_RDWR does not block on Linux); non-blocking, so
+     * that a FIFO replaced by a file fails the check instead of hanging */
+    int rfd = open(fifo, O_RDWR | O_NONBLOCK);
+    CHECK(rfd >= 0);
+    nlp_writer *w;
+    CHECK_EQ_INT(nlp_writer_open(&w, fifo, 0), 0);
+    nlp_writer_puts(w, "through the fifo\n");
+    CHECK_EQ_INT(nlp_writer_close(w), 0);
+    char got[64] = "";
+    ssize_t k = read(rfd, got, sizeof got - 1);
+    CHECK_MSG(k == 17 && memcmp(got, "through the fifo\n", 17) == 0, "read %zd bytes: %s", k,
+              k < 0 ? strerror(errno) : got);
+    close(rfd);
+    struct stat st;
+    CHECK(stat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+
+    CHECK_EQ_INT(mkdir(dir, 0700), 0);
+    int rc = nlp_writer_open(&w, dir, 0);
+    CHECK_EQ_INT(rc, NLP_EIO);
+    if (rc == 0) nlp_writer_abort(w);
+    else CHECK_MSG(strstr(nlp_errmsg(), "cannot create") && strstr(nlp_errmsg(), "adir"), "%s", nlp_errmsg());
+}
+
 static void test_config(void)
 {
     nlp_config c;
@@ -278,6 +313,7 @@ int main(int argc, char **argv)
     RUN(test_buf_arena);
     RUN(test_reader);
     RUN(test_writer);
+    RUN(test_writer_special);
     RUN(test_config);
     RUN(test_rng);
     RUN(test_strmap);
