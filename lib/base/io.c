@@ -289,7 +289,8 @@ int nlp_writer_open(nlp_writer **out, const char *path, int flags)
      * or a shell's /dev/fd/N is written in place (renaming would put a plain
      * file where the node was), and a directory fails at the open below. */
     struct stat st;
-    if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && !S_ISREG(st.st_mode)) flags |= NLP_W_DIRECT;
+    int exists = strcmp(path, "-") != 0 && stat(path, &st) == 0;
+    if (exists && !S_ISREG(st.st_mode)) flags |= NLP_W_DIRECT;
     if (strcmp(path, "-") == 0) {
         w->fd = 1;
         w->is_stdout = 1;
@@ -305,7 +306,7 @@ int nlp_writer_open(nlp_writer **out, const char *path, int flags)
         /* The temporary sits beside the target (same file system, so the
          * rename is atomic) under a name unique to this process and call;
          * O_EXCL refuses to reuse anything already there. Mode 0666 & ~umask
-         * as for any new file. */
+         * as for any new file, or the mode of the file it replaces. */
         static _Atomic unsigned long serial;
         size_t n = strlen(path) + 48;
         w->tmp = nlp_malloc(n);
@@ -319,6 +320,15 @@ int nlp_writer_open(nlp_writer **out, const char *path, int flags)
             snprintf(w->tmp, n, "%s.tmp.%ld-%lu", path, (long)getpid(), serial++);
             w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
             if (w->fd < 0 && errno != EEXIST) break;
+        }
+        /* a file being replaced keeps its rwx bits (not setuid/setgid: new
+         * content does not inherit those) */
+        if (w->fd >= 0 && exists && fchmod(w->fd, st.st_mode & 0777) != 0) {
+            int e = errno;
+            close(w->fd);
+            unlink(w->tmp);
+            w->fd = -1;
+            errno = e;
         }
         if (w->fd < 0) {
             int rc = nlp_error_errno(NLP_EIO, "cannot create '%s'", path);

@@ -11,7 +11,8 @@
  * over the target (then fsyncs the directory), so a reader never sees a half
  * file and an interrupted run leaves the old file intact. Path "-" writes to
  * standard output directly, and so does a path that exists but is not a
- * regular file (a FIFO, /dev/null, /dev/stdout, a shell's /dev/fd/N).
+ * regular file (a FIFO, /dev/null, /dev/stdout, a shell's /dev/fd/N). A
+ * replaced file keeps its permission bits; a new one gets 0666 & ~umask.
  *
  * Not here: decoding of the bytes (lib/text), binary formats (their modules).
  */

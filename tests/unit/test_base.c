@@ -195,6 +195,31 @@ static void test_writer_special(void)
     else CHECK_MSG(strstr(nlp_errmsg(), "cannot create") && strstr(nlp_errmsg(), "adir"), "%s", nlp_errmsg());
 }
 
+/* Replacing an existing file keeps its permission bits: a private 0600
+ * file must not come back 0644, nor an executable lose its x bits. A new
+ * file gets 0666 & ~umask. */
+static void test_writer_mode(void)
+{
+    char path[512], fresh[512];
+    snprintf(path, sizeof path, "%s/private.txt", test_tmpdir());
+    snprintf(fresh, sizeof fresh, "%s/fresh.txt", test_tmpdir());
+    mode_t old = umask(022);
+    write_raw(path, "old", 3);
+    CHECK_EQ_INT(chmod(path, 0600), 0);
+    CHECK_EQ_INT(nlp_write_file(path, "new", 3), 0);
+    struct stat st;
+    CHECK(stat(path, &st) == 0);
+    CHECK_EQ_INT(st.st_mode & 07777, 0600);
+    CHECK_EQ_INT(chmod(path, 0750), 0);
+    CHECK_EQ_INT(nlp_write_file(path, "newer", 5), 0);
+    CHECK(stat(path, &st) == 0);
+    CHECK_EQ_INT(st.st_mode & 07777, 0750);
+    CHECK_EQ_INT(nlp_write_file(fresh, "x", 1), 0);
+    CHECK(stat(fresh, &st) == 0);
+    CHECK_EQ_INT(st.st_mode & 07777, 0644);
+    umask(old);
+}
+
 static void test_config(void)
 {
     nlp_config c;
@@ -314,6 +339,7 @@ int main(int argc, char **argv)
     RUN(test_reader);
     RUN(test_writer);
     RUN(test_writer_special);
+    RUN(test_writer_mode);
     RUN(test_config);
     RUN(test_rng);
     RUN(test_strmap);
