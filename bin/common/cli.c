@@ -18,9 +18,13 @@ const char *cli_prog = "nlpipe";
 static nlp_config *configs;
 static size_t nconfigs;
 
+/* The long built-ins get values of their own (L_*), not their short
+ * letters: getopt reports an error through optopt, and only distinct values
+ * tell "-c" without its argument from "--config" without one, or "-q" from
+ * "--quiet=1". */
 enum {
     B_HELP = 'h', B_VERSION = 'V', B_CONFIG = 'c', B_QUIET = 'q', B_VERBOSE = 'v',
-    B_DUMP = 900,
+    B_DUMP = 900, L_HELP, L_VERSION, L_CONFIG, L_QUIET, L_VERBOSE,
     OPT_BASE = 1000,  /* OPT_BASE + i: option i */
     NEG_BASE = 20000, /* NEG_BASE + i: --no-NAME of option i */
 };
@@ -207,13 +211,15 @@ static void dump_config(struct cli *c)
 
 static void option_error(int ch, char **argv, const struct option *lopts, const char *shortopts)
 {
+    /* argv[optind - 1] is the long option at fault; for a short one in the
+     * middle of a cluster it is the argument before (optopt names it) */
     const char *bad = argv[optind - 1];
     if (ch == ':') {
         if (optopt && optopt < 256) cli_usage_error("option requires an argument -- '%c'", optopt);
         cli_usage_error("option '%s' requires an argument", bad);
     }
-    if (optopt && optopt < 256 && !(bad[0] == '-' && bad[1] == '-')) cli_usage_error("invalid option -- '%c'", optopt);
-    if (optopt >= OPT_BASE || optopt == B_DUMP) {
+    if (optopt && optopt < 256) cli_usage_error("invalid option -- '%c'", optopt);
+    if (optopt >= 256) {
         /* a long option given an argument it does not take */
         for (int i = 0; lopts[i].name; i++)
             if (lopts[i].val == optopt) cli_usage_error("option '--%s' doesn't allow an argument", lopts[i].name);
@@ -268,12 +274,12 @@ int cli_parse(struct cli *c, int argc, char **argv)
         }
     }
     *sp = 0;
-    lo[k++] = (struct option){"help", no_argument, NULL, B_HELP};
-    lo[k++] = (struct option){"version", no_argument, NULL, B_VERSION};
-    lo[k++] = (struct option){"config", required_argument, NULL, B_CONFIG};
+    lo[k++] = (struct option){"help", no_argument, NULL, L_HELP};
+    lo[k++] = (struct option){"version", no_argument, NULL, L_VERSION};
+    lo[k++] = (struct option){"config", required_argument, NULL, L_CONFIG};
     lo[k++] = (struct option){"dump-config", no_argument, NULL, B_DUMP};
-    lo[k++] = (struct option){"quiet", no_argument, NULL, B_QUIET};
-    lo[k++] = (struct option){"verbose", no_argument, NULL, B_VERBOSE};
+    lo[k++] = (struct option){"quiet", no_argument, NULL, L_QUIET};
+    lo[k++] = (struct option){"verbose", no_argument, NULL, L_VERBOSE};
     lo[k] = (struct option){0};
 
     /* pass 1: syntax, built-ins, config files */
@@ -285,9 +291,12 @@ int cli_parse(struct cli *c, int argc, char **argv)
     optind = 0;
     while ((ch = getopt_long(argc, argv, so, lo, NULL)) != -1) {
         switch (ch) {
-        case B_HELP: help = 1; break;
-        case B_VERSION: version = 1; break;
-        case B_CONFIG: cfg[ncfg++] = optarg; break;
+        case B_HELP:
+        case L_HELP: help = 1; break;
+        case B_VERSION:
+        case L_VERSION: version = 1; break;
+        case B_CONFIG:
+        case L_CONFIG: cfg[ncfg++] = optarg; break;
         case B_DUMP: dump = 1; break;
         case '?':
         case ':': option_error(ch, argv, lo, so);
@@ -328,8 +337,8 @@ int cli_parse(struct cli *c, int argc, char **argv)
     while ((ch = getopt_long(argc, argv, so, lo, NULL)) != -1) {
         const struct cli_opt *o = NULL;
         const char *shown = NULL;
-        if (ch == B_QUIET) cli_verbosity = -1;
-        else if (ch == B_VERBOSE) cli_verbosity = cli_verbosity < 0 ? 1 : cli_verbosity + 1;
+        if (ch == B_QUIET || ch == L_QUIET) cli_verbosity = -1;
+        else if (ch == B_VERBOSE || ch == L_VERBOSE) cli_verbosity = cli_verbosity < 0 ? 1 : cli_verbosity + 1;
         else if (ch >= NEG_BASE) {
             *(int *)c->opts[ch - NEG_BASE].dest = 0;
             continue;

@@ -70,3 +70,24 @@ tools() { for s in "$NLPIPE_TOP"/bin/*.c; do [ -e "$s" ] && basename "$s" .c; do
     fi
   done
 }
+
+@test "every tool: option errors name the option at fault, in getopt's words" {
+  for t in $(tools); do
+    # an unknown letter inside a cluster that follows a long option
+    run_split "$NLPIPE_BIN/$t" --quiet -Jq
+    [ "$status" -eq 2 ] || { echo "$t: status $status"; false; }
+    [[ "$stderr" == "$t: invalid option -- 'J'"* ]] || { echo "$t -Jq: $stderr"; false; }
+    # built-in long options given an argument they do not take, or missing theirs
+    for o in help version quiet verbose dump-config; do
+      run_split "$NLPIPE_BIN/$t" --$o=1
+      [ "$status" -eq 2 ] || { echo "$t --$o=1: status $status"; false; }
+      [[ "$stderr" == "$t: option '--$o' doesn't allow an argument"* ]] || { echo "$t --$o=1: $stderr"; false; }
+    done
+    run_split "$NLPIPE_BIN/$t" --config
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == "$t: option '--config' requires an argument"* ]] || { echo "$t --config: $stderr"; false; }
+    run_split "$NLPIPE_BIN/$t" -c
+    [[ "$stderr" == "$t: option requires an argument -- 'c'"* ]] || { echo "$t -c: $stderr"; false; }
+    [ -z "$output" ]
+  done
+}
