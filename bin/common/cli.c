@@ -209,6 +209,15 @@ static void dump_config(struct cli *c)
     }
 }
 
+/* Exits 0 after --help, --version or --dump-config, or 1 when their output
+ * did not reach standard output (a full disk, a closed pipe): a truncated
+ * --dump-config > file must not look like a success. */
+static _Noreturn void exit_printed(void)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) cli_die(NLP_EXIT_FAILURE, "cannot write to standard output: %s", strerror(errno));
+    exit(0);
+}
+
 static void option_error(int ch, char **argv, const struct option *lopts, const char *shortopts)
 {
     /* argv[optind - 1] is the long option at fault; for a short one in the
@@ -305,11 +314,11 @@ int cli_parse(struct cli *c, int argc, char **argv)
     }
     if (help) {
         fputs(c->usage, stdout);
-        exit(0);
+        exit_printed();
     }
     if (version) {
         printf("%s (nlpipe) %s\n", c->prog, NLP_VERSION);
-        exit(0);
+        exit_printed();
     }
 
     configs = nlp_calloc(ncfg + 1, sizeof *configs);
@@ -363,7 +372,7 @@ int cli_parse(struct cli *c, int argc, char **argv)
     free(cfg);
     if (dump) {
         dump_config(c);
-        exit(0);
+        exit_printed();
     }
     return first;
 }

@@ -59,8 +59,9 @@ extern int cli_verbosity;
 extern const char *cli_prog;
 
 /* Parses argv. Handles -h/--help, -V/--version, -c/--config, --dump-config,
- * -q/--quiet and -v/--verbose itself. Exits 0 after help/version/dump-config,
- * 2 on usage errors, 3 on config-file errors. Returns the index of the first
+ * -q/--quiet and -v/--verbose itself. Exits 0 after help/version/dump-config
+ * (1 if that output could not be written), 2 on usage errors, 3 on
+ * config-file errors. Returns the index of the first
  * positional argument (argv is permuted as getopt_long does). */
 int cli_parse(struct cli *c, int argc, char **argv);
 

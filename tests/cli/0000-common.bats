@@ -91,3 +91,14 @@ tools() { for s in "$NLPIPE_TOP"/bin/*.c; do [ -e "$s" ] && basename "$s" .c; do
     [ -z "$output" ]
   done
 }
+
+@test "every tool: --help, --version and --dump-config fail (exit 1) when standard output cannot be written" {
+  [ -w /dev/full ] || skip "no /dev/full"
+  for t in $(tools); do
+    for o in --help --version --dump-config; do
+      run_split bash -c '"$1" "$2" >/dev/full' _ "$NLPIPE_BIN/$t" "$o"
+      [ "$status" -eq 1 ] || { echo "$t $o: status $status"; false; }
+      [[ "$stderr" == "$t: cannot write to standard output: No space left on device" ]] || { echo "$t $o: $stderr"; false; }
+    done
+  done
+}
