@@ -322,7 +322,8 @@ int main(int argc, char **argv)
     // --- which metrics
     int want[3] = {0, 0, 0}, order[3], nm = 0;
     {
-        char *list = nlp_strdup(o.metrics), *save = NULL;
+        /* metrics: ~ (or an empty value) in a config file leaves NULL */
+        char *list = nlp_strdup(o.metrics ? o.metrics : ""), *save = NULL;
         if (!list) cli_fail(NLP_ENOMEM);
         for (char *t = strtok_r(list, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
             int k = strcasecmp(t, "bleu") == 0 ? 0 : strcasecmp(t, "chrf") == 0 ? 1 : strcasecmp(t, "ter") == 0 ? 2 : -1;

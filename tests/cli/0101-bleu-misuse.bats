@@ -153,3 +153,17 @@ usage() { # status 2 with the message and the Try line
   run_split bleu long.ref -i long.hyp -m bleu chrf -b
   [ "$status" -eq 0 ]
 }
+
+@test "bleu misuse: a null or empty metrics value in a config file is an error, not a crash" {
+  for v in '~' '' 'null' '""'; do
+    printf 'metrics: %s\n' "$v" >m.yaml
+    run_split bleu -c m.yaml ref.txt -i hyp.txt
+    usage "invalid value for --metrics: no metric given" || { echo "metrics: $v"; false; }
+  done
+  # what --dump-config prints for it reads back the same, and fails the same
+  printf 'metrics: ~\n' >m.yaml
+  bleu -c m.yaml --dump-config >d.yaml
+  grep -qx 'metrics: ~' d.yaml
+  run_split bleu -c d.yaml ref.txt -i hyp.txt
+  usage "no metric given"
+}
