@@ -377,8 +377,8 @@ int main(int argc, char **argv)
         bleu_keep.sys = sys;
         for (size_t f = 0; f < o.ninputs; f++) {
             int dup = 0;
-            for (int s = 0; s < nsys; s++)
-                if (strcmp(o.inputs[f], o.inputs[s]) == 0) dup = 1 + s;
+            for (int s = 0; s < nsys; s++) /* the files loaded so far (a skipped one is not) */
+                if (strcmp(o.inputs[f], hypf[s].name) == 0) dup = 1 + s;
             if (dup && paired && dup == 1) {
                 cli_info("ignoring '%s': it is also the baseline", o.inputs[f]);
                 continue;
@@ -403,7 +403,7 @@ int main(int argc, char **argv)
     for (int s = 0; s < nsys; s++)
         for (int k = 0; k < nrefs; k++)
             if (refs[k].lines.n != sys[s].lines.n)
-                cli_die(1, "'%s' has %zu lines but '%s' has %zu", o.ninputs ? o.inputs[s] : "<stdin>", sys[s].lines.n,
+                cli_die(1, "'%s' has %zu lines but '%s' has %zu", o.ninputs ? hypf[s].name : "<stdin>", sys[s].lines.n,
                         refs[k].name, refs[k].lines.n);
 
     // --- metrics

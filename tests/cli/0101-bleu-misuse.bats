@@ -167,3 +167,16 @@ usage() { # status 2 with the message and the Try line
   run_split bleu -c d.yaml ref.txt -i hyp.txt
   usage "no metric given"
 }
+
+@test "bleu misuse: systems after a repeated baseline are checked and named by their own file" {
+  cp hyp.txt h2.txt
+  printf 'a b c\n' >short.txt
+  # the baseline given twice is skipped, as sacreBLEU does; h2.txt twice is still an error
+  run_split bleu ref.txt -i hyp.txt hyp.txt h2.txt h2.txt --paired-bs -pbsn 10
+  usage "'h2.txt' is given twice as a system"
+  # a line-count mismatch names the file that has it
+  run_split bleu ref.txt -i hyp.txt hyp.txt short.txt --paired-bs -pbsn 10
+  [ "$status" -eq 1 ]
+  [ "$stderr" = "bleu: ignoring 'hyp.txt': it is also the baseline
+bleu: 'short.txt' has 1 lines but 'ref.txt' has 2" ]
+}
