@@ -183,6 +183,23 @@ const nlp_config_entry *nlp_config_get(const nlp_config *c, const char *key)
     return NULL;
 }
 
+/* The code point of a UTF-8 sequence at p that YAML reads as a line break
+ * (U+0085, U+2028, U+2029) or refuses as unprintable (C1 controls, U+FFFE,
+ * U+FFFF), with its length in *len; 0 for anything else. */
+static unsigned yaml_special(const unsigned char *p, int *len)
+{
+    if (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) {
+        *len = 2;
+        return p[1];
+    }
+    if ((p[0] == 0xE2 && p[1] == 0x80 && (p[2] == 0xA8 || p[2] == 0xA9)) ||
+        (p[0] == 0xEF && p[1] == 0xBF && (p[2] == 0xBE || p[2] == 0xBF))) {
+        *len = 3;
+        return (unsigned)(p[0] & 0x0F) << 12 | (unsigned)(p[1] & 0x3F) << 6 | (p[2] & 0x3F);
+    }
+    return 0;
+}
+
 static int plain_safe(const char *s)
 {
     if (!*s) return 0;
@@ -199,6 +216,8 @@ static int plain_safe(const char *s)
     if (s[n - 1] == ' ' || s[n - 1] == ':') return 0;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p < 0x20 || *p == 0x7f || *p == '"' || *p == '\\') return 0;
+        int k;
+        if (*p >= 0x80 && yaml_special(p, &k)) return 0;
         if (*p == ':' && (p[1] == ' ' || p[1] == 0)) return 0;
         if (*p == '#' && p > (const unsigned char *)s && p[-1] == ' ') return 0;
         if (*p == ',' || *p == '[' || *p == ']' || *p == '{' || *p == '}') return 0;
@@ -219,9 +238,13 @@ int nlp_yaml_scalar(nlp_buf *b, const char *s)
         case '\n': rc = nlp_buf_puts(b, "\\n"); break;
         case '\t': rc = nlp_buf_puts(b, "\\t"); break;
         case '\r': rc = nlp_buf_puts(b, "\\r"); break;
-        default:
+        default: {
+            int k;
+            unsigned cp = *p >= 0x80 ? yaml_special(p, &k) : 0;
             if (*p < 0x20 || *p == 0x7f) rc = nlp_buf_printf(b, "\\x%02x", *p);
+            else if (cp) rc = nlp_buf_printf(b, "\\u%04x", cp), p += k - 1;
             else rc = nlp_buf_putc(b, *p);
+        }
         }
         if (rc) return rc;
     }

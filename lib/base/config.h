@@ -45,7 +45,9 @@ void nlp_config_free(nlp_config *c);
 const nlp_config_entry *nlp_config_get(const nlp_config *c, const char *key);
 
 /* Appends `s` as a YAML scalar that reads back as exactly s (plain when that
- * is safe, double-quoted otherwise). NULL is written as `~`. */
+ * is safe, double-quoted otherwise, with escapes for control characters and
+ * for what YAML takes as line breaks: U+0085, U+2028, U+2029). s must be
+ * UTF-8, as YAML cannot carry other bytes. NULL is written as `~`. */
 int nlp_yaml_scalar(nlp_buf *b, const char *s);
 
 /* Parses a YAML boolean (true/false/yes/no/on/off/1/0, any case):

@@ -262,6 +262,21 @@ static void test_config(void)
         nlp_config_free(&c);
         nlp_buf_free(&b);
     }
+    /* characters YAML reads as line breaks (NEL, LS, PS) or refuses as
+     * unprintable (C1 controls, U+FFFE, U+FFFF) must be escaped too */
+    const char *uvals[] = {"\xc2\x85", "a\xe2\x80\xa8" "b", "a\xe2\x80\xa9", "\xc2\x80x", "x\xc2\x9f",
+                           "\xef\xbf\xbe", "\xef\xbf\xbf", "ok\xc2\xa0\xe2\x80\xa7\xef\xbf\xbd"};
+    for (size_t i = 0; i < sizeof uvals / sizeof *uvals; i++) {
+        nlp_buf b = {0};
+        nlp_buf_puts(&b, "k: ");
+        nlp_yaml_scalar(&b, uvals[i]);
+        nlp_buf_putc(&b, '\n');
+        int rc = nlp_config_parse(&c, b.data, b.len, "rt.yaml");
+        CHECK_MSG(rc == 0 && c.n == 1 && c.e[0].value && strcmp(c.e[0].value, uvals[i]) == 0, "value %zu as %s: %s", i,
+                  b.data, rc ? nlp_errmsg() : "read back different");
+        nlp_config_free(&c);
+        nlp_buf_free(&b);
+    }
 }
 
 static void test_rng(void)
