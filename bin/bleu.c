@@ -116,7 +116,11 @@ static int set_smooth_value(const struct cli_opt *o, const char *arg, void *ctx)
         op->smooth_value = NAN;
         return NLP_OK;
     }
-    return cli_parse_double(arg, &op->smooth_value);
+    int rc = cli_parse_double(arg, &op->smooth_value);
+    /* floor's value and add-k's k are counts: a negative one makes log() of
+     * a negative precision, and the score NaN */
+    if (!rc && op->smooth_value < 0) rc = nlp_error(NLP_EINVAL, "'%s' is negative", arg);
+    return rc;
 }
 
 static const char *show_smooth_value(const struct cli_opt *o, void *ctx)

@@ -180,3 +180,21 @@ usage() { # status 2 with the message and the Try line
   [ "$stderr" = "bleu: ignoring 'hyp.txt': it is also the baseline
 bleu: 'short.txt' has 1 lines but 'ref.txt' has 2" ]
 }
+
+@test "bleu misuse: a negative --smooth-value is refused, not scored as nan" {
+  printf 'a b c d\n' >r.txt; printf 'a x y z\n' >h.txt
+  for m in floor add-k; do
+    run_split bleu r.txt -i h.txt -s $m --smooth-value -1
+    usage "invalid value for --smooth-value: '-1' is negative" || { echo "-s $m"; false; }
+    run_split bleu r.txt -i h.txt -s $m -sv -0.5
+    usage "is negative"
+  done
+  printf 'smooth-value: -2\n' >s.yaml
+  run_split bleu -c s.yaml r.txt -i h.txt -s floor
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == *"s.yaml' line 1: invalid value for 'smooth-value': '-2' is negative"* ]]
+  # zero is a value (floor 0 is sacreBLEU's log(0) floor)
+  run bleu r.txt -i h.txt -s floor -sv 0 -b
+  [ "$status" -eq 0 ]
+  [ "$output" = "0.0" ]
+}
