@@ -478,11 +478,10 @@ int nlp_write_file(const char *path, const void *data, size_t n)
 
 // --- whole files
 
-int nlp_read_file(const char *path, char **data, size_t *len)
+/* Reads r to its end into a NUL-terminated block and closes r. */
+static int read_all(nlp_reader *r, char **data, size_t *len)
 {
-    nlp_reader *r;
-    int rc = nlp_reader_open(&r, path);
-    if (rc) return rc;
+    int rc = NLP_OK;
     nlp_buf b = {0};
     for (;;) {
         if (nlp_buf_reserve(&b, READ_CHUNK)) {
@@ -504,6 +503,14 @@ int nlp_read_file(const char *path, char **data, size_t *len)
     return *data ? NLP_OK : NLP_ENOMEM;
 }
 
+int nlp_read_file(const char *path, char **data, size_t *len)
+{
+    nlp_reader *r;
+    int rc = nlp_reader_open(&r, path);
+    if (rc) return rc;
+    return read_all(r, data, len);
+}
+
 int nlp_map_file(nlp_map *m, const char *path)
 {
     memset(m, 0, sizeof *m);
@@ -516,22 +523,29 @@ int nlp_map_file(nlp_map *m, const char *path)
         }
         if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
             void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-            close(fd);
             if (p != MAP_FAILED) {
+                close(fd);
                 m->data = p;
                 m->len = (size_t)st.st_size;
                 m->mapped = 1;
                 return NLP_OK;
             }
-        } else {
-            close(fd);
         }
     } else if (strcmp(path, "-") != 0) {
         return nlp_error_errno(NLP_EIO, "cannot open '%s'", path);
     }
+    /* Not mappable (standard input, a pipe, a FIFO, an empty or special
+     * file): read what is already open. Closing and reopening a FIFO would
+     * drop its writer (SIGPIPE) and then wait for one that never comes. */
+    nlp_reader *r;
+    int rc = fd >= 0 ? nlp_reader_from_fd(&r, fd, path, 1) : nlp_reader_open(&r, path);
+    if (rc) {
+        if (fd >= 0) close(fd);
+        return rc;
+    }
     char *d;
     size_t n;
-    int rc = nlp_read_file(path, &d, &n);
+    rc = read_all(r, &d, &n);
     if (rc) return rc;
     m->data = d;
     m->len = n;

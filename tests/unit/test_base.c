@@ -12,7 +12,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 static void write_raw(const char *path, const char *s, size_t n)
 {
@@ -220,6 +222,57 @@ static void test_writer_mode(void)
     umask(old);
 }
 
+static void map_timeout(int sig)
+{
+    (void)sig;
+    static const char m[] = "not ok test_map_fifo: nlp_map_file hung on a FIFO\n";
+    if (write(1, m, sizeof m - 1)) _exit(1);
+    _exit(1);
+}
+
+/* nlp_map_file on a FIFO (or any file it cannot map) reads what it opened:
+ * closing and reopening made the writer die of SIGPIPE once the pipe was
+ * full and left the reader waiting for a writer that never came. */
+static void map_fifo_once(const char *fifo)
+{
+    enum { BIG = 300000 };
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGPIPE, SIG_DFL);
+        static char buf[BIG];
+        memset(buf, 'x', sizeof buf);
+        int fd = open(fifo, O_WRONLY); /* then write at once: the pipe fills while the reader looks */
+        size_t done = 0;
+        while (fd >= 0 && done < sizeof buf) {
+            ssize_t k = write(fd, buf + done, sizeof buf - done);
+            if (k <= 0) _exit(3);
+            done += (size_t)k;
+        }
+        _exit(fd >= 0 ? 0 : 2);
+    }
+    signal(SIGALRM, map_timeout);
+    alarm(20);
+    nlp_map m;
+    CHECK_EQ_INT(nlp_map_file(&m, fifo), 0);
+    alarm(0);
+    CHECK_EQ_INT(m.len, BIG);
+    nlp_unmap(&m);
+    int st = -1;
+    waitpid(pid, &st, 0);
+    CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "writer: %s %d", WIFSIGNALED(st) ? "signal" : "exit",
+              WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+}
+
+/* The failure was a race (a few percent of runs lost it), hence the repeats. */
+static void test_map_fifo(void)
+{
+    char fifo[512];
+    snprintf(fifo, sizeof fifo, "%s/mapfifo", test_tmpdir());
+    CHECK_EQ_INT(mkfifo(fifo, 0600), 0);
+    for (int i = 0; i < 100; i++) map_fifo_once(fifo);
+}
+
 static void test_config(void)
 {
     nlp_config c;
@@ -355,6 +408,7 @@ int main(int argc, char **argv)
     RUN(test_writer);
     RUN(test_writer_special);
     RUN(test_writer_mode);
+    RUN(test_map_fifo);
     RUN(test_config);
     RUN(test_rng);
     RUN(test_strmap);
