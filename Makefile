@@ -91,7 +91,7 @@ ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-s
 asan: $(DEPS_OK)
 	@$(MAKE) --no-print-directory all BUILD=build/asan BINDIR=build/asan/bin \
 	  TOOLDIR=build/asan/tools CFLAGS='$(ASAN_FLAGS) -march=native'
-	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86 UBSAN_OPTIONS=print_stacktrace=1 \
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86 UBSAN_OPTIONS=print_stacktrace=1:exitcode=86 \
 	  NLPIPE_ASAN=1 NLPIPE_BIN=$(abspath build/asan/bin) NLPIPE_TOOLS=$(abspath build/asan/tools) \
 	  NLPIPE_UNITS=$(abspath build/asan/tests) SHARED=$(abspath $(SHARED)) tests/run
 

@@ -35,3 +35,13 @@ tally() { NLPIPE_UNITS="$t/units" run "$t/tests/run"; }
   [ "$status" -ne 0 ]
   [[ "${lines[${#lines[@]} - 1]}" == *" passed, "[1-9]*" failed" ]]
 }
+
+@test "make asan: undefined behaviour exits 86 like an ASan error, not 1 like a tool's failure" {
+  [ "${NLPIPE_ASAN:-}" = 1 ] || skip "only under make asan"
+  # a test that expects exit 1 (bad input) must not pass because of a UBSan abort
+  printf '#include <limits.h>\n#include <stdlib.h>\nint main(int c, char **v) { int x = INT_MAX - 1 + c; x += atoi(v[1]); return x & 1; }\n' >"$BATS_TEST_TMPDIR/ub.c"
+  cc -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined "$BATS_TEST_TMPDIR/ub.c" -o "$BATS_TEST_TMPDIR/ub"
+  run_split "$BATS_TEST_TMPDIR/ub" 5
+  [[ "$stderr" == *"runtime error"* ]]
+  [ "$status" -eq 86 ]
+}
