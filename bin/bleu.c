@@ -146,6 +146,29 @@ static int is_metric_name(const char *s)
     return strcasecmp(s, "bleu") == 0 || strcasecmp(s, "chrf") == 0 || strcasecmp(s, "ter") == 0;
 }
 
+/* --metrics is checked as it is set, so that a bad value in a config file
+ * is reported with the file and line, like any other option's */
+static int set_metrics(const struct cli_opt *o, const char *arg, void *ctx)
+{
+    opts *op = ctx;
+    (void)o;
+    char *list = nlp_strdup(arg ? arg : ""), *save = NULL;
+    if (!list) return NLP_ENOMEM;
+    int rc = NLP_OK, n = 0;
+    for (char *t = strtok_r(list, ", ", &save); t && !rc; t = strtok_r(NULL, ", ", &save), n++)
+        if (!is_metric_name(t)) rc = nlp_error(NLP_EINVAL, "'%s' is not one of bleu, chrf or ter", t);
+    if (!rc && n == 0) rc = nlp_error(NLP_EINVAL, "no metric given");
+    free(list);
+    if (!rc) op->metrics = arg;
+    return rc;
+}
+
+static const char *show_metrics(const struct cli_opt *o, void *ctx)
+{
+    (void)o;
+    return ((opts *)ctx)->metrics;
+}
+
 /* Rewrites argv as getopt needs it: aliases to long options, "-i A B" to
  * "-i A -i B" (argparse's nargs='*'), "-m bleu chrf" to "-m bleu,chrf". */
 static char **rewrite_argv(int argc, char **argv, int *out_argc, char ***owned, int *nowned)
@@ -279,7 +302,7 @@ int main(int argc, char **argv)
               .paired_bs_n = 1000, .paired_ar_n = 10000, .width = 1};
     struct cli_opt table[] = {
         {"input", 'i', CLI_CALL, NULL, NULL, 0, 0, CLI_NOCONFIG, add_input, NULL},
-        {"metrics", 'm', CLI_STR, &o.metrics, NULL, 0, 0, 0, NULL, NULL},
+        {"metrics", 'm', CLI_CALL, NULL, NULL, 0, 0, 0, set_metrics, show_metrics},
         {"sentence-level", 0, CLI_BOOL, &o.sentence_level, NULL, 0, 0, 0, NULL, NULL},
         {"tokenize", 0, CLI_CHOICE, &o.tokenize, nlp_evtok_names, 0, 0, 0, NULL, NULL},
         {"lowercase", 0, CLI_BOOL, &o.lowercase, NULL, 0, 0, 0, NULL, NULL},

@@ -158,14 +158,11 @@ usage() { # status 2 with the message and the Try line
   for v in '~' '' 'null' '""'; do
     printf 'metrics: %s\n' "$v" >m.yaml
     run_split bleu -c m.yaml ref.txt -i hyp.txt
-    usage "invalid value for --metrics: no metric given" || { echo "metrics: $v"; false; }
+    [ "$status" -eq 3 ] || { echo "metrics: $v: status $status"; false; }
+    [ "$stderr" = "bleu: 'm.yaml' line 1: invalid value for 'metrics': no metric given" ] || { echo "metrics: $v: $stderr"; false; }
   done
-  # what --dump-config prints for it reads back the same, and fails the same
-  printf 'metrics: ~\n' >m.yaml
-  bleu -c m.yaml --dump-config >d.yaml
-  grep -qx 'metrics: ~' d.yaml
-  run_split bleu -c d.yaml ref.txt -i hyp.txt
-  usage "no metric given"
+  run_split bleu ref.txt -i hyp.txt -m ''
+  usage "invalid value for -m: no metric given"
 }
 
 @test "bleu misuse: systems after a repeated baseline are checked and named by their own file" {
@@ -197,4 +194,15 @@ bleu: 'short.txt' has 1 lines but 'ref.txt' has 2" ]
   run bleu r.txt -i h.txt -s floor -sv 0 -b
   [ "$status" -eq 0 ]
   [ "$output" = "0.0" ]
+}
+
+@test "bleu misuse: a bad metrics value in a config file names the file and line (exit 3)" {
+  printf 'width: 2\nmetrics: bleu meteor\n' >m.yaml
+  run_split bleu -c m.yaml ref.txt -i hyp.txt
+  [ "$status" -eq 3 ]
+  [ "$stderr" = "bleu: 'm.yaml' line 2: invalid value for 'metrics': 'meteor' is not one of bleu, chrf or ter" ]
+  printf 'metrics: [chrf, bleu]\n' >l.yaml
+  run bleu -c l.yaml ref.txt -i hyp.txt -f text
+  [ "$status" -eq 0 ]
+  [[ "${lines[0]}" == *BLEU\|* ]] && [[ "${lines[1]}" == *chrF2\|* ]]
 }
