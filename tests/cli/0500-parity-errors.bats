@@ -109,3 +109,42 @@ PY
   [[ "$stderr" == *"inputs.safetensors"* ]]
   [ ! -e "$BATS_TEST_TMPDIR/out.safetensors" ]
 }
+
+# rewrite the inputs of fixture directory $1 (a copy) with python3 + numpy through stio.py
+restio_inputs() {
+  /usr/bin/python3 - "$SHARED/parity" "$1/inputs.safetensors" "$2" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import stio
+t, meta = stio.load(sys.argv[2], True)
+exec(sys.argv[3])
+stio.save(sys.argv[2], t, meta)
+PY
+}
+
+@test "parity: an input tensor whose shape is not the batch's [B, T], exit 3 naming it" {
+  restio_inputs "$D" 't["labels"] = t["labels"][:, :3].copy()'
+  run_split "$P" "$D" "$BATS_TEST_TMPDIR/o"
+  [ "$status" -eq 3 ]
+  [ "$stderr" = "parity: '$D/inputs.safetensors': tensor 'labels' has shape [2, 3], expected [2, 16]" ]
+  B="$BATS_TEST_TMPDIR/bert"
+  cp -r "$SHARED/parity/fixtures/bert" "$B" && chmod -R u+w "$B"
+  restio_inputs "$B" 't["attention_mask"] = t["attention_mask"].reshape(-1)'
+  run_split "$P" "$B" "$BATS_TEST_TMPDIR/o"
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == "parity: '$B/inputs.safetensors': tensor 'attention_mask' has shape ["*"], expected [2, 16]" ]]
+  E="$BATS_TEST_TMPDIR/encdec"
+  cp -r "$SHARED/parity/fixtures/encdec" "$E" && chmod -R u+w "$E"
+  restio_inputs "$E" 't["tgt_out"] = t["tgt_out"][:1].copy()'
+  run_split "$P" "$E" "$BATS_TEST_TMPDIR/o"
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == "parity: '$E/inputs.safetensors': tensor 'tgt_out' has shape [1, "*"], expected [2, "*"]" ]]
+  [ ! -e "$BATS_TEST_TMPDIR/o" ]
+}
+
+@test "parity: an empty batch in the inputs, exit 3" {
+  restio_inputs "$D" 't["input_ids"] = t["input_ids"][:0].copy(); t["labels"] = t["labels"][:0].copy()'
+  run_split "$P" "$D" "$BATS_TEST_TMPDIR/o"
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == "parity: '$D/inputs.safetensors': "*"input_ids"* ]]
+}
