@@ -174,6 +174,21 @@ static void test_json(void)
     CHECK(strstr(nlp_errmsg(), "bad JSON config") != NULL);
     CHECK_EQ_INT(nlp_model_config_from_json(&c, NULL, "{\"foo\": 1}", 10, "x.json"), NLP_EFORMAT);
     CHECK(strstr(nlp_errmsg(), "cannot tell the model kind") != NULL);
+    /* sizes beyond what the YAML keys allow are range errors, not int
+     * overflows (4·n_embd for d_ff, 3·C for c_attn) or allocations of them */
+    const char *wide[] = {"{\"n_embd\": 536870912, \"n_head\": 1}", "{\"n_embd\": 1073741824, \"n_head\": 1, \"n_inner\": 4}"};
+    for (int i = 0; i < 2; i++) {
+        CHECK_EQ_INT(nlp_model_config_from_json(&c, "gpt", wide[i], strlen(wide[i]), "w.json"), NLP_EFORMAT);
+        CHECK_MSG(strstr(nlp_errmsg(), "'w.json'") && strstr(nlp_errmsg(), "d-model"), "'%s': %s", wide[i],
+                  nlp_errmsg());
+    }
+    const char *deep = "{\"n_enc\": 1073741824}";
+    CHECK_EQ_INT(nlp_model_config_from_json(&c, "encdec", deep, strlen(deep), "w.json"), NLP_EFORMAT);
+    CHECK_MSG(strstr(nlp_errmsg(), "encoder-layers"), "%s", nlp_errmsg());
+    nlp_model_config_preset(&c, "tiny", NLP_ARCH_GPT);
+    c.d_model = c.heads = 1 << 20;
+    CHECK_EQ_INT(nlp_model_config_validate(&c), NLP_EINVAL);
+    CHECK_MSG(strstr(nlp_errmsg(), "d-model"), "%s", nlp_errmsg());
 }
 
 // --- batches
