@@ -473,6 +473,57 @@ static void test_attention(void)
                   .ldv = 2, .out = o, .ldo = 2, .key_mask = none, .bsm = 2};
     nlp_attn_forward(&z, P);
     CHECK(P[0] == 0.5f && P[1] == 0.5f);
+
+    /* causal + padding where the first keys are padding (a decoder input
+     * starting with pad): the first queries see no key at all. As torch's
+     * masked_fill(~(causal & keep), min) + softmax, such a row is uniform over
+     * all S keys, whether or not the sequence is longer than one block of
+     * query rows; the gradients agree with finite differences. */
+    for (int len = 20; len <= 130; len += 110) {
+        const int Hh = 2, Dd = 4, Cc = Hh * Dd;
+        struct attn_ctx k = {0};
+        k.qkv = randv((size_t)len * 3 * Cc, 1);
+        k.nout = (size_t)len * Cc;
+        k.out = zerov(k.nout), k.r = randv(k.nout, 1), k.P = zerov((size_t)Hh * len * len);
+        uint8_t *keep = malloc((size_t)len);
+        for (int j = 0; j < len; j++) keep[j] = j >= 3 && j != 70;
+        k.a = (nlp_attn){.B = 1, .H = Hh, .T = len, .S = len, .D = Dd, .q = k.qkv, .ldq = 3 * Cc, .k = k.qkv + Cc,
+                         .ldk = 3 * Cc, .v = k.qkv + 2 * Cc, .ldv = 3 * Cc, .out = k.out, .ldo = Cc, .bso = (long)len * Cc,
+                         .bsq = (long)len * 3 * Cc, .bsk = (long)len * 3 * Cc, .bsv = (long)len * 3 * Cc,
+                         .key_mask = keep, .bsm = len, .causal = 1};
+        attn_loss(&k);
+        double worst = 0;
+        for (int h = 0; h < Hh; h++)
+            for (int t = 0; t < len; t++) {
+                double sc[130], mx = -1e300, sum = 0;
+                int any = 0;
+                for (int j = 0; j <= t; j++) any |= keep[j];
+                for (int j = 0; j < len; j++) {
+                    int ok = j <= t && keep[j];
+                    double s = 0;
+                    for (int e = 0; e < Dd; e++) s += (double)k.qkv[t * 3 * Cc + h * Dd + e] * k.qkv[j * 3 * Cc + Cc + h * Dd + e];
+                    sc[j] = !any ? 0 : ok ? s / sqrt((double)Dd) : -1e300;
+                    if (sc[j] > mx) mx = sc[j];
+                }
+                for (int j = 0; j < len; j++) sum += sc[j] > -1e299 ? exp(sc[j] - mx) : 0;
+                for (int e = 0; e < Dd; e++) {
+                    double acc = 0;
+                    for (int j = 0; j < len; j++)
+                        acc += (sc[j] > -1e299 ? exp(sc[j] - mx) / sum : 0) * k.qkv[j * 3 * Cc + 2 * Cc + h * Dd + e];
+                    worst = fmax(worst, fabs(acc - k.out[t * Cc + h * Dd + e]));
+                }
+            }
+        CHECK_MSG(worst < 1e-5, "causal attention over %d positions, leading padding: off by %g", len, worst);
+        float *dqkv = zerov((size_t)len * 3 * Cc);
+        nlp_attn_backward(&k.a, k.P, k.r, dqkv, dqkv + Cc, dqkv + 2 * Cc);
+        char what[96];
+        snprintf(what, sizeof what, "causal, leading padding, %d positions: d(q|k|v)", len);
+        fd_check(what, k.qkv, dqkv, (size_t)len * 3 * Cc, attn_loss, &k, 80, 1e-2f);
+        /* the values of the first three keys reach only the uniform rows */
+        snprintf(what, sizeof what, "causal, leading padding, %d positions: d(v) of padded keys", len);
+        fd_check(what, k.qkv + 2 * Cc, dqkv + 2 * Cc, (size_t)Cc, attn_loss, &k, Cc, 1e-2f);
+        free(keep), free(k.qkv), free(k.out), free(k.r), free(k.P), free(dqkv);
+    }
 }
 
 // --- cross-entropy
