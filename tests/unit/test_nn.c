@@ -557,7 +557,7 @@ static void test_xent(void)
         for (int sm = 0; sm < 2; sm++) {
             struct ce_ctx k;
             k.logits = randv((size_t)N * V, 2);
-            k.lse = zerov(N);
+            k.lse = zerov(2 * (size_t)N); /* [N, 2]: max and log-sum-exp */
             k.x = (nlp_xent){.N = N, .V = V, .logits = k.logits, .ld = V, .target = t, .ignore_index = -100,
                              .smoothing = sm ? 0.1f : 0.0f, .mode = (enum nlp_smoothing)mode};
             nlp_xent_result r;
@@ -593,6 +593,39 @@ static void test_xent(void)
             CHECK(memcmp(inplace, d, (size_t)N * V * 4) == 0);
             free(k.logits), free(k.lse), free(d), free(inplace);
         }
+    /* softmax is shift-invariant: logits around 2000 (a bias that drifted)
+     * lose nothing in fp32 when computed as (x − max) − log Σ exp(x − max),
+     * as torch does; a rounded log-sum-exp would cost ulp(2000) = 1.2e-4 */
+    enum { NB = 8, VB = 1000 };
+    float *big = malloc((size_t)NB * VB * 4), *dbig = malloc((size_t)NB * VB * 4), *lbig = malloc(2 * NB * 4);
+    int32_t tb[NB];
+    for (int sm = 0; sm < 2; sm++) {
+        for (int i = 0; i < NB * VB; i++) big[i] = (float)(2000 + 3 * nlp_rng_normal(&R));
+        for (int i = 0; i < NB; i++) tb[i] = (int32_t)nlp_rng_below(&R, VB);
+        nlp_xent x = {.N = NB, .V = VB, .logits = big, .ld = VB, .target = tb, .ignore_index = -100,
+                      .smoothing = sm ? 0.1f : 0.0f};
+        nlp_xent_result r;
+        nlp_xent_forward(&x, lbig, &r);
+        nlp_xent_backward(&x, lbig, 1.0f, dbig, VB);
+        double want = 0, gerr = 0, e = sm ? 0.1 : 0;
+        for (int i = 0; i < NB; i++) {
+            const float *row = big + (size_t)i * VB;
+            double mx = -1e300, s = 0, sx = 0;
+            for (int v = 0; v < VB; v++) mx = fmax(mx, row[v]);
+            for (int v = 0; v < VB; v++) s += exp(row[v] - mx), sx += mx - row[v];
+            double ls = log(s);
+            want += (1 - e) * (mx - row[tb[i]] + ls) + e / VB * (sx + VB * ls);
+            for (int v = 0; v < VB; v++) {
+                double g = (exp(row[v] - mx - ls) - (v == tb[i] ? 1 - e + e / VB : e / VB)) / NB;
+                gerr = fmax(gerr, fabs(g - dbig[(size_t)i * VB + v]));
+            }
+        }
+        want /= NB;
+        CHECK_MSG(fabs(r.loss - want) <= 1e-7 * want, "logits near 2000, smoothing %d: loss %.9g, want %.9g", sm,
+                  r.loss, want);
+        CHECK_MSG(gerr <= 2e-7, "logits near 2000, smoothing %d: dlogits off by %.3g (largest 0.125)", sm, gerr);
+    }
+    free(big), free(dbig), free(lbig);
 }
 
 // --- optimizers, clipping, schedules
