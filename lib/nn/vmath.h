@@ -6,8 +6,8 @@
  * degree-6 polynomial of Cephes expf for e^r on [−ln2/2, ln2/2], and 2^n put
  * into the exponent bits. Within 2 ulp of expf over [−87.3, 88.37]; below
  * −87.3 it returns 0 and above 88.37 it returns e^88.37, which is finite
- * (callers subtract a row maximum, so arguments are ≤ 0 in practice). No NaN handling: a NaN argument
- * gives an unspecified finite value (the training loop checks losses).
+ * (callers subtract a row maximum, so arguments are ≤ 0 in practice). A NaN
+ * argument gives NaN (the training loop checks losses).
  * nlp_tanhf: 1 − 2/(e^{2x} + 1), absolute error below 2e-7 (relative error is
  * larger only where |tanh x| < 1e-6, which GELU never notices).
  *
@@ -36,7 +36,11 @@ static inline float nlp_expf(float x)
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     float y = p * r * r + r + 1.0f;
-    int32_t e = ((int32_t)n + 127) << 23;
+    /* 2^n from the bits of t (1.5·2^23 + n), in unsigned arithmetic: defined
+     * for every input, NaN included (whose y is NaN anyway) */
+    uint32_t tb, e;
+    memcpy(&tb, &t, 4);
+    e = (tb - 0x4b400000u + 127u) << 23;
     float s;
     memcpy(&s, &e, 4);
     return x < -87.3f ? 0.0f : y * s;

@@ -309,6 +309,13 @@ static void test_activations(void)
     int finite = 1;
     for (float v = 88.0f; v <= 100.0f; v += 0.01f) finite &= isfinite(nlp_expf(v)) && nlp_expf(v) >= nlp_expf(88.0f);
     CHECK_MSG(finite, "nlp_expf overflows below its documented clamp");
+    /* a NaN (diverged training) comes through as NaN, without undefined
+     * behaviour on the way (make asan stops at the first) */
+    volatile float nan = NAN;
+    CHECK(isnan(nlp_expf(nan)) && isnan(nlp_tanhf(nan)));
+    float xn[3] = {1, NAN, -1}, yn[3];
+    nlp_act_forward(NLP_ACT_GELU_TANH, yn, xn, 3);
+    CHECK(isnan(yn[1]) && isfinite(yn[0]) && isfinite(yn[2]));
 }
 
 static void test_dropout(void)
