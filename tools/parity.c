@@ -74,13 +74,17 @@ static int32_t *input(const nlp_st *f, const char *name, int required, int64_t *
     return v;
 }
 
-static double meta_num(const nlp_st *f, const char *key, double dflt)
+/* A numeric metadata value in [lo, hi] (hi_open: [lo, hi)); integral when asked. */
+static double meta_num(const nlp_st *f, const char *key, double dflt, double lo, double hi, int hi_open, int integral)
 {
     const char *s = nlp_st_meta(f, key);
     if (!s) return dflt;
     char *end;
     double v = strtod(s, &end);
     if (*end || end == s) die(nlp_error(NLP_EFORMAT, "'%s': metadata '%s' is not a number: '%s'", nlp_st_path(f), key, s));
+    if (!(v >= lo && (hi_open ? v < hi : v <= hi)) || (integral && v != (double)(long)v))
+        die(nlp_error(NLP_EFORMAT, "'%s': metadata '%s' must be %s in [%g, %g%s, got '%s'", nlp_st_path(f), key,
+                      integral ? "an integer" : "a number", lo, hi, hi_open ? ")" : "]", s));
     return v;
 }
 
@@ -234,12 +238,12 @@ int main(int argc, char **argv)
     /* AdamW from the stored gradients, steps 1..K; between steps, our own
      * forward/backward at the new weights */
     nlp_optim_config oc = nlp_optim_default();
-    oc.beta1 = meta_num(ref, "beta1", 0.9);
-    oc.beta2 = meta_num(ref, "beta2", 0.999);
-    oc.eps = meta_num(ref, "eps", 1e-8);
-    oc.weight_decay = meta_num(ref, "wd", 0.01);
-    double lr = meta_num(ref, "lr", 1e-3);
-    int steps = (int)meta_num(ref, "adam_steps", 2);
+    oc.beta1 = meta_num(ref, "beta1", 0.9, 0, 1, 1, 0);
+    oc.beta2 = meta_num(ref, "beta2", 0.999, 0, 1, 1, 0);
+    oc.eps = meta_num(ref, "eps", 1e-8, 0, 1, 0, 0);
+    oc.weight_decay = meta_num(ref, "wd", 0.01, 0, 1e6, 0, 0);
+    double lr = meta_num(ref, "lr", 1e-3, 0, 1e6, 0, 0);
+    int steps = (int)meta_num(ref, "adam_steps", 2, 0, 1000, 0, 1);
     nlp_optim opt;
     if ((rc = nlp_optim_init(&opt, &oc, np))) die(rc);
     float *g = nlp_malloc(np * sizeof *g);

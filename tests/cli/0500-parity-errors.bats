@@ -148,3 +148,29 @@ PY
   [ "$status" -eq 3 ]
   [[ "$stderr" == "parity: '$D/inputs.safetensors': "*"input_ids"* ]]
 }
+
+# rewrite one metadata value of ref.safetensors in fixture directory $1
+ref_meta() {
+  /usr/bin/python3 - "$SHARED/parity" "$1/ref.safetensors" "$2" "$3" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import stio
+t, meta = stio.load(sys.argv[2], True)
+meta[sys.argv[3]] = sys.argv[4]
+stio.save(sys.argv[2], t, meta)
+PY
+}
+
+@test "parity: AdamW metadata that is not a finite number in range, exit 3 naming it" {
+  for kv in "beta1 1e999" "beta2 nan" "lr inf" "eps -1" "beta1 1.5" "adam_steps 1e10" "adam_steps 2.5" "wd x"; do
+    cp "$SHARED/parity/fixtures/gpt/ref.safetensors" "$D/ref.safetensors"
+    chmod u+w "$D/ref.safetensors"
+    set -- $kv
+    ref_meta "$D" "$1" "$2"
+    run_split "$P" "$D" "$BATS_TEST_TMPDIR/o"
+    echo "$kv: $status $stderr"
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == "parity: '$D/ref.safetensors': metadata '$1' "* ]]
+    [ ! -e "$BATS_TEST_TMPDIR/o" ]
+  done
+}
