@@ -536,6 +536,10 @@ int nlp_model_config_from_json(nlp_model_config *c, const char *kind, const char
         goto out;
     }
     defaults(c, (enum nlp_arch)arch);
+    /* the head count is in no tensor shape: absent, it is the default of the
+     * class the JSON comes from (HF GPT2Config/BertConfig and the reference's
+     * GPTConfig/BertConfig: 12; EncDecConfig: 8), or the weights are misread */
+    c->heads = arch == NLP_ARCH_TRANSFORMER ? 8 : 12;
     static const char *const act_alias[] = {"gelu_new", "gelu_pytorch_tanh", "gelu_fast", NULL};
     static const int act_val[] = {NLP_ACT_GELU_TANH, NLP_ACT_GELU_TANH, NLP_ACT_GELU_TANH};
     int inner = -1;

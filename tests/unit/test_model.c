@@ -185,6 +185,19 @@ static void test_json(void)
     const char *deep = "{\"n_enc\": 1073741824}";
     CHECK_EQ_INT(nlp_model_config_from_json(&c, "encdec", deep, strlen(deep), "w.json"), NLP_EFORMAT);
     CHECK_MSG(strstr(nlp_errmsg(), "encoder-layers"), "%s", nlp_errmsg());
+    /* the head count is not in any tensor shape: a config without it means
+     * the default of the class that wrote it (GPTConfig, HF GPT2Config and
+     * BertConfig: 12; the reference's EncDecConfig: 8), not ours */
+    const char *nohead[][2] = {{"gpt", "{\"n_embd\": 96, \"n_layer\": 1}"},
+                               {NULL, "{\"model_type\": \"gpt2\", \"n_embd\": 96, \"n_layer\": 1}"},
+                               {"bert", "{\"hidden_size\": 96, \"num_hidden_layers\": 1}"},
+                               {NULL, "{\"model_type\": \"bert\", \"hidden_size\": 96}"},
+                               {"encdec", "{\"d_model\": 96, \"n_enc\": 1}"}};
+    const int want_heads[] = {12, 12, 12, 12, 8};
+    for (int i = 0; i < 5; i++) {
+        CHECK_EQ_INT(nlp_model_config_from_json(&c, nohead[i][0], nohead[i][1], strlen(nohead[i][1]), "h.json"), 0);
+        CHECK_MSG(c.heads == want_heads[i], "'%s': %d heads, expected %d", nohead[i][1], c.heads, want_heads[i]);
+    }
     nlp_model_config_preset(&c, "tiny", NLP_ARCH_GPT);
     c.d_model = c.heads = 1 << 20;
     CHECK_EQ_INT(nlp_model_config_validate(&c), NLP_EINVAL);
