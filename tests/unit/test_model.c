@@ -449,6 +449,17 @@ static void test_bad_input(void)
     write_text(p, "hello, this is not a model file at all");
     CHECK_EQ_INT(nlp_model_load(&x, p), NLP_EFORMAT);
     CHECK(strstr(nlp_errmsg(), "garbage.safetensors") != NULL);
+    /* a header whose config asks for a 4 TiB sinusoidal table (2^24 positions
+     * of d 65536) and holds no weights: the missing tensor is reported before
+     * anything of the config's size is allocated or filled */
+    nlp_st_writer *w = nlp_st_writer_new();
+    nlp_st_writer_meta(w, "model", "encdec");
+    nlp_st_writer_meta(w, "config", "{\"d_model\": 65536, \"n_heads\": 1, \"max_len\": 16777216}");
+    p = tmp_path("huge-table.safetensors");
+    CHECK_EQ_INT(nlp_st_writer_save(w, p), 0);
+    nlp_st_writer_free(w);
+    CHECK_EQ_INT(nlp_model_load(&x, p), NLP_EFORMAT);
+    CHECK_MSG(strstr(nlp_errmsg(), "missing tensor 'tgt_emb.weight'"), "%s", nlp_errmsg());
 }
 
 /* Four steps straight vs two, checkpoint, reload, two more: bit-identical. */
