@@ -53,13 +53,18 @@ static void usage(int status)
     exit(status);
 }
 
-/* An I32 input tensor, converted; NULL when absent and not required. */
-static int32_t *input(const nlp_st *f, const char *name, int required, int64_t *n_out)
+/* An I32 input tensor, converted; NULL when absent and not required. With
+ * ndim > 0 its shape must be `shape` (the model reads that many ids). */
+static int32_t *input(const nlp_st *f, const char *name, int required, int64_t *n_out, int ndim, const int64_t *shape)
 {
     const nlp_st_tensor *t = nlp_st_find(f, name);
     if (!t) {
         if (required) die(nlp_error(NLP_EFORMAT, "'%s': missing tensor '%s'", nlp_st_path(f), name));
         return NULL;
+    }
+    if (ndim > 0) {
+        int rc = nlp_st_expect(f, name, ndim, shape, NULL);
+        if (rc) die(rc);
     }
     int32_t *v = nlp_malloc((size_t)(t->numel ? t->numel : 1) * sizeof *v);
     if (!v) die(NLP_ENOMEM);
@@ -69,13 +74,17 @@ static int32_t *input(const nlp_st *f, const char *name, int required, int64_t *
     return v;
 }
 
-static double meta_num(const nlp_st *f, const char *key, double dflt)
+/* A numeric metadata value in [lo, hi] (hi_open: [lo, hi)); integral when asked. */
+static double meta_num(const nlp_st *f, const char *key, double dflt, double lo, double hi, int hi_open, int integral)
 {
     const char *s = nlp_st_meta(f, key);
     if (!s) return dflt;
     char *end;
     double v = strtod(s, &end);
     if (*end || end == s) die(nlp_error(NLP_EFORMAT, "'%s': metadata '%s' is not a number: '%s'", nlp_st_path(f), key, s));
+    if (!(v >= lo && (hi_open ? v < hi : v <= hi)) || (integral && v != (double)(long)v))
+        die(nlp_error(NLP_EFORMAT, "'%s': metadata '%s' must be %s in [%g, %g%s, got '%s'", nlp_st_path(f), key,
+                      integral ? "an integer" : "a number", lo, hi, hi_open ? ")" : "]", s));
     return v;
 }
 
@@ -170,27 +179,31 @@ int main(int argc, char **argv)
     const nlp_st_tensor *t0 = nlp_st_find(in, first);
     if (!t0 || t0->ndim != 2)
         die(nlp_error(NLP_EFORMAT, "'%s': missing tensor '%s' of shape [B, T]", nlp_st_path(in), first));
+    if (t0->shape[0] < 1 || t0->shape[0] > INT32_MAX || t0->shape[1] < 1 || t0->shape[1] > INT32_MAX)
+        die(nlp_error(NLP_EFORMAT, "'%s': tensor '%s' has shape [%lld, %lld], expected a non-empty batch [B, T]",
+                      nlp_st_path(in), first, (long long)t0->shape[0], (long long)t0->shape[1]));
     b.B = (int)t0->shape[0];
     b.T = (int)t0->shape[1];
+    const int64_t bt[2] = {b.B, b.T};
     int64_t n;
     if (cfg->arch == NLP_ARCH_GPT) {
-        b.ids = input(in, "input_ids", 1, NULL);
-        b.labels = input(in, "labels", 1, NULL);
+        b.ids = input(in, "input_ids", 1, NULL, 2, bt);
+        b.labels = input(in, "labels", 1, NULL, 2, bt);
     } else if (cfg->arch == NLP_ARCH_BERT) {
-        b.ids = input(in, "input_ids", 1, NULL);
-        b.type_ids = input(in, "token_type_ids", 0, NULL);
-        b.mask = input(in, "attention_mask", 0, NULL);
-        b.labels = input(in, "mlm_labels", 1, NULL);
-        b.nsp_labels = input(in, "nsp_labels", 1, &n);
+        b.ids = input(in, "input_ids", 1, NULL, 2, bt);
+        b.type_ids = input(in, "token_type_ids", 0, NULL, 2, bt);
+        b.mask = input(in, "attention_mask", 0, NULL, 2, bt);
+        b.labels = input(in, "mlm_labels", 1, NULL, 2, bt);
+        b.nsp_labels = input(in, "nsp_labels", 1, &n, 0, NULL);
         if (n != b.B) die(nlp_error(NLP_EFORMAT, "'%s': nsp_labels has %lld entries, expected %d", nlp_st_path(in), (long long)n, b.B));
     } else {
-        b.tgt_in = input(in, "tgt_in", 1, NULL);
-        b.tgt_out = input(in, "tgt_out", 1, NULL);
+        b.tgt_in = input(in, "tgt_in", 1, NULL, 2, bt);
+        b.tgt_out = input(in, "tgt_out", 1, NULL, 2, bt);
         const nlp_st_tensor *s = nlp_st_find(in, "src");
-        if (!s || s->ndim != 2 || s->shape[0] != b.B)
+        if (!s || s->ndim != 2 || s->shape[0] != b.B || s->shape[1] < 1 || s->shape[1] > INT32_MAX)
             die(nlp_error(NLP_EFORMAT, "'%s': missing tensor 'src' of shape [%d, S]", nlp_st_path(in), b.B));
         b.S = (int)s->shape[1];
-        b.src = input(in, "src", 1, NULL);
+        b.src = input(in, "src", 1, NULL, 0, NULL);
     }
 
     if (!(W = nlp_st_writer_new())) die(NLP_ENOMEM);
@@ -225,12 +238,12 @@ int main(int argc, char **argv)
     /* AdamW from the stored gradients, steps 1..K; between steps, our own
      * forward/backward at the new weights */
     nlp_optim_config oc = nlp_optim_default();
-    oc.beta1 = meta_num(ref, "beta1", 0.9);
-    oc.beta2 = meta_num(ref, "beta2", 0.999);
-    oc.eps = meta_num(ref, "eps", 1e-8);
-    oc.weight_decay = meta_num(ref, "wd", 0.01);
-    double lr = meta_num(ref, "lr", 1e-3);
-    int steps = (int)meta_num(ref, "adam_steps", 2);
+    oc.beta1 = meta_num(ref, "beta1", 0.9, 0, 1, 1, 0);
+    oc.beta2 = meta_num(ref, "beta2", 0.999, 0, 1, 1, 0);
+    oc.eps = meta_num(ref, "eps", 1e-8, 0, 1, 0, 0);
+    oc.weight_decay = meta_num(ref, "wd", 0.01, 0, 1e6, 0, 0);
+    double lr = meta_num(ref, "lr", 1e-3, 0, 1e6, 0, 0);
+    int steps = (int)meta_num(ref, "adam_steps", 2, 0, 1000, 0, 1);
     nlp_optim opt;
     if ((rc = nlp_optim_init(&opt, &oc, np))) die(rc);
     float *g = nlp_malloc(np * sizeof *g);

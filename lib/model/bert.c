@@ -94,7 +94,7 @@ static size_t bert_layout(nlp_model *m, float *base, int B, int T, int S)
     m->pool_pre = nlp_bump_take(&b, (size_t)B * C);
     m->pooled = nlp_bump_take(&b, (size_t)B * C);
     m->nsp_logits = nlp_bump_take(&b, (size_t)B * 2);
-    m->nsp_lse = nlp_bump_take(&b, (size_t)B);
+    m->nsp_lse = nlp_bump_take(&b, 2 * (size_t)B);
     m->nsp_target = (int32_t *)nlp_bump_take(&b, (size_t)B);
     m->mlm_h1 = nlp_bump_take(&b, N * C);
     m->mlm_h2 = nlp_bump_take(&b, N * C);
@@ -102,7 +102,7 @@ static size_t bert_layout(nlp_model *m, float *base, int B, int T, int S)
     m->mlm_mean = nlp_bump_take(&b, N);
     m->mlm_rstd = nlp_bump_take(&b, N);
     m->logits = nlp_bump_take(&b, N * (size_t)m->cfg.vocab_size);
-    m->lse = nlp_bump_take(&b, N);
+    m->lse = nlp_bump_take(&b, 2 * N);
     m->target = (int32_t *)nlp_bump_take(&b, N);
     nlp_net_layout_scratch(m, &b, (int)N, 0, T, 0);
     return b.used;

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,6 +346,14 @@ int nlp_model_config_build(nlp_model_config *cfg, const char *preset, const nlp_
 
 int nlp_model_config_validate(const nlp_model_config *c)
 {
+    for (size_t i = 0; i < NKEYS; i++) { /* the ranges of the keys, whatever filled the struct */
+        const struct key *k = &KEYS[i];
+        if (k->type != KT_INT || !(k->arch & (1u << c->arch))) continue;
+        if (c->arch == NLP_ARCH_TRANSFORMER && strcmp(k->name, "layers") == 0) continue; /* = encoder-layers */
+        int v = *(const int *)((const char *)c + k->off);
+        if (v < k->lo || v > k->hi)
+            return nlp_error(NLP_EINVAL, "%s must be between %.0f and %.0f, got %d", k->name, k->lo, k->hi, v);
+    }
     if (c->d_model % c->heads)
         return nlp_error(NLP_EINVAL, "d-model %d is not divisible by heads %d", c->d_model, c->heads);
     if (c->arch == NLP_ARCH_TRANSFORMER) {
@@ -527,6 +536,10 @@ int nlp_model_config_from_json(nlp_model_config *c, const char *kind, const char
         goto out;
     }
     defaults(c, (enum nlp_arch)arch);
+    /* the head count is in no tensor shape: absent, it is the default of the
+     * class the JSON comes from (HF GPT2Config/BertConfig and the reference's
+     * GPTConfig/BertConfig: 12; EncDecConfig: 8), or the weights are misread */
+    c->heads = arch == NLP_ARCH_TRANSFORMER ? 8 : 12;
     static const char *const act_alias[] = {"gelu_new", "gelu_pytorch_tanh", "gelu_fast", NULL};
     static const int act_val[] = {NLP_ACT_GELU_TANH, NLP_ACT_GELU_TANH, NLP_ACT_GELU_TANH};
     int inner = -1;
@@ -548,7 +561,7 @@ int nlp_model_config_from_json(nlp_model_config *c, const char *kind, const char
         TRY(j_dbl(o, "dropout", &drop, origin));
         TRY(j_choice(o, "activation_function", (int *)&c->activation, ACTS, act_alias, act_val, origin));
         TRY(j_dbl(o, "initializer_range", &c->init_std, origin));
-        c->d_ff = inner > 0 ? inner : 4 * c->d_model;
+        c->d_ff = inner > 0 ? inner : c->d_model <= INT_MAX / 4 ? 4 * c->d_model : INT_MAX;
         break;
     case NLP_ARCH_BERT:
         TRY(j_int(o, "vocab_size", &c->vocab_size, origin));

@@ -126,8 +126,12 @@ int nlp_model_config_to_json(const nlp_model_config *cfg, nlp_buf *json, const c
 
 /* Reads a JSON config: the reference form above (kind given), or a
  * HuggingFace config.json (kind NULL: GPT-2 or BERT from "model_type" or the
- * keys present). Unknown keys are ignored (HF configs carry many). `origin`
- * names the file in messages. NLP_EFORMAT on malformed JSON or values. */
+ * keys present). Unknown keys are ignored (HF configs carry many). A missing
+ * head count, which no tensor shape reveals, is that of the class the JSON
+ * comes from (12 for GPT-2 and BERT, 8 for the reference's EncDecConfig);
+ * other missing sizes take the architecture's defaults (the weights' shapes
+ * then catch a mismatch). `origin` names the file in messages. NLP_EFORMAT on
+ * malformed JSON or values. */
 int nlp_model_config_from_json(nlp_model_config *cfg, const char *kind, const char *json, size_t len,
                                const char *origin);
 

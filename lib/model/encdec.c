@@ -132,7 +132,7 @@ static size_t encdec_layout(nlp_model *m, float *base, int B, int T, int S)
     m->mask_a = (uint8_t *)nlp_bump_take(&b, (M + 3) / 4);
     m->mask_b = (uint8_t *)nlp_bump_take(&b, (N + 3) / 4);
     m->logits = nlp_bump_take(&b, N * (size_t)m->cfg.vocab_size);
-    m->lse = nlp_bump_take(&b, N);
+    m->lse = nlp_bump_take(&b, 2 * N);
     m->target = (int32_t *)nlp_bump_take(&b, N);
     nlp_net_layout_scratch(m, &b, (int)(N > M ? N : M), (int)M, T, S);
     return b.used;

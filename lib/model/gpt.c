@@ -80,7 +80,7 @@ static size_t gpt_layout(nlp_model *m, float *base, int B, int T, int S)
     const size_t N = (size_t)B * T;
     nlp_net_layout_stack(m, &m->stack[0], &b, B, T, 0);
     m->logits = nlp_bump_take(&b, N * (size_t)m->cfg.vocab_size);
-    m->lse = nlp_bump_take(&b, N);
+    m->lse = nlp_bump_take(&b, 2 * N);
     m->target = (int32_t *)nlp_bump_take(&b, N);
     nlp_net_layout_scratch(m, &b, (int)N, 0, T, 0);
     return b.used;

@@ -42,11 +42,6 @@ static int model_build(nlp_model **out, const nlp_model_config *cfg)
     nlp_rng_seed(&m->rng, 0);
     if (!(m->params = nlp_params_new())) rc = NLP_ENOMEM;
     if (!rc) rc = m->ops->build(m);
-    if (!rc && cfg->arch == NLP_ARCH_TRANSFORMER && !cfg->learned_pos) {
-        m->pe = nlp_malloc((size_t)cfg->max_positions * cfg->d_model * sizeof(float));
-        if (!m->pe) rc = NLP_ENOMEM;
-        else nlp_sinusoid_table(m->pe, cfg->max_positions, cfg->d_model);
-    }
     if (rc) {
         nlp_model_free(m);
         return rc;
@@ -55,12 +50,24 @@ static int model_build(nlp_model **out, const nlp_model_config *cfg)
     return NLP_OK;
 }
 
+/* The sinusoidal table, once the weights are there: its size comes from the
+ * configuration alone, so a file is checked before anything of that size is made. */
+static int model_tables(nlp_model *m)
+{
+    const nlp_model_config *cfg = &m->cfg;
+    if (cfg->arch != NLP_ARCH_TRANSFORMER || cfg->learned_pos) return NLP_OK;
+    m->pe = nlp_malloc((size_t)cfg->max_positions * cfg->d_model * sizeof(float));
+    if (!m->pe) return NLP_ENOMEM;
+    nlp_sinusoid_table(m->pe, cfg->max_positions, cfg->d_model);
+    return NLP_OK;
+}
+
 int nlp_model_new(nlp_model **out, const nlp_model_config *cfg, uint64_t seed)
 {
     nlp_model *m;
     int rc = model_build(&m, cfg);
     if (rc) return rc;
-    if ((rc = nlp_params_alloc(m->params))) {
+    if ((rc = nlp_params_alloc(m->params)) || (rc = model_tables(m))) {
         nlp_model_free(m);
         return rc;
     }
@@ -151,6 +158,7 @@ int nlp_model_load(nlp_model **out, const char *path)
     }
     rc = nlp_params_load(m->params, f); /* consumes f */
     free(file);
+    if (!rc) rc = model_tables(m);
     if (rc) {
         nlp_model_free(m);
         return rc;

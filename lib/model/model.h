@@ -138,7 +138,10 @@ int nlp_model_encode(nlp_model *m, const nlp_batch *b, nlp_cache *c);
 /* Appends T new positions to every row and computes their logits
  * (nlp_model_logits: B·T rows): gpt b->ids [B,T], transformer b->tgt_in
  * [B,T] after nlp_model_encode. Positions continue from nlp_cache_len(c); the
- * result equals the corresponding rows of a full forward pass. Dropout is off;
+ * result equals the corresponding rows of a full forward pass when no
+ * transformer decoder input is the pad id (the full pass masks pad keys in
+ * the decoder self-attention; decoding attends to every position it was
+ * given, as the reference's cached decoding does). Dropout is off;
  * no loss, no backward. Errors: NLP_EINVAL (wrong B, no source encoded, bert),
  * NLP_EDATA (ids out of range, longer than the cache or max-positions). */
 int nlp_model_decode(nlp_model *m, const nlp_batch *b, nlp_cache *c);

@@ -131,7 +131,7 @@ struct nlp_model {
     float *emb_sum, *emb_mean, *emb_rstd; /* bert: embeddings before their LayerNorm */
     float *y0;                /* transformer: decoder input embeddings */
     float *logits;            /* [N, V], becomes the gradient in backward */
-    float *lse;               /* [N] */
+    float *lse;               /* [N, 2]: nlp_xent_forward's max and log-sum-exp per row */
     int32_t *target;          /* [N] loss targets (shifted for gpt) */
     float *pool_pre, *pooled, *nsp_logits, *nsp_lse; /* bert */
     int32_t *nsp_target;

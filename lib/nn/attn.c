@@ -76,6 +76,17 @@ static int key_extent(const nlp_attn *a, int t1)
     return n < a->S ? n : a->S;
 }
 
+/* Keys that rows [t0, t0 + rows) of batch b use: the causal extent, or all
+ * S when one of them has every key masked (that row is uniform over all S). */
+static int block_keys(const nlp_attn *a, int b, int t0, int rows)
+{
+    int kn = key_extent(a, t0 + rows);
+    if (kn < a->S && a->key_mask)
+        for (int t = t0; t < t0 + rows; t++)
+            if (row_all_masked(a, b, t)) return a->S;
+    return kn;
+}
+
 /* rows × D block of a strided matrix set to 0. */
 static void zero_rows(float *x, long ld, int rows, int D)
 {
@@ -119,7 +130,7 @@ int nlp_attn_forward(const nlp_attn *a, float *P)
                 float *p = P ? P + ((size_t)b * H + h) * T * S : scratch;
                 float *pd = drop ? scratch : p;
                 for (int t0 = 0; t0 < T; t0 += RB) {
-                    int rows = T - t0 < RB ? T - t0 : RB, kn = key_extent(a, t0 + rows);
+                    int rows = T - t0 < RB ? T - t0 : RB, kn = block_keys(a, b, t0, rows);
                     float *pr = p + (size_t)t0 * S;
                     nlp_gemm(0, 1, rows, kn, D, alpha, q + (size_t)t0 * a->ldq, (int)a->ldq, k, (int)a->ldk, 0.0f, pr,
                              S);
@@ -159,7 +170,7 @@ int nlp_attn_backward(const nlp_attn *a, const float *P, const float *dout, floa
                     zero_rows(gv, a->ldv, S, D);
                 }
                 for (int t0 = 0; t0 < T; t0 += RB) {
-                    int rows = T - t0 < RB ? T - t0 : RB, kn = key_extent(a, t0 + rows);
+                    int rows = T - t0 < RB ? T - t0 : RB, kn = block_keys(a, b, t0, rows);
                     float beta = blocked ? 1.0f : 0.0f;
                     const float *pb = p + (size_t)t0 * S, *pdb = pb, *gob = go + (size_t)t0 * a->ldo;
                     float *g0 = dp + (size_t)t0 * S;

@@ -9,29 +9,33 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-static float row_lse(const float *r, int V)
+/* lse[0] = the row maximum, lse[1] = log Σ exp(x − max): kept apart, so that
+ * lse − x_v = (max − x_v) + lse[1] loses nothing to the rounding of a large max. */
+static void row_lse(const float *r, int V, float *lse)
 {
     float mx = -FLT_MAX, s = 0;
 #pragma omp simd reduction(max : mx)
     for (int v = 0; v < V; v++) mx = r[v] > mx ? r[v] : mx;
 #pragma omp simd reduction(+ : s)
     for (int v = 0; v < V; v++) s += nlp_expf(r[v] - mx);
-    return mx + logf(s);
+    lse[0] = mx;
+    lse[1] = logf(s);
 }
 
 /* The loss and nll of row i (not ignored). */
-static void row_loss(const nlp_xent *x, int i, float l, double *loss, double *nll)
+static void row_loss(const nlp_xent *x, int i, const float *l, double *loss, double *nll)
 {
     const float *r = x->logits + (size_t)i * x->ld;
     const int V = x->V, y = x->target[i];
     const float eps = x->smoothing;
-    double n1 = (double)l - r[y];
+    const double mx = l[0];
+    double n1 = (mx - r[y]) + l[1];
     *nll = *loss = n1;
     if (eps > 0) {
         double sx = 0;
 #pragma omp simd reduction(+ : sx)
-        for (int v = 0; v < V; v++) sx += r[v];
-        double all = (double)V * l - sx; /* Σ_v (lse − x_v) */
+        for (int v = 0; v < V; v++) sx += mx - r[v];
+        double all = sx + (double)V * l[1]; /* Σ_v (lse − x_v) */
         *loss = x->mode == NLP_SMOOTH_UNIFORM ? (1 - eps) * n1 + eps / V * all
                                               : (1 - eps) * n1 + eps / (V - 1) * (all - n1);
     }
@@ -48,8 +52,9 @@ void nlp_xent_forward(const nlp_xent *x, float *lse, nlp_xent_result *out)
     if (part) {
 #pragma omp parallel for schedule(static) if ((long)N * V > (1L << 15))
         for (int i = 0; i < N; i++) {
-            float l = row_lse(x->logits + (size_t)i * x->ld, V);
-            if (lse) lse[i] = l;
+            float l[2];
+            row_lse(x->logits + (size_t)i * x->ld, V, l);
+            if (lse) lse[2 * i] = l[0], lse[2 * i + 1] = l[1];
             part[2 * i] = part[2 * i + 1] = 0;
             if (x->target[i] != x->ignore_index) row_loss(x, i, l, &part[2 * i], &part[2 * i + 1]);
         }
@@ -57,8 +62,9 @@ void nlp_xent_forward(const nlp_xent *x, float *lse, nlp_xent_result *out)
         free(part);
     } else { /* the same sums, one row at a time */
         for (int i = 0; i < N; i++) {
-            float l = row_lse(x->logits + (size_t)i * x->ld, V);
-            if (lse) lse[i] = l;
+            float l[2];
+            row_lse(x->logits + (size_t)i * x->ld, V, l);
+            if (lse) lse[2 * i] = l[0], lse[2 * i + 1] = l[1];
             double a = 0, b = 0;
             if (x->target[i] != x->ignore_index) row_loss(x, i, l, &a, &b);
             loss += a, nll += b;
@@ -87,9 +93,10 @@ void nlp_xent_backward(const nlp_xent *x, const float *lse, float scale, float *
             for (int v = 0; v < V; v++) d[v] = 0;
             continue;
         }
-        float l = lse[i], py = nlp_expf(r[y] - l); /* read before d (which may be r) is written */
+        float mx = lse[2 * i], ls = lse[2 * i + 1];
+        float py = nlp_expf((r[y] - mx) - ls); /* read before d (which may be r) is written */
 #pragma omp simd
-        for (int v = 0; v < V; v++) d[v] = (nlp_expf(r[v] - l) - q_off) * s;
+        for (int v = 0; v < V; v++) d[v] = (nlp_expf((r[v] - mx) - ls) - q_off) * s;
         d[y] = (py - q_on) * s;
     }
 }

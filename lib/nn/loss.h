@@ -41,14 +41,16 @@ typedef struct nlp_xent_result {
     int count;        /* rows not ignored */
 } nlp_xent_result;
 
-/* Computes the losses; lse [N] receives each row's log-sum-exp for the
- * backward pass (may be NULL when no backward follows). Targets outside
- * [0, V) that are not ignore_index are the caller's to reject beforehand. */
+/* Computes the losses; lse [N, 2] receives each row's log-sum-exp for the
+ * backward pass as two floats, the row maximum and log Σ exp(x − max) (so
+ * that a large common offset of the logits costs no precision); may be NULL
+ * when no backward follows. Targets outside [0, V) that are not
+ * ignore_index are the caller's to reject beforehand. */
 void nlp_xent_forward(const nlp_xent *x, float *lse, nlp_xent_result *out);
 
 /* dlogits [N, V] (row stride ld_d; may be the logits buffer itself) =
  * ∂(scale·mean loss)/∂logits, i.e. (softmax − q)·scale/count per counted row and
- * 0 on ignored rows; lse from the forward pass. */
+ * 0 on ignored rows; lse [N, 2] from the forward pass. */
 void nlp_xent_backward(const nlp_xent *x, const float *lse, float scale, float *dlogits, long ld_d);
 
 #endif

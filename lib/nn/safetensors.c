@@ -134,6 +134,7 @@ static int parse_tensor(nlp_st *f, const char *name, json_t *v, nlp_st_tensor *t
         if (s && numel > (1ull << 62) / s) return fmt_err(f, "tensor '%s': shape too large", name);
         numel *= s;
     }
+    if (numel > UINT64_MAX / DT[d].size) return fmt_err(f, "tensor '%s': shape too large", name);
     t->numel = (int64_t)numel;
     if (!json_is_array(off) || json_array_size(off) != 2 || !json_uint(json_array_get(off, 0), &t->begin) ||
         !json_uint(json_array_get(off, 1), &t->end) || t->end < t->begin)

@@ -4,10 +4,10 @@
  *
  * nlp_expf: Cody-Waite reduction x = n·ln2 + r with ln2 in two parts, the
  * degree-6 polynomial of Cephes expf for e^r on [−ln2/2, ln2/2], and 2^n put
- * into the exponent bits. Within 2 ulp of expf over [−87.3, 88.7]; below
- * −87.3 it returns 0 and above 88.7 it returns e^88.7 (callers subtract a row
- * maximum, so arguments are ≤ 0 in practice). No NaN handling: a NaN argument
- * gives an unspecified finite value (the training loop checks losses).
+ * into the exponent bits. Within 2 ulp of expf over [−87.3, 88.37]; below
+ * −87.3 it returns 0 and above 88.37 it returns e^88.37, which is finite
+ * (callers subtract a row maximum, so arguments are ≤ 0 in practice). A NaN
+ * argument gives NaN (the training loop checks losses).
  * nlp_tanhf: 1 − 2/(e^{2x} + 1), absolute error below 2e-7 (relative error is
  * larger only where |tanh x| < 1e-6, which GELU never notices).
  *
@@ -24,7 +24,7 @@
 #pragma omp declare simd notinbranch
 static inline float nlp_expf(float x)
 {
-    float xc = x < -87.3f ? -87.3f : x > 88.7f ? 88.7f : x;
+    float xc = x < -87.3f ? -87.3f : x > 88.37f ? 88.37f : x; /* 2^n below 2^128 */
     float t = xc * 1.44269504088896341f + 12582912.0f; /* round to nearest via 1.5·2^23 */
     float n = t - 12582912.0f;
     float r = xc - n * 0.693359375f;
@@ -36,7 +36,11 @@ static inline float nlp_expf(float x)
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     float y = p * r * r + r + 1.0f;
-    int32_t e = ((int32_t)n + 127) << 23;
+    /* 2^n from the bits of t (1.5·2^23 + n), in unsigned arithmetic: defined
+     * for every input, NaN included (whose y is NaN anyway) */
+    uint32_t tb, e;
+    memcpy(&tb, &t, 4);
+    e = (tb - 0x4b400000u + 127u) << 23;
     float s;
     memcpy(&s, &e, 4);
     return x < -87.3f ? 0.0f : y * s;
@@ -46,7 +50,7 @@ static inline float nlp_expf(float x)
 static inline float nlp_tanhf(float x) { return 1.0f - 2.0f / (nlp_expf(2.0f * x) + 1.0f); }
 
 /* Largest errors against libm over a dense grid: exp in ulp (relative / FLT_EPSILON)
- * on [−87, 88], tanh absolute on [−20, 20]. */
+ * on [−87, 88.37], tanh absolute on [−20, 20]. */
 void nlp_vmath_selftest(double *exp_ulp, double *tanh_abs);
 
 #endif

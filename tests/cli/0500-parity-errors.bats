@@ -109,3 +109,68 @@ PY
   [[ "$stderr" == *"inputs.safetensors"* ]]
   [ ! -e "$BATS_TEST_TMPDIR/out.safetensors" ]
 }
+
+# rewrite the inputs of fixture directory $1 (a copy) with python3 + numpy through stio.py
+restio_inputs() {
+  /usr/bin/python3 - "$SHARED/parity" "$1/inputs.safetensors" "$2" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import stio
+t, meta = stio.load(sys.argv[2], True)
+exec(sys.argv[3])
+stio.save(sys.argv[2], t, meta)
+PY
+}
+
+@test "parity: an input tensor whose shape is not the batch's [B, T], exit 3 naming it" {
+  restio_inputs "$D" 't["labels"] = t["labels"][:, :3].copy()'
+  run_split "$P" "$D" "$BATS_TEST_TMPDIR/o"
+  [ "$status" -eq 3 ]
+  [ "$stderr" = "parity: '$D/inputs.safetensors': tensor 'labels' has shape [2, 3], expected [2, 16]" ]
+  B="$BATS_TEST_TMPDIR/bert"
+  cp -r "$SHARED/parity/fixtures/bert" "$B" && chmod -R u+w "$B"
+  restio_inputs "$B" 't["attention_mask"] = t["attention_mask"].reshape(-1)'
+  run_split "$P" "$B" "$BATS_TEST_TMPDIR/o"
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == "parity: '$B/inputs.safetensors': tensor 'attention_mask' has shape ["*"], expected [2, 16]" ]]
+  E="$BATS_TEST_TMPDIR/encdec"
+  cp -r "$SHARED/parity/fixtures/encdec" "$E" && chmod -R u+w "$E"
+  restio_inputs "$E" 't["tgt_out"] = t["tgt_out"][:1].copy()'
+  run_split "$P" "$E" "$BATS_TEST_TMPDIR/o"
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == "parity: '$E/inputs.safetensors': tensor 'tgt_out' has shape [1, "*"], expected [2, "*"]" ]]
+  [ ! -e "$BATS_TEST_TMPDIR/o" ]
+}
+
+@test "parity: an empty batch in the inputs, exit 3" {
+  restio_inputs "$D" 't["input_ids"] = t["input_ids"][:0].copy(); t["labels"] = t["labels"][:0].copy()'
+  run_split "$P" "$D" "$BATS_TEST_TMPDIR/o"
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == "parity: '$D/inputs.safetensors': "*"input_ids"* ]]
+}
+
+# rewrite one metadata value of ref.safetensors in fixture directory $1
+ref_meta() {
+  /usr/bin/python3 - "$SHARED/parity" "$1/ref.safetensors" "$2" "$3" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import stio
+t, meta = stio.load(sys.argv[2], True)
+meta[sys.argv[3]] = sys.argv[4]
+stio.save(sys.argv[2], t, meta)
+PY
+}
+
+@test "parity: AdamW metadata that is not a finite number in range, exit 3 naming it" {
+  for kv in "beta1 1e999" "beta2 nan" "lr inf" "eps -1" "beta1 1.5" "adam_steps 1e10" "adam_steps 2.5" "wd x"; do
+    cp "$SHARED/parity/fixtures/gpt/ref.safetensors" "$D/ref.safetensors"
+    chmod u+w "$D/ref.safetensors"
+    set -- $kv
+    ref_meta "$D" "$1" "$2"
+    run_split "$P" "$D" "$BATS_TEST_TMPDIR/o"
+    echo "$kv: $status $stderr"
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == "parity: '$D/ref.safetensors': metadata '$1' "* ]]
+    [ ! -e "$BATS_TEST_TMPDIR/o" ]
+  done
+}

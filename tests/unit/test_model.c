@@ -174,6 +174,34 @@ static void test_json(void)
     CHECK(strstr(nlp_errmsg(), "bad JSON config") != NULL);
     CHECK_EQ_INT(nlp_model_config_from_json(&c, NULL, "{\"foo\": 1}", 10, "x.json"), NLP_EFORMAT);
     CHECK(strstr(nlp_errmsg(), "cannot tell the model kind") != NULL);
+    /* sizes beyond what the YAML keys allow are range errors, not int
+     * overflows (4·n_embd for d_ff, 3·C for c_attn) or allocations of them */
+    const char *wide[] = {"{\"n_embd\": 536870912, \"n_head\": 1}", "{\"n_embd\": 1073741824, \"n_head\": 1, \"n_inner\": 4}"};
+    for (int i = 0; i < 2; i++) {
+        CHECK_EQ_INT(nlp_model_config_from_json(&c, "gpt", wide[i], strlen(wide[i]), "w.json"), NLP_EFORMAT);
+        CHECK_MSG(strstr(nlp_errmsg(), "'w.json'") && strstr(nlp_errmsg(), "d-model"), "'%s': %s", wide[i],
+                  nlp_errmsg());
+    }
+    const char *deep = "{\"n_enc\": 1073741824}";
+    CHECK_EQ_INT(nlp_model_config_from_json(&c, "encdec", deep, strlen(deep), "w.json"), NLP_EFORMAT);
+    CHECK_MSG(strstr(nlp_errmsg(), "encoder-layers"), "%s", nlp_errmsg());
+    /* the head count is not in any tensor shape: a config without it means
+     * the default of the class that wrote it (GPTConfig, HF GPT2Config and
+     * BertConfig: 12; the reference's EncDecConfig: 8), not ours */
+    const char *nohead[][2] = {{"gpt", "{\"n_embd\": 96, \"n_layer\": 1}"},
+                               {NULL, "{\"model_type\": \"gpt2\", \"n_embd\": 96, \"n_layer\": 1}"},
+                               {"bert", "{\"hidden_size\": 96, \"num_hidden_layers\": 1}"},
+                               {NULL, "{\"model_type\": \"bert\", \"hidden_size\": 96}"},
+                               {"encdec", "{\"d_model\": 96, \"n_enc\": 1}"}};
+    const int want_heads[] = {12, 12, 12, 12, 8};
+    for (int i = 0; i < 5; i++) {
+        CHECK_EQ_INT(nlp_model_config_from_json(&c, nohead[i][0], nohead[i][1], strlen(nohead[i][1]), "h.json"), 0);
+        CHECK_MSG(c.heads == want_heads[i], "'%s': %d heads, expected %d", nohead[i][1], c.heads, want_heads[i]);
+    }
+    nlp_model_config_preset(&c, "tiny", NLP_ARCH_GPT);
+    c.d_model = c.heads = 1 << 20;
+    CHECK_EQ_INT(nlp_model_config_validate(&c), NLP_EINVAL);
+    CHECK_MSG(strstr(nlp_errmsg(), "d-model"), "%s", nlp_errmsg());
 }
 
 // --- batches
@@ -421,6 +449,17 @@ static void test_bad_input(void)
     write_text(p, "hello, this is not a model file at all");
     CHECK_EQ_INT(nlp_model_load(&x, p), NLP_EFORMAT);
     CHECK(strstr(nlp_errmsg(), "garbage.safetensors") != NULL);
+    /* a header whose config asks for a 4 TiB sinusoidal table (2^24 positions
+     * of d 65536) and holds no weights: the missing tensor is reported before
+     * anything of the config's size is allocated or filled */
+    nlp_st_writer *w = nlp_st_writer_new();
+    nlp_st_writer_meta(w, "model", "encdec");
+    nlp_st_writer_meta(w, "config", "{\"d_model\": 65536, \"n_heads\": 1, \"max_len\": 16777216}");
+    p = tmp_path("huge-table.safetensors");
+    CHECK_EQ_INT(nlp_st_writer_save(w, p), 0);
+    nlp_st_writer_free(w);
+    CHECK_EQ_INT(nlp_model_load(&x, p), NLP_EFORMAT);
+    CHECK_MSG(strstr(nlp_errmsg(), "missing tensor 'tgt_emb.weight'"), "%s", nlp_errmsg());
 }
 
 /* Four steps straight vs two, checkpoint, reload, two more: bit-identical. */

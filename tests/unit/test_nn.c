@@ -20,6 +20,7 @@
 #include "nn/norm.h"
 #include "nn/optim.h"
 #include "nn/safetensors.h"
+#include "nn/vmath.h"
 #include "base/err.h"
 #include "base/rng.h"
 #include "test.h"
@@ -301,6 +302,20 @@ static void test_activations(void)
     nlp_act_forward(NLP_ACT_GELU_TANH, y, x, 5);
     for (int i = 0; i < 5; i++)
         CHECK_NEAR(y[i], 0.5 * x[i] * (1 + tanh(sqrt(2 / M_PI) * (x[i] + 0.044715 * pow(x[i], 3)))), 2e-7);
+    /* vmath.h's accuracy claims, and a finite result at the top of its range */
+    double eu, ta;
+    nlp_vmath_selftest(&eu, &ta);
+    CHECK_MSG(eu <= 2 && ta < 2e-7, "nlp_expf %.2f ulp, nlp_tanhf %.3g", eu, ta);
+    int finite = 1;
+    for (float v = 88.0f; v <= 100.0f; v += 0.01f) finite &= isfinite(nlp_expf(v)) && nlp_expf(v) >= nlp_expf(88.0f);
+    CHECK_MSG(finite, "nlp_expf overflows below its documented clamp");
+    /* a NaN (diverged training) comes through as NaN, without undefined
+     * behaviour on the way (make asan stops at the first) */
+    volatile float nan = NAN;
+    CHECK(isnan(nlp_expf(nan)) && isnan(nlp_tanhf(nan)));
+    float xn[3] = {1, NAN, -1}, yn[3];
+    nlp_act_forward(NLP_ACT_GELU_TANH, yn, xn, 3);
+    CHECK(isnan(yn[1]) && isfinite(yn[0]) && isfinite(yn[2]));
 }
 
 static void test_dropout(void)
@@ -473,6 +488,57 @@ static void test_attention(void)
                   .ldv = 2, .out = o, .ldo = 2, .key_mask = none, .bsm = 2};
     nlp_attn_forward(&z, P);
     CHECK(P[0] == 0.5f && P[1] == 0.5f);
+
+    /* causal + padding where the first keys are padding (a decoder input
+     * starting with pad): the first queries see no key at all. As torch's
+     * masked_fill(~(causal & keep), min) + softmax, such a row is uniform over
+     * all S keys, whether or not the sequence is longer than one block of
+     * query rows; the gradients agree with finite differences. */
+    for (int len = 20; len <= 130; len += 110) {
+        const int Hh = 2, Dd = 4, Cc = Hh * Dd;
+        struct attn_ctx k = {0};
+        k.qkv = randv((size_t)len * 3 * Cc, 1);
+        k.nout = (size_t)len * Cc;
+        k.out = zerov(k.nout), k.r = randv(k.nout, 1), k.P = zerov((size_t)Hh * len * len);
+        uint8_t *keep = malloc((size_t)len);
+        for (int j = 0; j < len; j++) keep[j] = j >= 3 && j != 70;
+        k.a = (nlp_attn){.B = 1, .H = Hh, .T = len, .S = len, .D = Dd, .q = k.qkv, .ldq = 3 * Cc, .k = k.qkv + Cc,
+                         .ldk = 3 * Cc, .v = k.qkv + 2 * Cc, .ldv = 3 * Cc, .out = k.out, .ldo = Cc, .bso = (long)len * Cc,
+                         .bsq = (long)len * 3 * Cc, .bsk = (long)len * 3 * Cc, .bsv = (long)len * 3 * Cc,
+                         .key_mask = keep, .bsm = len, .causal = 1};
+        attn_loss(&k);
+        double worst = 0;
+        for (int h = 0; h < Hh; h++)
+            for (int t = 0; t < len; t++) {
+                double sc[130], mx = -1e300, sum = 0;
+                int any = 0;
+                for (int j = 0; j <= t; j++) any |= keep[j];
+                for (int j = 0; j < len; j++) {
+                    int ok = j <= t && keep[j];
+                    double s = 0;
+                    for (int e = 0; e < Dd; e++) s += (double)k.qkv[t * 3 * Cc + h * Dd + e] * k.qkv[j * 3 * Cc + Cc + h * Dd + e];
+                    sc[j] = !any ? 0 : ok ? s / sqrt((double)Dd) : -1e300;
+                    if (sc[j] > mx) mx = sc[j];
+                }
+                for (int j = 0; j < len; j++) sum += sc[j] > -1e299 ? exp(sc[j] - mx) : 0;
+                for (int e = 0; e < Dd; e++) {
+                    double acc = 0;
+                    for (int j = 0; j < len; j++)
+                        acc += (sc[j] > -1e299 ? exp(sc[j] - mx) / sum : 0) * k.qkv[j * 3 * Cc + 2 * Cc + h * Dd + e];
+                    worst = fmax(worst, fabs(acc - k.out[t * Cc + h * Dd + e]));
+                }
+            }
+        CHECK_MSG(worst < 1e-5, "causal attention over %d positions, leading padding: off by %g", len, worst);
+        float *dqkv = zerov((size_t)len * 3 * Cc);
+        nlp_attn_backward(&k.a, k.P, k.r, dqkv, dqkv + Cc, dqkv + 2 * Cc);
+        char what[96];
+        snprintf(what, sizeof what, "causal, leading padding, %d positions: d(q|k|v)", len);
+        fd_check(what, k.qkv, dqkv, (size_t)len * 3 * Cc, attn_loss, &k, 80, 1e-2f);
+        /* the values of the first three keys reach only the uniform rows */
+        snprintf(what, sizeof what, "causal, leading padding, %d positions: d(v) of padded keys", len);
+        fd_check(what, k.qkv + 2 * Cc, dqkv + 2 * Cc, (size_t)Cc, attn_loss, &k, Cc, 1e-2f);
+        free(keep), free(k.qkv), free(k.out), free(k.r), free(k.P), free(dqkv);
+    }
 }
 
 // --- cross-entropy
@@ -498,7 +564,7 @@ static void test_xent(void)
         for (int sm = 0; sm < 2; sm++) {
             struct ce_ctx k;
             k.logits = randv((size_t)N * V, 2);
-            k.lse = zerov(N);
+            k.lse = zerov(2 * (size_t)N); /* [N, 2]: max and log-sum-exp */
             k.x = (nlp_xent){.N = N, .V = V, .logits = k.logits, .ld = V, .target = t, .ignore_index = -100,
                              .smoothing = sm ? 0.1f : 0.0f, .mode = (enum nlp_smoothing)mode};
             nlp_xent_result r;
@@ -534,6 +600,39 @@ static void test_xent(void)
             CHECK(memcmp(inplace, d, (size_t)N * V * 4) == 0);
             free(k.logits), free(k.lse), free(d), free(inplace);
         }
+    /* softmax is shift-invariant: logits around 2000 (a bias that drifted)
+     * lose nothing in fp32 when computed as (x − max) − log Σ exp(x − max),
+     * as torch does; a rounded log-sum-exp would cost ulp(2000) = 1.2e-4 */
+    enum { NB = 8, VB = 1000 };
+    float *big = malloc((size_t)NB * VB * 4), *dbig = malloc((size_t)NB * VB * 4), *lbig = malloc(2 * NB * 4);
+    int32_t tb[NB];
+    for (int sm = 0; sm < 2; sm++) {
+        for (int i = 0; i < NB * VB; i++) big[i] = (float)(2000 + 3 * nlp_rng_normal(&R));
+        for (int i = 0; i < NB; i++) tb[i] = (int32_t)nlp_rng_below(&R, VB);
+        nlp_xent x = {.N = NB, .V = VB, .logits = big, .ld = VB, .target = tb, .ignore_index = -100,
+                      .smoothing = sm ? 0.1f : 0.0f};
+        nlp_xent_result r;
+        nlp_xent_forward(&x, lbig, &r);
+        nlp_xent_backward(&x, lbig, 1.0f, dbig, VB);
+        double want = 0, gerr = 0, e = sm ? 0.1 : 0;
+        for (int i = 0; i < NB; i++) {
+            const float *row = big + (size_t)i * VB;
+            double mx = -1e300, s = 0, sx = 0;
+            for (int v = 0; v < VB; v++) mx = fmax(mx, row[v]);
+            for (int v = 0; v < VB; v++) s += exp(row[v] - mx), sx += mx - row[v];
+            double ls = log(s);
+            want += (1 - e) * (mx - row[tb[i]] + ls) + e / VB * (sx + VB * ls);
+            for (int v = 0; v < VB; v++) {
+                double g = (exp(row[v] - mx - ls) - (v == tb[i] ? 1 - e + e / VB : e / VB)) / NB;
+                gerr = fmax(gerr, fabs(g - dbig[(size_t)i * VB + v]));
+            }
+        }
+        want /= NB;
+        CHECK_MSG(fabs(r.loss - want) <= 1e-7 * want, "logits near 2000, smoothing %d: loss %.9g, want %.9g", sm,
+                  r.loss, want);
+        CHECK_MSG(gerr <= 2e-7, "logits near 2000, smoothing %d: dlogits off by %.3g (largest 0.125)", sm, gerr);
+    }
+    free(big), free(dbig), free(lbig);
 }
 
 // --- optimizers, clipping, schedules

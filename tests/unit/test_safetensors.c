@@ -146,6 +146,17 @@ static void test_errors(void)
     expect_bad("duplicate", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
                             "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
                4, "JSON error");
+    /* shapes whose byte size wraps around 2^64 (2^62 elements of 4 or 8 bytes
+     * "fit" in data_offsets [0, 0]) must not pass as tiny tensors */
+    expect_bad("byte size overflows (F32)",
+               "{\"a\":{\"dtype\":\"F32\",\"shape\":[2147483648,2147483648],\"data_offsets\":[0,0]}}", 0,
+               "shape too large");
+    expect_bad("byte size overflows (F64)",
+               "{\"a\":{\"dtype\":\"F64\",\"shape\":[1073741824,1073741824,4],\"data_offsets\":[0,0]}}", 0,
+               "shape too large");
+    expect_bad("byte size overflows (I16, 2^63 elements)",
+               "{\"a\":{\"dtype\":\"I16\",\"shape\":[4294967296,2147483648],\"data_offsets\":[0,0]}}", 0,
+               "shape too large");
 
     /* a good file cut short anywhere */
     float f[16] = {0};
