@@ -433,7 +433,8 @@ static void encode_stream(nlp_reader *r, struct batch *b, struct worker *ws, int
 
 // --- decoding
 
-static void decode_line(const char *name, uint64_t lineno, const char *s, size_t n, nlp_ids *ids, nlp_buf *text)
+static void decode_line(const char *name, uint64_t lineno, const char *s, size_t n, int fmt, nlp_ids *ids,
+                        nlp_buf *text)
 {
     ids->n = 0;
     size_t i = 0;
@@ -443,7 +444,7 @@ static void decode_line(const char *name, uint64_t lineno, const char *s, size_t
         size_t j = i;
         while (j < n && s[j] != ' ' && s[j] != '\t' && s[j] != '\r') j++;
         int32_t id = -1;
-        if (o.in_fmt == IN_PIECE) {
+        if (fmt == IN_PIECE) {
             id = nlp_tokenizer_token_to_id(tk, s + i, j - i);
             if (id < 0)
                 cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: '%.*s' is not a token of '%s'", name,
@@ -506,12 +507,11 @@ static void decode_stream(nlp_reader *r)
         if (rc < 0) fail_with(rc);
         nlp_tokbin_reader_free(br);
     } else {
-        o.in_fmt = fmt;
         nlp_buf acc = {0};
         const char *p;
         size_t n;
         uint64_t no = 0, off;
-        while (next_record(r, &acc, &p, &n, &no, &off)) decode_line(name, no, p, n, &ids, &text);
+        while (next_record(r, &acc, &p, &n, &no, &off)) decode_line(name, no, p, n, fmt, &ids, &text);
         nlp_buf_free(&acc);
     }
     nlp_ids_free(&ids);
