@@ -632,6 +632,8 @@ static int dump_cb(const char *buf, size_t size, void *data) { return nlp_buf_ap
 /* The vocabulary (and, for GPT-2, the added tokens) as a JSON object. */
 static int vocab_text(const nlp_tok_spec *s, int gpt2, nlp_buf *b)
 {
+    int rc = nlp_tokjson_check_keys(s->vocab);
+    if (rc) return rc;
     json_t *o = json_object();
     int oom = !o;
     size_t size = nlp_vocab_size(s->vocab);

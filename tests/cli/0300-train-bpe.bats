@@ -192,3 +192,15 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
   [ "$status" -eq 1 ]
   [[ "$stderr" == *"bad.txt' line 2 byte 9: invalid UTF-8"* ]]
 }
+
+@test "train-bpe: a token with a NUL byte is refused at writing, not written as a broken tokenizer.json" {
+  printf 'a\0b a\0b ab\n' >"$BATS_TEST_TMPDIR/nul.txt"
+  run_split train-bpe --min-frequency 1 -o "$BATS_TEST_TMPDIR/nul.json" "$BATS_TEST_TMPDIR/nul.txt"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"holds a NUL byte"* ]]
+  [ ! -e "$BATS_TEST_TMPDIR/nul.json" ]
+  # subword-nmt codes can hold it, and read back
+  train-bpe -q --min-frequency 1 --format codes -o "$BATS_TEST_TMPDIR/nul.codes" "$BATS_TEST_TMPDIR/nul.txt"
+  tokenize -m "$BATS_TEST_TMPDIR/nul.codes" <"$BATS_TEST_TMPDIR/nul.txt" >"$BATS_TEST_TMPDIR/nul.ids"
+  tokenize -m "$BATS_TEST_TMPDIR/nul.codes" -d <"$BATS_TEST_TMPDIR/nul.ids" | cmp - "$BATS_TEST_TMPDIR/nul.txt"
+}

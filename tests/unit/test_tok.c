@@ -645,6 +645,31 @@ static void test_formats_errors(void)
     CHECK_EQ_INT(nlp_tokfiles_read(p, NULL, &s), NLP_EIO);
 }
 
+/* A token holding a NUL byte (classic BPE learns one from a corpus with NUL
+ * bytes) cannot be a JSON vocabulary key: the writers refuse it rather than
+ * write the key cut at the NUL (a broken file that nlpipe cannot read back). */
+static void test_writers_nul_token(void)
+{
+    const char *toks[] = {"a", "b", "ab"};
+    nlp_tok_spec s;
+    make_spec(&s, toks, 3, NULL, 0);
+    nlp_vocab_add(s.vocab, "x\0y", 3, NULL);
+    nlp_tok_spec_pipeline(&s, NLP_PIPE_WHITESPACE, NULL);
+    nlp_buf j = {0};
+    CHECK_EQ_INT(nlp_tokjson_dump(&s, &j), NLP_EINVAL);
+    CHECK_MSG(strstr(nlp_errmsg(), "token 3 holds a NUL byte") != NULL, "%s", nlp_errmsg());
+    const char *dir = test_tmpdir();
+    char p[512];
+    snprintf(p, sizeof p, "%s/nul.json", dir);
+    CHECK_EQ_INT(nlp_tokfiles_write(&s, NLP_TOKF_JSON, p), NLP_EINVAL);
+    CHECK(access(p, F_OK) != 0);
+    snprintf(p, sizeof p, "%s/nul-hf", dir);
+    CHECK_EQ_INT(nlp_tokfiles_write(&s, NLP_TOKF_HF, p), NLP_EINVAL);
+    CHECK_MSG(strstr(nlp_errmsg(), "token 3 holds a NUL byte") != NULL, "%s", nlp_errmsg());
+    nlp_buf_free(&j);
+    nlp_tok_spec_free(&s);
+}
+
 int main(int argc, char **argv)
 {
     TEST_INIT(argc, argv);
@@ -662,5 +687,6 @@ int main(int argc, char **argv)
     RUN(test_tokjson_errors);
     RUN(test_tokbin);
     RUN(test_formats_errors);
+    RUN(test_writers_nul_token);
     return TEST_END();
 }
