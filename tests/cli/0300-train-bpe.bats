@@ -204,3 +204,12 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
   tokenize -m "$BATS_TEST_TMPDIR/nul.codes" <"$BATS_TEST_TMPDIR/nul.txt" >"$BATS_TEST_TMPDIR/nul.ids"
   tokenize -m "$BATS_TEST_TMPDIR/nul.codes" -d <"$BATS_TEST_TMPDIR/nul.ids" | cmp - "$BATS_TEST_TMPDIR/nul.txt"
 }
+
+@test "train-bpe: special tokens, --unk-token and the affixes must be valid UTF-8 (usage error before training)" {
+  for opt in --special-tokens --unk-token --end-of-word-suffix --continuing-subword-prefix; do
+    run_split train-bpe "$opt" $'x\xff' --min-frequency 1 -o "$BATS_TEST_TMPDIR/u.json" <<<"hug pug"
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"train-bpe: $opt: invalid UTF-8 at byte 1"* ]]
+    [ ! -e "$BATS_TEST_TMPDIR/u.json" ]
+  done
+}
