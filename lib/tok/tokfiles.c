@@ -160,6 +160,11 @@ static int read_vocab_json(const char *path, nlp_vocab **out)
             rc = nlp_error(NLP_EFORMAT, "'%s': the id of '%s' must be a non-negative integer", path, key);
             break;
         }
+        if ((size_t)json_integer_value(val) >= json_object_size(root) + NLP_VOCAB_MAX_HOLES) {
+            rc = nlp_error(NLP_EFORMAT, "'%s': the id of '%s' (%lld) leaves more than %zu ids without a token", path,
+                           key, (long long)json_integer_value(val), NLP_VOCAB_MAX_HOLES);
+            break;
+        }
         if ((rc = nlp_vocab_set(v, (int32_t)json_integer_value(val), key, strlen(key)))) {
             if (rc == NLP_EFORMAT) nlp_error_prefix(rc, "'%s'", path);
             break;

@@ -393,6 +393,9 @@ static int read_added(const struct rd *r, const json_t *a)
         t->id = (int32_t)id;
         if ((rc = get_str(r, o, "content", where, &t->content))) return rc;
         if (!t->content || !t->content[0]) return bad(r, where, "missing 'content'");
+        if ((size_t)id >= nlp_vocab_count(r->s->vocab) + json_array_size(a) + NLP_VOCAB_MAX_HOLES)
+            return bad(r, where, "the id of '%s' (%lld) leaves more than %zu ids without a token", t->content, id,
+                       NLP_VOCAB_MAX_HOLES);
         if ((rc = get_bool(r, o, "special", 0, where, &t->special)) ||
             (rc = get_bool(r, o, "single_word", 0, where, &t->single_word)) ||
             (rc = get_bool(r, o, "lstrip", 0, where, &t->lstrip)) ||
@@ -470,6 +473,9 @@ static int read_vocab(const struct rd *r, const json_t *m)
     {
         if (!json_is_integer(val) || json_integer_value(val) < 0 || json_integer_value(val) >= INT32_MAX - 1)
             return bad(r, "model.vocab", "the id of '%s' must be a non-negative integer", key);
+        if ((size_t)json_integer_value(val) >= json_object_size(v) + NLP_VOCAB_MAX_HOLES)
+            return bad(r, "model.vocab", "the id of '%s' (%lld) leaves more than %zu ids without a token", key,
+                       (long long)json_integer_value(val), NLP_VOCAB_MAX_HOLES);
         int rc = nlp_vocab_set(s->vocab, (int32_t)json_integer_value(val), key, strlen(key));
         if (rc) return rc == NLP_EFORMAT ? bad(r, "model.vocab", "%s", nlp_errmsg()) : rc;
     }

@@ -530,6 +530,13 @@ static void test_tokjson_errors(void)
     expect_json_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {}, \"merges\": []}, \"added_tokens\": [{\"content\": "
                       "\"x\"}]}",
                       "added_tokens[0]: missing 'id'");
+    /* a far-off id would cost memory for every id below it (12 bytes each,
+     * twice): refused, in the model's vocabulary and in the added tokens */
+    expect_json_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 16777216}, \"merges\": []}}",
+                      "model.vocab: the id of 'b' (16777216) leaves more than 1048576 ids without a token");
+    expect_json_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}, \"added_tokens\": "
+                      "[{\"id\": 16777216, \"content\": \"x\"}]}",
+                      "added_tokens[0]: the id of 'x' (16777216) leaves more than 1048576 ids without a token");
     /* merges given as "a b" strings (older files) are read too */
     const char *old = "{\"model\": {\"vocab\": {\"a\": 0, \"b\": 1, \"ab\": 2}, \"merges\": [\"a b\"]}}";
     nlp_tok_spec s;
@@ -637,6 +644,11 @@ static void test_formats_errors(void)
     CHECK(nlp_write_file(q, "#version: 0.2\na c\n", 18) == 0);
     CHECK_EQ_INT(nlp_tokfiles_read(dir, NULL, &s), NLP_EFORMAT);
     CHECK(strstr(nlp_errmsg(), "merges.txt' line 2: token 'c' is not in") != NULL);
+    CHECK(nlp_write_file(p, "{\"a\": 0, \"b\": 16777216}", 23) == 0);
+    CHECK(nlp_write_file(q, "#version: 0.2\na b\n", 18) == 0);
+    CHECK_EQ_INT(nlp_tokfiles_read(dir, NULL, &s), NLP_EFORMAT);
+    CHECK_MSG(strstr(nlp_errmsg(), "vocab.json': the id of 'b' (16777216) leaves more than 1048576 ids without a token"),
+              "%s", nlp_errmsg());
     snprintf(p, sizeof p, "%s/empty-dir", dir);
     mkdir(p, 0777);
     CHECK_EQ_INT(nlp_tokfiles_read(p, NULL, &s), NLP_EFORMAT);
