@@ -93,6 +93,9 @@ static void test_uclass(void)
     CHECK(!(nlp_uclass(0x1F917) & (NLP_UCL_LETTER | NLP_UCL_NUMBER | NLP_UCL_SPACE)));
     CHECK(nlp_uclass('_') & NLP_UCL_WORD);
     CHECK(!(nlp_uclass('-') & NLP_UCL_WORD));
+    CHECK(nlp_uclass(0x24B6) & NLP_UCL_WORD);   /* CIRCLED LATIN CAPITAL LETTER A: So, but Alphabetic */
+    CHECK(nlp_uclass(0x1F189) & NLP_UCL_WORD);  /* NEGATIVE SQUARED LATIN CAPITAL LETTER Z */
+    CHECK(!(nlp_uclass(0x24EA) & NLP_UCL_WORD)); /* CIRCLED DIGIT ZERO: No */
     nlp_buf b = {0};
     nlp_uclass_lower_append(&b, 0x130);
     nlp_uclass_lower_append(&b, 'Q');
@@ -145,6 +148,10 @@ static void test_gpt2_pretok(void)
     CHECK_STR(split(&pre, 1, " Hi"), " Hi");
     nlp_pretok_step ws = {.type = NLP_PRETOK_WHITESPACE}, wss = {.type = NLP_PRETOK_WHITESPACE_SPLIT};
     CHECK_STR(split(&ws, 1, "Hey, you_2!  ok"), "Hey|,|you_2|!|ok");
+    /* \w is Alphabetic: the circled and squared letters (So) are word
+     * characters, a circled digit (No) is not */
+    CHECK_STR(split(&ws, 1, "a\xE2\x92\xB6" "b x\xF0\x9F\x85\x90" "y 1\xE2\x93\xAA" "2"),
+              "a\xE2\x92\xB6" "b|x\xF0\x9F\x85\x90" "y|1|\xE2\x93\xAA" "|2");
     CHECK_STR(split(&wss, 1, " Hey, you!\tok\n"), "Hey,|you!|ok");
     nlp_pretok_step seq[2] = {{.type = NLP_PRETOK_WHITESPACE_SPLIT}, {.type = NLP_PRETOK_BYTELEVEL, .add_prefix_space = 1}};
     CHECK_STR(split(seq, 2, "a bc"), " a| bc");
