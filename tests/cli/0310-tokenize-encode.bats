@@ -153,6 +153,26 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
   [ "$status" -eq 2 ]
 }
 
+@test "tokenize --padding longest: batches are -B records, whatever their size and the input files" {
+  # a record of over 4 MB (white space, one token) does not end its batch early
+  { printf 'hug'; head -c 4200000 /dev/zero | tr '\0' ' '; printf '\nhug pug bun\npug\n'; } >"$BATS_TEST_TMPDIR/big.txt"
+  run tokenize -m "$T" --padding longest -B 2 "$BATS_TEST_TMPDIR/big.txt"
+  [ "$status" -eq 0 ]
+  [ "$output" = $'2 17 3 0 0\n2 17 19 22 3\n2 19 3' ]
+  # nor does the end of an input file
+  printf 'hug\n' >"$BATS_TEST_TMPDIR/a.txt"
+  printf 'hug pug bun\npug\n' >"$BATS_TEST_TMPDIR/b.txt"
+  run tokenize -m "$T" --padding longest -B 2 "$BATS_TEST_TMPDIR/a.txt" "$BATS_TEST_TMPDIR/b.txt"
+  [ "$status" -eq 0 ]
+  [ "$output" = $'2 17 3 0 0\n2 17 19 22 3\n2 19 3' ]
+  # messages still name the file and line of a record
+  printf 'hug\tpug\n' >"$BATS_TEST_TMPDIR/c.txt"
+  printf 'bun\n' >"$BATS_TEST_TMPDIR/d.txt"
+  run_split tokenize -m "$T" --pair --padding longest "$BATS_TEST_TMPDIR/c.txt" "$BATS_TEST_TMPDIR/d.txt"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"d.txt' line 1: --pair needs two segments"* ]]
+}
+
 @test "tokenize --type-ids and --attention-mask add tab-separated columns, not to bin" {
   run tokenize -m "$T" --type-ids --attention-mask --output-format piece <<<"hug"
   [ "$output" = $'[CLS] hug</w> [SEP]\t0 0 0\t1 1 1' ]
