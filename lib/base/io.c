@@ -284,10 +284,14 @@ int nlp_writer_open(nlp_writer **out, const char *path, int flags)
         free(w);
         return NLP_ENOMEM;
     }
+    struct stat st;
     if (strcmp(path, "-") == 0) {
         w->fd = 1;
         w->is_stdout = 1;
-    } else if (flags & NLP_W_DIRECT) {
+    } else if ((flags & NLP_W_DIRECT) ||
+               /* a device or a FIFO (-o /dev/null, a named pipe) is written
+                * into: renaming a temporary over it would replace it */
+               (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
         w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
         if (w->fd < 0) {
             int rc = nlp_error_errno(NLP_EIO, "cannot create '%s'", path);

@@ -10,7 +10,8 @@
  * in the same directory, and nlp_writer_close() flushes, fsyncs and renames it
  * over the target (then fsyncs the directory), so a reader never sees a half
  * file and an interrupted run leaves the old file intact. Path "-" writes to
- * standard output directly.
+ * standard output directly, and so does a path that names an existing
+ * device or FIFO (/dev/null, a named pipe), which must not be replaced.
  *
  * Not here: decoding of the bytes (lib/text), binary formats (their modules).
  */

@@ -213,3 +213,14 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
     [ ! -e "$BATS_TEST_TMPDIR/u.json" ]
   done
 }
+
+@test "train-bpe -o into a named pipe (or a device such as /dev/null) writes into it, never replaces it" {
+  mkfifo "$BATS_TEST_TMPDIR/fifo"
+  timeout 20 cat "$BATS_TEST_TMPDIR/fifo" >"$BATS_TEST_TMPDIR/got.json" &
+  run train-bpe -q --min-frequency 1 -o "$BATS_TEST_TMPDIR/fifo" <<<"hug hug pug"
+  wait
+  [ "$status" -eq 0 ]
+  [ -p "$BATS_TEST_TMPDIR/fifo" ]
+  run tokenize -m "$BATS_TEST_TMPDIR/got.json" --output-format piece <<<"hug"
+  [ "$output" = "hug" ]
+}

@@ -191,6 +191,16 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
   [[ "$stderr" == *"cannot open '$BATS_TEST_TMPDIR/missing.txt'"* ]]
 }
 
+@test "tokenize -o into a named pipe (or a device such as /dev/null) writes into it, never replaces it" {
+  mkfifo "$BATS_TEST_TMPDIR/fifo"
+  timeout 20 cat "$BATS_TEST_TMPDIR/fifo" >"$BATS_TEST_TMPDIR/got" &
+  run tokenize -m "$T" -o "$BATS_TEST_TMPDIR/fifo" <<<"hug"
+  wait
+  [ "$status" -eq 0 ]
+  [ -p "$BATS_TEST_TMPDIR/fifo" ]
+  [ "$(cat "$BATS_TEST_TMPDIR/got")" = "2 17 3" ]
+}
+
 @test "tokenize -z: NUL-separated records may hold newlines" {
   need_shared
   run bash -c "printf 'a\nb\0c' | tokenize -m '$(gpt2)' -z | tr '\0' '|'"
