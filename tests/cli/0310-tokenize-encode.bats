@@ -129,6 +129,16 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
   [[ "$stderr" == *"line 1: cannot truncate to 5 tokens: the first sequence has only 1"* ]]
 }
 
+@test "tokenize --max-length equal to the template's tokens leaves only them, for every strategy (HF's rule)" {
+  for st in longest-first only-first only-second; do
+    run_split tokenize -m "$T" --pair --max-length 3 --truncation "$st" <<<$'hug pug\tbun'
+    [ "$status" -eq 0 ]
+    [ "$output" = "2 3 3" ]
+  done
+  run tokenize -m "$T" --max-length 2 --truncation only-first <<<"hug pug"
+  [ "$output" = "2 3" ]
+}
+
 @test "tokenize --padding max pads to --max-length with --pad-token; attention mask 0 on pads" {
   run tokenize -m "$T" --max-length 5 --padding max --attention-mask <<<$'hug\nhug pug bun hugs'
   [ "$output" = $'2 17 3 0 0\t1 1 1 0 0\n2 17 19 22 3\t1 1 1 1 1' ]

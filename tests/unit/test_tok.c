@@ -425,6 +425,16 @@ static void test_template_truncation_padding(void)
     CHECK_EQ_INT(nlp_truncate(&t, 0, &x, &y), NLP_EINVAL);
     t = (nlp_truncation){.enabled = 1, .max_length = 1};
     CHECK_EQ_INT(nlp_truncate(&t, 2, &x, NULL), NLP_EINVAL);
+    /* no room left beside the template: HF empties both sequences, whatever
+     * the strategy */
+    t = (nlp_truncation){.enabled = 1, .max_length = 3, .strategy = NLP_TRUNC_ONLY_FIRST};
+    CHECK(nlp_truncate(&t, 3, &x, &y) == 0);
+    CHECK(x.n == 0 && y.n == 0);
+    nlp_encoding_append(&x, ix, 2, 0, 0);
+    nlp_encoding_append(&y, iy, 2, 1, 0);
+    t.strategy = NLP_TRUNC_ONLY_SECOND;
+    CHECK(nlp_truncate(&t, 3, &x, &y) == 0);
+    CHECK(x.n == 0 && y.n == 0);
 
     /* padding */
     nlp_padding pd = {.enabled = 1, .multiple_of = 4};
