@@ -541,9 +541,12 @@ static void setup_padding_and_truncation(void)
     }
     if (trunc_opts.enabled) {
         size_t added = o.add_special ? nlp_postproc_added(&s->post, o.pair) : 0;
-        if (trunc_opts.max_length < added)
+        if (trunc_opts.max_length < added && o.max_length > 0)
             cli_usage_error("--max-length %zu is smaller than the %zu special tokens the template adds",
                             trunc_opts.max_length, added);
+        if (trunc_opts.max_length < added) /* the tokenizer file's own truncation */
+            cli_die(NLP_EXIT_FORMAT, "'%s': truncation max_length %zu is smaller than the %zu special tokens the "
+                    "template adds", o.model, trunc_opts.max_length, added);
         if (trunc_opts.strategy == NLP_TRUNC_ONLY_SECOND && !o.pair)
             cli_usage_error("--truncation only-second needs --pair");
     }

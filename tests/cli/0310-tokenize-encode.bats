@@ -139,6 +139,18 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
   [ "$output" = "2 3" ]
 }
 
+@test "tokenize: a tokenizer file whose truncation is shorter than its template is a format error naming the file" {
+  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); j["truncation"]={"direction":"Right","max_length":1,"strategy":"LongestFirst","stride":0}; json.dump(j,open(sys.argv[2],"w"))' \
+    "$T" "$BATS_TEST_TMPDIR/short.json"
+  run_split tokenize -m "$BATS_TEST_TMPDIR/short.json" <<<"hug"
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == *"short.json': truncation max_length 1 is smaller than the 2 special tokens the template adds"* ]]
+  [[ "$stderr" != *"--max-length"* ]]
+  # --max-length overrides it
+  run tokenize -m "$BATS_TEST_TMPDIR/short.json" --max-length 4 <<<"hug pug bun"
+  [ "$output" = "2 17 19 3" ]
+}
+
 @test "tokenize --padding max pads to --max-length with --pad-token; attention mask 0 on pads" {
   run tokenize -m "$T" --max-length 5 --padding max --attention-mask <<<$'hug\nhug pug bun hugs'
   [ "$output" = $'2 17 3 0 0\t1 1 1 0 0\n2 17 19 22 3\t1 1 1 1 1' ]
