@@ -235,6 +235,7 @@ static int next_record(nlp_reader *r, nlp_buf *acc, const char **p, size_t *n, u
 struct rec {
     size_t off, len;
     uint64_t lineno, byteoff;
+    const char *name; /* the input it came from (a batch may span inputs) */
 };
 
 struct batch {
@@ -258,9 +259,10 @@ static nlp_truncation trunc_opts;
 static nlp_encode_opts eopts;
 
 /* Encodes record i of the batch; errors go to b->err[i]. */
-static void encode_rec(struct batch *b, size_t i, struct worker *w, const char *name)
+static void encode_rec(struct batch *b, size_t i, struct worker *w)
 {
     const struct rec *r = &b->r[i];
+    const char *name = r->name;
     const char *s = b->text.data + r->off;
     size_t n = r->len, bad;
     b->repl[i] = 0;
@@ -363,11 +365,11 @@ static void batch_grow(struct batch *b, size_t need)
     b->cap = c;
 }
 
-static void run_batch(struct batch *b, struct worker *ws, int nthreads, const char *name, nlp_tokbin_writer *bw)
+static void run_batch(struct batch *b, struct worker *ws, int nthreads, nlp_tokbin_writer *bw)
 {
     size_t n = b->n;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(nthreads) if (nthreads > 1 && n > 32)
-    for (size_t i = 0; i < n; i++) encode_rec(b, i, &ws[omp_get_thread_num()], name);
+    for (size_t i = 0; i < n; i++) encode_rec(b, i, &ws[omp_get_thread_num()]);
     /* the records before the first failing one are written, then the
      * error is reported, as a line-by-line tool would */
     size_t bad_at = n;
@@ -378,7 +380,7 @@ static void run_batch(struct batch *b, struct worker *ws, int nthreads, const ch
         if (b->repl[i]) {
             if (!first_repl) {
                 nlp_buf m = {0};
-                nlp_buf_printf(&m, "'%s' line %llu byte %llu", name, (unsigned long long)b->r[i].lineno,
+                nlp_buf_printf(&m, "'%s' line %llu byte %llu", b->r[i].name, (unsigned long long)b->r[i].lineno,
                                (unsigned long long)b->repl_at[i]);
                 first_repl = nlp_buf_detach(&m, NULL);
             }
@@ -412,28 +414,33 @@ static void run_batch(struct batch *b, struct worker *ws, int nthreads, const ch
     nlp_buf_reset(&b->text);
 }
 
-/* Reads records from r and encodes them. */
-static void encode_stream(nlp_reader *r, struct batch *b, struct worker *ws, int nthreads, nlp_tokbin_writer *bw)
+/* Reads records from r (`name` in messages; it must outlive the batch) into
+ * the batch, encoding each full one; the caller encodes the rest after the
+ * last input, so that batches span inputs. */
+static void encode_stream(nlp_reader *r, const char *name, struct batch *b, struct worker *ws, int nthreads,
+                          nlp_tokbin_writer *bw)
 {
-    const char *name = nlp_reader_name(r);
     const size_t max_bytes = (size_t)4 << 20;
+    /* padding to the longest of a batch needs batches of exactly -B records;
+     * otherwise a batch also ends at 4 MB of text */
+    const int by_count = pad.enabled && !pad.length;
     nlp_buf acc = {0};
     const char *p;
     size_t n;
     uint64_t no = 0, off;
     while (next_record(r, &acc, &p, &n, &no, &off)) {
         batch_grow(b, b->n + 1);
-        b->r[b->n++] = (struct rec){b->text.len, n, no, off};
+        b->r[b->n++] = (struct rec){b->text.len, n, no, off, name};
         if (nlp_buf_append(&b->text, p, n)) fail_with(NLP_ENOMEM);
-        if (b->n >= (size_t)o.batch || b->text.len >= max_bytes) run_batch(b, ws, nthreads, name, bw);
+        if (b->n >= (size_t)o.batch || (!by_count && b->text.len >= max_bytes)) run_batch(b, ws, nthreads, bw);
     }
-    if (b->n) run_batch(b, ws, nthreads, name, bw);
     nlp_buf_free(&acc);
 }
 
 // --- decoding
 
-static void decode_line(const char *name, uint64_t lineno, const char *s, size_t n, nlp_ids *ids, nlp_buf *text)
+static void decode_line(const char *name, uint64_t lineno, const char *s, size_t n, int fmt, nlp_ids *ids,
+                        nlp_buf *text)
 {
     ids->n = 0;
     size_t i = 0;
@@ -443,7 +450,7 @@ static void decode_line(const char *name, uint64_t lineno, const char *s, size_t
         size_t j = i;
         while (j < n && s[j] != ' ' && s[j] != '\t' && s[j] != '\r') j++;
         int32_t id = -1;
-        if (o.in_fmt == IN_PIECE) {
+        if (fmt == IN_PIECE) {
             id = nlp_tokenizer_token_to_id(tk, s + i, j - i);
             if (id < 0)
                 cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: '%.*s' is not a token of '%s'", name,
@@ -506,12 +513,11 @@ static void decode_stream(nlp_reader *r)
         if (rc < 0) fail_with(rc);
         nlp_tokbin_reader_free(br);
     } else {
-        o.in_fmt = fmt;
         nlp_buf acc = {0};
         const char *p;
         size_t n;
         uint64_t no = 0, off;
-        while (next_record(r, &acc, &p, &n, &no, &off)) decode_line(name, no, p, n, &ids, &text);
+        while (next_record(r, &acc, &p, &n, &no, &off)) decode_line(name, no, p, n, fmt, &ids, &text);
         nlp_buf_free(&acc);
     }
     nlp_ids_free(&ids);
@@ -535,9 +541,12 @@ static void setup_padding_and_truncation(void)
     }
     if (trunc_opts.enabled) {
         size_t added = o.add_special ? nlp_postproc_added(&s->post, o.pair) : 0;
-        if (trunc_opts.max_length < added)
+        if (trunc_opts.max_length < added && o.max_length > 0)
             cli_usage_error("--max-length %zu is smaller than the %zu special tokens the template adds",
                             trunc_opts.max_length, added);
+        if (trunc_opts.max_length < added) /* the tokenizer file's own truncation */
+            cli_die(NLP_EXIT_FORMAT, "'%s': truncation max_length %zu is smaller than the %zu special tokens the "
+                    "template adds", o.model, trunc_opts.max_length, added);
         if (trunc_opts.strategy == NLP_TRUNC_ONLY_SECOND && !o.pair)
             cli_usage_error("--truncation only-second needs --pair");
     }
@@ -569,6 +578,7 @@ static void setup_padding_and_truncation(void)
 
 /* file scope, so that memory still held at an error exit is reachable */
 static const char **inputs;
+static char **input_names; /* the inputs as messages name them */
 
 int main(int argc, char **argv)
 {
@@ -621,12 +631,15 @@ int main(int argc, char **argv)
             (rc = nlp_tokbin_writer_new(&bw, out, (uint32_t)nlp_tokenizer_vocab_size(tk), eot_id(1))))
             fail_with(rc);
         struct batch b = {0};
+        if (!(input_names = nlp_calloc(ninputs, sizeof *input_names))) fail_with(NLP_ENOMEM);
         for (size_t f = 0; f < ninputs; f++) {
             nlp_reader *r;
             if ((rc = nlp_reader_open(&r, inputs[f]))) fail_with(rc);
-            encode_stream(r, &b, ws, nthreads, bw);
+            if (!(input_names[f] = nlp_strdup(nlp_reader_name(r)))) fail_with(NLP_ENOMEM);
+            encode_stream(r, input_names[f], &b, ws, nthreads, bw);
             nlp_reader_close(r);
         }
+        if (b.n) run_batch(&b, ws, nthreads, bw);
         nlp_tokbin_writer_free(bw);
         if (n_repl)
             cli_info("warning: replaced %zu invalid UTF-8 sequence%s with U+FFFD (the first at %s); --strict makes "
@@ -650,6 +663,8 @@ int main(int argc, char **argv)
         free(b.repl_at);
         nlp_buf_free(&b.text);
         free(first_repl);
+        for (size_t f = 0; f < ninputs; f++) free(input_names[f]);
+        free(input_names);
     }
     nlp_writer *w = out;
     out = NULL;

@@ -111,6 +111,10 @@ int main(int argc, char **argv)
     if ((o.suffix && !*o.suffix) || (o.prefix && !*o.prefix))
         cli_usage_error("--end-of-word-suffix and --continuing-subword-prefix must not be empty");
 
+    train_check_utf8("special-tokens", o.specials);
+    train_check_utf8("unk-token", o.unk);
+    train_check_utf8("end-of-word-suffix", o.suffix);
+    train_check_utf8("continuing-subword-prefix", o.prefix);
     size_t nspecial;
     specials = train_split_list(o.specials, &nspecial);
     if (o.unk) {

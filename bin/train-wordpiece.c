@@ -154,6 +154,9 @@ int main(int argc, char **argv)
     if (!o.prefix || !*o.prefix) cli_usage_error("--prefix must not be empty");
     if (strpbrk(o.prefix, " \t\n\r")) cli_usage_error("--prefix must not hold white space");
     if (o.unk && !*o.unk) cli_usage_error("--unk-token must not be empty");
+    train_check_utf8("special-tokens", o.specials);
+    train_check_utf8("unk-token", o.unk);
+    train_check_utf8("prefix", o.prefix);
     size_t nspecial;
     specials = train_split_list(o.specials, &nspecial);
     const char *unk = o.unk ? o.unk : "[UNK]";

@@ -5,6 +5,7 @@
 #include "base/err.h"
 #include "base/mem.h"
 #include "common/cli.h"
+#include "text/utf8.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -36,6 +37,12 @@ char **train_split_list(const char *s, size_t *n)
         s += len;
     }
     return v;
+}
+
+void train_check_utf8(const char *name, const char *s)
+{
+    size_t bad;
+    if (s && !nlp_utf8_valid(s, strlen(s), &bad)) cli_usage_error("--%s: invalid UTF-8 at byte %zu", name, bad);
 }
 
 const char **train_inputs(const char *input, int argc, char **argv, int first, size_t *n)

@@ -24,6 +24,11 @@ double train_elapsed(void);
  * with room for one more; exits on ENOMEM. Free the strings and the array. */
 char **train_split_list(const char *s, size_t *n);
 
+/* Usage error ("--NAME: invalid UTF-8 at byte B") unless the value s of
+ * option NAME is valid UTF-8 (NULL is): special tokens and affixes become
+ * vocabulary entries, which the tokenizer files hold as UTF-8. */
+void train_check_utf8(const char *name, const char *s);
+
 /* The inputs: -i (if any), then argv[first..argc), else "-". Exits on
  * ENOMEM. Free the array (not the strings). */
 const char **train_inputs(const char *input, int argc, char **argv, int first, size_t *n);

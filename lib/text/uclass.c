@@ -24,6 +24,11 @@ uint8_t nlp_uclass_slow(int32_t cp)
     if (c == NLP_UC_MN) k |= NLP_UCL_MN;
     if (nlp_uc_cat_is_other(c)) k |= NLP_UCL_OTHER;
     if (cp == 0x200C || cp == 0x200D) k |= NLP_UCL_WORD;
+    /* the symbols (So) that Unicode's Alphabetic adds to L and Nl: circled,
+     * squared and negative circled/squared Latin letters */
+    if ((cp >= 0x24B6 && cp <= 0x24E9) || (cp >= 0x1F130 && cp <= 0x1F149) || (cp >= 0x1F150 && cp <= 0x1F169) ||
+        (cp >= 0x1F170 && cp <= 0x1F189))
+        k |= NLP_UCL_WORD;
     if (nlp_uc_is_white_space(cp)) k |= NLP_UCL_SPACE;
     return k;
 }

@@ -16,9 +16,10 @@
  *   MARK    M* (Mn Mc Me)
  *   MN      Mn alone (what HF's StripAccents removes)
  *   OTHER   C* (Cc Cf Cs Co Cn)
- *   WORD    regex \w as HF's Whitespace pre-tokenizer sees it: L, M, Nd, Nl,
- *           Pc, U+200C/U+200D (Unicode's Alphabetic extends L by a few
- *           symbols such as circled letters; those are not included)
+ *   WORD    regex \w as HF's Whitespace pre-tokenizer sees it (Alphabetic,
+ *           M, Nd, Pc, Join_Control): L, M, Nd, Nl, Pc, U+200C/U+200D, and
+ *           the symbols Alphabetic adds (circled and squared Latin letters,
+ *           U+24B6-24E9, U+1F130-1F149, U+1F150-1F169, U+1F170-1F189)
  *
  * Not here: UTF-8 decoding (utf8.h), normalization and simple case mapping
  * (unicode.h), tokenizer rules built on these classes (lib/tok).

@@ -233,6 +233,13 @@ int nlp_truncate(const nlp_truncation *t, size_t added, nlp_encoding *a, nlp_enc
         return nlp_error(NLP_EINVAL, "the maximum length %zu is smaller than the %zu special tokens the template adds",
                          t->max_length, added);
     size_t max = t->max_length - added;
+    if (max == 0) {
+        /* HF: nothing fits beside the template, so both sequences are
+         * emptied, whatever the strategy */
+        nlp_encoding_truncate(a, 0, t->left);
+        if (b) nlp_encoding_truncate(b, 0, t->left);
+        return NLP_OK;
+    }
     size_t n1 = a->n, n2 = b ? b->n : 0;
     if (n1 + n2 <= max) return NLP_OK;
     size_t remove = n1 + n2 - max;

@@ -18,7 +18,8 @@
  * template will add; longest_first cuts the longer sequence first (if both
  * must be cut, they get max/2 and max - max/2, the longer one the larger
  * part); only_first/only_second cut one sequence and fail when it is too
- * short. Direction: keep the start (right truncation) or the end (left).
+ * short. A budget of 0 (the template's tokens fill max_length) empties both
+ * sequences, whatever the strategy, as HF does. Direction: keep the start (right truncation) or the end (left).
  * Padding: to a fixed length or to the longest in the batch, rounded up to a
  * multiple; on the right or the left; attention 0 on pads.
  *
@@ -107,9 +108,9 @@ typedef struct nlp_truncation {
 } nlp_truncation;
 
 /* Truncates a (and b) so that, with `added` template tokens, the total is at
- * most t->max_length. Returns 0 or NLP_EINVAL: max_length smaller than the
- * added tokens, only_second without a pair, or the chosen sequence too short
- * (messages say which). */
+ * most t->max_length (max_length == added empties both). Returns 0 or
+ * NLP_EINVAL: max_length smaller than the added tokens, only_second without a
+ * pair, or the chosen sequence too short (messages say which). */
 int nlp_truncate(const nlp_truncation *t, size_t added, nlp_encoding *a, nlp_encoding *b);
 
 typedef struct nlp_padding {

@@ -160,6 +160,11 @@ static int read_vocab_json(const char *path, nlp_vocab **out)
             rc = nlp_error(NLP_EFORMAT, "'%s': the id of '%s' must be a non-negative integer", path, key);
             break;
         }
+        if ((size_t)json_integer_value(val) >= json_object_size(root) + NLP_VOCAB_MAX_HOLES) {
+            rc = nlp_error(NLP_EFORMAT, "'%s': the id of '%s' (%lld) leaves more than %zu ids without a token", path,
+                           key, (long long)json_integer_value(val), NLP_VOCAB_MAX_HOLES);
+            break;
+        }
         if ((rc = nlp_vocab_set(v, (int32_t)json_integer_value(val), key, strlen(key)))) {
             if (rc == NLP_EFORMAT) nlp_error_prefix(rc, "'%s'", path);
             break;
@@ -632,6 +637,8 @@ static int dump_cb(const char *buf, size_t size, void *data) { return nlp_buf_ap
 /* The vocabulary (and, for GPT-2, the added tokens) as a JSON object. */
 static int vocab_text(const nlp_tok_spec *s, int gpt2, nlp_buf *b)
 {
+    int rc = nlp_tokjson_check_keys(s->vocab);
+    if (rc) return rc;
     json_t *o = json_object();
     int oom = !o;
     size_t size = nlp_vocab_size(s->vocab);

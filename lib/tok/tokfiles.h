@@ -85,7 +85,8 @@ int nlp_tokfiles_load(const char *path, nlp_tokfiles_opts *opts, nlp_tokenizer *
  * = stdout); GPT2 and HF write two files into the directory `path` (created
  * if missing). GPT2 needs a byte-level BPE; CODES a classic BPE with
  * end-of-word suffix "</w>"; the merge formats cannot hold tokens with
- * spaces or newlines. VOCAB needs a WordPiece model with HF's defaults
+ * spaces or newlines, the JSON ones (JSON, GPT2, HF) tokens with a NUL
+ * byte. VOCAB needs a WordPiece model with HF's defaults
  * ([UNK], ##, 100), ids without gaps, no token with a line break or
  * trailing white space, and every added token in the vocabulary; the
  * pipeline is not written (a reader assumes BERT's, cased or not as it is

@@ -393,6 +393,9 @@ static int read_added(const struct rd *r, const json_t *a)
         t->id = (int32_t)id;
         if ((rc = get_str(r, o, "content", where, &t->content))) return rc;
         if (!t->content || !t->content[0]) return bad(r, where, "missing 'content'");
+        if ((size_t)id >= nlp_vocab_count(r->s->vocab) + json_array_size(a) + NLP_VOCAB_MAX_HOLES)
+            return bad(r, where, "the id of '%s' (%lld) leaves more than %zu ids without a token", t->content, id,
+                       NLP_VOCAB_MAX_HOLES);
         if ((rc = get_bool(r, o, "special", 0, where, &t->special)) ||
             (rc = get_bool(r, o, "single_word", 0, where, &t->single_word)) ||
             (rc = get_bool(r, o, "lstrip", 0, where, &t->lstrip)) ||
@@ -470,6 +473,9 @@ static int read_vocab(const struct rd *r, const json_t *m)
     {
         if (!json_is_integer(val) || json_integer_value(val) < 0 || json_integer_value(val) >= INT32_MAX - 1)
             return bad(r, "model.vocab", "the id of '%s' must be a non-negative integer", key);
+        if ((size_t)json_integer_value(val) >= json_object_size(v) + NLP_VOCAB_MAX_HOLES)
+            return bad(r, "model.vocab", "the id of '%s' (%lld) leaves more than %zu ids without a token", key,
+                       (long long)json_integer_value(val), NLP_VOCAB_MAX_HOLES);
         int rc = nlp_vocab_set(s->vocab, (int32_t)json_integer_value(val), key, strlen(key));
         if (rc) return rc == NLP_EFORMAT ? bad(r, "model.vocab", "%s", nlp_errmsg()) : rc;
     }
@@ -846,8 +852,8 @@ static json_t *write_vocab(struct wr *w, const nlp_tok_spec *s)
         size_t n;
         const char *t = nlp_vocab_token(s->vocab, (int32_t)i, &n);
         if (!t) continue;
-        /* jansson keys are NUL-terminated: a token with a NUL byte cannot
-         * be a key (no vocabulary nlpipe reads or trains has one) */
+        /* jansson keys are NUL-terminated: nlp_tokjson_dump refuses tokens
+         * with a NUL byte before we get here */
         set(w, v, t, integer(w, (long long)i));
     }
     return v;
@@ -949,8 +955,26 @@ static int dump_cb(const char *buf, size_t size, void *data)
     return nlp_buf_append(data, buf, size) ? -1 : 0;
 }
 
+/* 0, or NLP_EINVAL when a token of the vocabulary holds a NUL byte: a JSON
+ * key cannot hold one here (jansson cuts keys at the NUL and refuses to read
+ * "\u0000" in keys), and classic BPE learns such tokens from a corpus with
+ * NUL bytes. */
+int nlp_tokjson_check_keys(const nlp_vocab *v)
+{
+    size_t size = v ? nlp_vocab_size(v) : 0;
+    for (size_t i = 0; i < size; i++) {
+        size_t n;
+        const char *t = nlp_vocab_token(v, (int32_t)i, &n);
+        if (t && memchr(t, 0, n))
+            return nlp_error(NLP_EINVAL, "token %zu holds a NUL byte, which a JSON vocabulary cannot hold", i);
+    }
+    return NLP_OK;
+}
+
 int nlp_tokjson_dump(const nlp_tok_spec *spec, nlp_buf *out)
 {
+    int krc = nlp_tokjson_check_keys(spec->vocab);
+    if (krc) return krc;
     struct wr w = {0};
     json_t *root = write_root(&w, spec);
     if (w.oom) {

@@ -34,12 +34,19 @@ int nlp_tokjson_parse(const char *data, size_t n, const char *name, nlp_tok_spec
 /* Reads the file at path. Errors as nlp_tokjson_parse, plus NLP_EIO. */
 int nlp_tokjson_read(const char *path, nlp_tok_spec *spec);
 
-/* Appends the JSON text of spec to out (ends with a newline). Returns 0 or
+/* Appends the JSON text of spec to out (ends with a newline). Returns 0,
+ * NLP_EINVAL when a token holds a NUL byte (see nlp_tokjson_check_keys), or
  * NLP_ENOMEM. */
 int nlp_tokjson_dump(const nlp_tok_spec *spec, nlp_buf *out);
 
-/* Writes spec to path ("-" = stdout) atomically. Returns 0, NLP_EIO or
- * NLP_ENOMEM. */
+/* Writes spec to path ("-" = stdout) atomically. Returns 0, NLP_EINVAL (as
+ * nlp_tokjson_dump; nothing is written), NLP_EIO or NLP_ENOMEM. */
 int nlp_tokjson_write(const nlp_tok_spec *spec, const char *path);
+
+/* 0 if every token of v can be a JSON object key as nlpipe writes and reads
+ * them; NLP_EINVAL ("token N holds a NUL byte, ...") for the first that
+ * cannot: jansson cuts keys at a NUL and refuses "\u0000" in keys when
+ * reading. v may be NULL. */
+int nlp_tokjson_check_keys(const nlp_vocab *v);
 
 #endif

@@ -16,6 +16,11 @@
 
 typedef struct nlp_vocab nlp_vocab;
 
+/* File readers refuse an id that leaves more than this many ids without a
+ * token: the tables are indexed by id, so one far-off id in a corrupt file
+ * would cost memory (and time) for every id below it. */
+#define NLP_VOCAB_MAX_HOLES ((size_t)1 << 20)
+
 /* New empty vocabulary sized for about `hint` tokens; NULL on ENOMEM.
  * Free with nlp_vocab_free. */
 nlp_vocab *nlp_vocab_new(size_t hint);

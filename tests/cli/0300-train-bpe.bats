@@ -192,3 +192,35 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
   [ "$status" -eq 1 ]
   [[ "$stderr" == *"bad.txt' line 2 byte 9: invalid UTF-8"* ]]
 }
+
+@test "train-bpe: a token with a NUL byte is refused at writing, not written as a broken tokenizer.json" {
+  printf 'a\0b a\0b ab\n' >"$BATS_TEST_TMPDIR/nul.txt"
+  run_split train-bpe --min-frequency 1 -o "$BATS_TEST_TMPDIR/nul.json" "$BATS_TEST_TMPDIR/nul.txt"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"holds a NUL byte"* ]]
+  [ ! -e "$BATS_TEST_TMPDIR/nul.json" ]
+  # subword-nmt codes can hold it, and read back
+  train-bpe -q --min-frequency 1 --format codes -o "$BATS_TEST_TMPDIR/nul.codes" "$BATS_TEST_TMPDIR/nul.txt"
+  tokenize -m "$BATS_TEST_TMPDIR/nul.codes" <"$BATS_TEST_TMPDIR/nul.txt" >"$BATS_TEST_TMPDIR/nul.ids"
+  tokenize -m "$BATS_TEST_TMPDIR/nul.codes" -d <"$BATS_TEST_TMPDIR/nul.ids" | cmp - "$BATS_TEST_TMPDIR/nul.txt"
+}
+
+@test "train-bpe: special tokens, --unk-token and the affixes must be valid UTF-8 (usage error before training)" {
+  for opt in --special-tokens --unk-token --end-of-word-suffix --continuing-subword-prefix; do
+    run_split train-bpe "$opt" $'x\xff' --min-frequency 1 -o "$BATS_TEST_TMPDIR/u.json" <<<"hug pug"
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"train-bpe: $opt: invalid UTF-8 at byte 1"* ]]
+    [ ! -e "$BATS_TEST_TMPDIR/u.json" ]
+  done
+}
+
+@test "train-bpe -o into a named pipe (or a device such as /dev/null) writes into it, never replaces it" {
+  mkfifo "$BATS_TEST_TMPDIR/fifo"
+  timeout 20 cat "$BATS_TEST_TMPDIR/fifo" >"$BATS_TEST_TMPDIR/got.json" &
+  run train-bpe -q --min-frequency 1 -o "$BATS_TEST_TMPDIR/fifo" <<<"hug hug pug"
+  wait
+  [ "$status" -eq 0 ]
+  [ -p "$BATS_TEST_TMPDIR/fifo" ]
+  run tokenize -m "$BATS_TEST_TMPDIR/got.json" --output-format piece <<<"hug"
+  [ "$output" = "hug" ]
+}

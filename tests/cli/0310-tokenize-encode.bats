@@ -129,6 +129,28 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
   [[ "$stderr" == *"line 1: cannot truncate to 5 tokens: the first sequence has only 1"* ]]
 }
 
+@test "tokenize --max-length equal to the template's tokens leaves only them, for every strategy (HF's rule)" {
+  for st in longest-first only-first only-second; do
+    run_split tokenize -m "$T" --pair --max-length 3 --truncation "$st" <<<$'hug pug\tbun'
+    [ "$status" -eq 0 ]
+    [ "$output" = "2 3 3" ]
+  done
+  run tokenize -m "$T" --max-length 2 --truncation only-first <<<"hug pug"
+  [ "$output" = "2 3" ]
+}
+
+@test "tokenize: a tokenizer file whose truncation is shorter than its template is a format error naming the file" {
+  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); j["truncation"]={"direction":"Right","max_length":1,"strategy":"LongestFirst","stride":0}; json.dump(j,open(sys.argv[2],"w"))' \
+    "$T" "$BATS_TEST_TMPDIR/short.json"
+  run_split tokenize -m "$BATS_TEST_TMPDIR/short.json" <<<"hug"
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == *"short.json': truncation max_length 1 is smaller than the 2 special tokens the template adds"* ]]
+  [[ "$stderr" != *"--max-length"* ]]
+  # --max-length overrides it
+  run tokenize -m "$BATS_TEST_TMPDIR/short.json" --max-length 4 <<<"hug pug bun"
+  [ "$output" = "2 17 19 3" ]
+}
+
 @test "tokenize --padding max pads to --max-length with --pad-token; attention mask 0 on pads" {
   run tokenize -m "$T" --max-length 5 --padding max --attention-mask <<<$'hug\nhug pug bun hugs'
   [ "$output" = $'2 17 3 0 0\t1 1 1 0 0\n2 17 19 22 3\t1 1 1 1 1' ]
@@ -153,6 +175,26 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
   [ "$status" -eq 2 ]
 }
 
+@test "tokenize --padding longest: batches are -B records, whatever their size and the input files" {
+  # a record of over 4 MB (white space, one token) does not end its batch early
+  { printf 'hug'; head -c 4200000 /dev/zero | tr '\0' ' '; printf '\nhug pug bun\npug\n'; } >"$BATS_TEST_TMPDIR/big.txt"
+  run tokenize -m "$T" --padding longest -B 2 "$BATS_TEST_TMPDIR/big.txt"
+  [ "$status" -eq 0 ]
+  [ "$output" = $'2 17 3 0 0\n2 17 19 22 3\n2 19 3' ]
+  # nor does the end of an input file
+  printf 'hug\n' >"$BATS_TEST_TMPDIR/a.txt"
+  printf 'hug pug bun\npug\n' >"$BATS_TEST_TMPDIR/b.txt"
+  run tokenize -m "$T" --padding longest -B 2 "$BATS_TEST_TMPDIR/a.txt" "$BATS_TEST_TMPDIR/b.txt"
+  [ "$status" -eq 0 ]
+  [ "$output" = $'2 17 3 0 0\n2 17 19 22 3\n2 19 3' ]
+  # messages still name the file and line of a record
+  printf 'hug\tpug\n' >"$BATS_TEST_TMPDIR/c.txt"
+  printf 'bun\n' >"$BATS_TEST_TMPDIR/d.txt"
+  run_split tokenize -m "$T" --pair --padding longest "$BATS_TEST_TMPDIR/c.txt" "$BATS_TEST_TMPDIR/d.txt"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"d.txt' line 1: --pair needs two segments"* ]]
+}
+
 @test "tokenize --type-ids and --attention-mask add tab-separated columns, not to bin" {
   run tokenize -m "$T" --type-ids --attention-mask --output-format piece <<<"hug"
   [ "$output" = $'[CLS] hug</w> [SEP]\t0 0 0\t1 1 1' ]
@@ -169,6 +211,16 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
   run_split tokenize -m "$T" "$BATS_TEST_TMPDIR/missing.txt"
   [ "$status" -eq 1 ]
   [[ "$stderr" == *"cannot open '$BATS_TEST_TMPDIR/missing.txt'"* ]]
+}
+
+@test "tokenize -o into a named pipe (or a device such as /dev/null) writes into it, never replaces it" {
+  mkfifo "$BATS_TEST_TMPDIR/fifo"
+  timeout 20 cat "$BATS_TEST_TMPDIR/fifo" >"$BATS_TEST_TMPDIR/got" &
+  run tokenize -m "$T" -o "$BATS_TEST_TMPDIR/fifo" <<<"hug"
+  wait
+  [ "$status" -eq 0 ]
+  [ -p "$BATS_TEST_TMPDIR/fifo" ]
+  [ "$(cat "$BATS_TEST_TMPDIR/got")" = "2 17 3" ]
 }
 
 @test "tokenize -z: NUL-separated records may hold newlines" {

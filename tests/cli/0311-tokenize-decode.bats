@@ -56,6 +56,17 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
   cmp "$BATS_TEST_TMPDIR/in.txt" "$BATS_TEST_TMPDIR/bin.txt"
 }
 
+@test "tokenize -d --input-format auto looks at each input: ids, then a token stream" {
+  tokenize -m "$T" --no-special-tokens -o "$BATS_TEST_TMPDIR/a.ids" <<<"hug"
+  tokenize -m "$T" --no-special-tokens --output-format bin -o "$BATS_TEST_TMPDIR/b.bin" <<<"pug"
+  run_split tokenize -m "$T" -d "$BATS_TEST_TMPDIR/a.ids" "$BATS_TEST_TMPDIR/b.bin"
+  [ "$status" -eq 0 ]
+  [ "$output" = $'hug\npug' ]
+  run_split tokenize -m "$T" -d "$BATS_TEST_TMPDIR/b.bin" "$BATS_TEST_TMPDIR/a.ids"
+  [ "$status" -eq 0 ]
+  [ "$output" = $'pug\nhug' ]
+}
+
 @test "tokenize -d reads llm.c token shards (header of 256 int32, uint16 tokens, EOT before each document)" {
   need_shared
   python3 - "$BATS_TEST_TMPDIR/shard.bin" <<'EOF'

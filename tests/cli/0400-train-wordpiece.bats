@@ -259,3 +259,12 @@ hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_A
   run tokenize -m "$BATS_TEST_TMPDIR/t.json" -d --no-special-tokens <<<"$output"
   [ "$output" = "the package, it is." ]
 }
+
+@test "train-wordpiece: special tokens, --unk-token and --prefix must be valid UTF-8 (usage error before training)" {
+  for opt in --special-tokens --unk-token --prefix; do
+    run_split train-wordpiece "$opt" $'x\xff' --min-frequency 1 -o "$BATS_TEST_TMPDIR/u.json" <<<"hug pug"
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"train-wordpiece: $opt: invalid UTF-8 at byte 1"* ]]
+    [ ! -e "$BATS_TEST_TMPDIR/u.json" ]
+  done
+}

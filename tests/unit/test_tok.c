@@ -93,6 +93,9 @@ static void test_uclass(void)
     CHECK(!(nlp_uclass(0x1F917) & (NLP_UCL_LETTER | NLP_UCL_NUMBER | NLP_UCL_SPACE)));
     CHECK(nlp_uclass('_') & NLP_UCL_WORD);
     CHECK(!(nlp_uclass('-') & NLP_UCL_WORD));
+    CHECK(nlp_uclass(0x24B6) & NLP_UCL_WORD);   /* CIRCLED LATIN CAPITAL LETTER A: So, but Alphabetic */
+    CHECK(nlp_uclass(0x1F189) & NLP_UCL_WORD);  /* NEGATIVE SQUARED LATIN CAPITAL LETTER Z */
+    CHECK(!(nlp_uclass(0x24EA) & NLP_UCL_WORD)); /* CIRCLED DIGIT ZERO: No */
     nlp_buf b = {0};
     nlp_uclass_lower_append(&b, 0x130);
     nlp_uclass_lower_append(&b, 'Q');
@@ -145,6 +148,10 @@ static void test_gpt2_pretok(void)
     CHECK_STR(split(&pre, 1, " Hi"), " Hi");
     nlp_pretok_step ws = {.type = NLP_PRETOK_WHITESPACE}, wss = {.type = NLP_PRETOK_WHITESPACE_SPLIT};
     CHECK_STR(split(&ws, 1, "Hey, you_2!  ok"), "Hey|,|you_2|!|ok");
+    /* \w is Alphabetic: the circled and squared letters (So) are word
+     * characters, a circled digit (No) is not */
+    CHECK_STR(split(&ws, 1, "a\xE2\x92\xB6" "b x\xF0\x9F\x85\x90" "y 1\xE2\x93\xAA" "2"),
+              "a\xE2\x92\xB6" "b|x\xF0\x9F\x85\x90" "y|1|\xE2\x93\xAA" "|2");
     CHECK_STR(split(&wss, 1, " Hey, you!\tok\n"), "Hey,|you!|ok");
     nlp_pretok_step seq[2] = {{.type = NLP_PRETOK_WHITESPACE_SPLIT}, {.type = NLP_PRETOK_BYTELEVEL, .add_prefix_space = 1}};
     CHECK_STR(split(seq, 2, "a bc"), " a| bc");
@@ -418,6 +425,16 @@ static void test_template_truncation_padding(void)
     CHECK_EQ_INT(nlp_truncate(&t, 0, &x, &y), NLP_EINVAL);
     t = (nlp_truncation){.enabled = 1, .max_length = 1};
     CHECK_EQ_INT(nlp_truncate(&t, 2, &x, NULL), NLP_EINVAL);
+    /* no room left beside the template: HF empties both sequences, whatever
+     * the strategy */
+    t = (nlp_truncation){.enabled = 1, .max_length = 3, .strategy = NLP_TRUNC_ONLY_FIRST};
+    CHECK(nlp_truncate(&t, 3, &x, &y) == 0);
+    CHECK(x.n == 0 && y.n == 0);
+    nlp_encoding_append(&x, ix, 2, 0, 0);
+    nlp_encoding_append(&y, iy, 2, 1, 0);
+    t.strategy = NLP_TRUNC_ONLY_SECOND;
+    CHECK(nlp_truncate(&t, 3, &x, &y) == 0);
+    CHECK(x.n == 0 && y.n == 0);
 
     /* padding */
     nlp_padding pd = {.enabled = 1, .multiple_of = 4};
@@ -530,6 +547,13 @@ static void test_tokjson_errors(void)
     expect_json_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {}, \"merges\": []}, \"added_tokens\": [{\"content\": "
                       "\"x\"}]}",
                       "added_tokens[0]: missing 'id'");
+    /* a far-off id would cost memory for every id below it (12 bytes each,
+     * twice): refused, in the model's vocabulary and in the added tokens */
+    expect_json_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 16777216}, \"merges\": []}}",
+                      "model.vocab: the id of 'b' (16777216) leaves more than 1048576 ids without a token");
+    expect_json_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}, \"added_tokens\": "
+                      "[{\"id\": 16777216, \"content\": \"x\"}]}",
+                      "added_tokens[0]: the id of 'x' (16777216) leaves more than 1048576 ids without a token");
     /* merges given as "a b" strings (older files) are read too */
     const char *old = "{\"model\": {\"vocab\": {\"a\": 0, \"b\": 1, \"ab\": 2}, \"merges\": [\"a b\"]}}";
     nlp_tok_spec s;
@@ -637,12 +661,42 @@ static void test_formats_errors(void)
     CHECK(nlp_write_file(q, "#version: 0.2\na c\n", 18) == 0);
     CHECK_EQ_INT(nlp_tokfiles_read(dir, NULL, &s), NLP_EFORMAT);
     CHECK(strstr(nlp_errmsg(), "merges.txt' line 2: token 'c' is not in") != NULL);
+    CHECK(nlp_write_file(p, "{\"a\": 0, \"b\": 16777216}", 23) == 0);
+    CHECK(nlp_write_file(q, "#version: 0.2\na b\n", 18) == 0);
+    CHECK_EQ_INT(nlp_tokfiles_read(dir, NULL, &s), NLP_EFORMAT);
+    CHECK_MSG(strstr(nlp_errmsg(), "vocab.json': the id of 'b' (16777216) leaves more than 1048576 ids without a token"),
+              "%s", nlp_errmsg());
     snprintf(p, sizeof p, "%s/empty-dir", dir);
     mkdir(p, 0777);
     CHECK_EQ_INT(nlp_tokfiles_read(p, NULL, &s), NLP_EFORMAT);
     CHECK(strstr(nlp_errmsg(), "no tokenizer in this directory") != NULL);
     snprintf(p, sizeof p, "%s/missing.json", dir);
     CHECK_EQ_INT(nlp_tokfiles_read(p, NULL, &s), NLP_EIO);
+}
+
+/* A token holding a NUL byte (classic BPE learns one from a corpus with NUL
+ * bytes) cannot be a JSON vocabulary key: the writers refuse it rather than
+ * write the key cut at the NUL (a broken file that nlpipe cannot read back). */
+static void test_writers_nul_token(void)
+{
+    const char *toks[] = {"a", "b", "ab"};
+    nlp_tok_spec s;
+    make_spec(&s, toks, 3, NULL, 0);
+    nlp_vocab_add(s.vocab, "x\0y", 3, NULL);
+    nlp_tok_spec_pipeline(&s, NLP_PIPE_WHITESPACE, NULL);
+    nlp_buf j = {0};
+    CHECK_EQ_INT(nlp_tokjson_dump(&s, &j), NLP_EINVAL);
+    CHECK_MSG(strstr(nlp_errmsg(), "token 3 holds a NUL byte") != NULL, "%s", nlp_errmsg());
+    const char *dir = test_tmpdir();
+    char p[512];
+    snprintf(p, sizeof p, "%s/nul.json", dir);
+    CHECK_EQ_INT(nlp_tokfiles_write(&s, NLP_TOKF_JSON, p), NLP_EINVAL);
+    CHECK(access(p, F_OK) != 0);
+    snprintf(p, sizeof p, "%s/nul-hf", dir);
+    CHECK_EQ_INT(nlp_tokfiles_write(&s, NLP_TOKF_HF, p), NLP_EINVAL);
+    CHECK_MSG(strstr(nlp_errmsg(), "token 3 holds a NUL byte") != NULL, "%s", nlp_errmsg());
+    nlp_buf_free(&j);
+    nlp_tok_spec_free(&s);
 }
 
 int main(int argc, char **argv)
@@ -662,5 +716,6 @@ int main(int argc, char **argv)
     RUN(test_tokjson_errors);
     RUN(test_tokbin);
     RUN(test_formats_errors);
+    RUN(test_writers_nul_token);
     return TEST_END();
 }
