@@ -80,11 +80,11 @@ static struct {
 static int set_strip(const struct cli_opt *opt, const char *arg, void *ctx)
 {
     (void)opt, (void)ctx;
-    if (!arg) {
+    if (!arg && !cli_in_config) { /* the flag */
         o.strip = 1;
         return NLP_OK;
     }
-    if (strcmp(arg, "auto") == 0) {
+    if (!arg || strcmp(arg, "auto") == 0) { /* `~` in a config: the default */
         o.strip = -1;
         return NLP_OK;
     }

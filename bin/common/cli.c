@@ -13,6 +13,7 @@
 #include <string.h>
 
 int cli_verbosity = 0;
+int cli_in_config = 0;
 const char *cli_prog = "nlpipe";
 
 static nlp_config *configs;
@@ -121,6 +122,15 @@ static int choices_msg(const struct cli_opt *o, const char *arg)
 }
 
 /* Applies `arg` to option o. Returns 0 or NLP_EINVAL with a message. */
+/* Built-in values of the CLI_STR options, recorded before any config file
+ * or flag is applied (index = option index). */
+static const char **str_defaults;
+
+static const char *str_default(const struct cli *c, const struct cli_opt *o)
+{
+    return str_defaults ? str_defaults[o - c->opts] : NULL;
+}
+
 static int apply(struct cli *c, const struct cli_opt *o, const char *arg, int from_config)
 {
     switch (o->kind) {
@@ -153,6 +163,9 @@ static int apply(struct cli *c, const struct cli_opt *o, const char *arg, int fr
         return NLP_OK;
     }
     case CLI_STR:
+        /* `~` in a config file restores the built-in default (which may be
+         * NULL, "unset"); it never leaves NULL where a tool has a default */
+        if (!arg && from_config) arg = str_default(c, o);
         *(const char **)o->dest = arg;
         return NLP_OK;
     case CLI_CHOICE:
@@ -321,6 +334,10 @@ int cli_parse(struct cli *c, int argc, char **argv)
         exit_printed();
     }
 
+    str_defaults = nlp_calloc(nopt + 1, sizeof *str_defaults);
+    if (!str_defaults) cli_fail(NLP_ENOMEM);
+    for (size_t i = 0; i < nopt; i++)
+        if (c->opts[i].kind == CLI_STR) str_defaults[i] = *(const char **)c->opts[i].dest;
     configs = nlp_calloc(ncfg + 1, sizeof *configs);
     if (!configs) cli_fail(NLP_ENOMEM);
     for (size_t f = 0; f < ncfg; f++) {
@@ -335,7 +352,10 @@ int cli_parse(struct cli *c, int argc, char **argv)
             if (!o)
                 cli_die(NLP_EXIT_FORMAT, "'%s' line %d: unknown key '%s' (keys are the long option names of '%s --help')",
                         cf->path, en->line, en->key, c->prog);
-            if (apply(c, o, en->value, 1))
+            cli_in_config = 1;
+            int bad = apply(c, o, en->value, 1);
+            cli_in_config = 0;
+            if (bad)
                 cli_die(NLP_EXIT_FORMAT, "'%s' line %d: invalid value for '%s': %s", cf->path, en->line, en->key,
                         nlp_errmsg());
         }
@@ -383,4 +403,6 @@ void cli_free(void)
     free(configs);
     configs = NULL;
     nconfigs = 0;
+    free(str_defaults);
+    str_defaults = NULL;
 }

@@ -54,6 +54,11 @@ struct cli {
     void *ctx;          /* passed to call/show */
 };
 
+/* 1 while values from config files are applied, 0 for flags: a CLI_CALL
+ * handler gets NULL both for a flag without argument and for `~` in a file,
+ * and tells them apart by this (`~` means "the default"). */
+extern int cli_in_config;
+
 /* Verbosity from -q/-v (built in): -1 quiet, 0 normal, 1+ verbose. */
 extern int cli_verbosity;
 extern const char *cli_prog;

@@ -102,3 +102,29 @@ tools() { for s in "$NLPIPE_TOP"/bin/*.c; do [ -e "$s" ] && basename "$s" .c; do
     done
   done
 }
+
+@test "every tool: 'key: ~' in a config restores the default or is refused (exit 3), for every option" {
+  for t in $(tools); do
+    default="$("$NLPIPE_BIN/$t" --dump-config)"
+    for key in $(printf '%s\n' "$default" | sed -n 's/^\([a-z0-9-]*\): .*/\1/p'); do
+      printf '%s: ~\n' "$key" >"$BATS_TEST_TMPDIR/null.yaml"
+      run_split "$NLPIPE_BIN/$t" -c "$BATS_TEST_TMPDIR/null.yaml" --dump-config
+      if [ "$status" -eq 0 ]; then
+        [ "$output" = "$default" ] || { echo "$t: '$key: ~' did not restore the default"; false; }
+      else
+        [ "$status" -eq 3 ] || { echo "$t: '$key: ~' exit $status: $stderr"; false; }
+        [[ "$stderr" == *"null.yaml' line 1"* ]] || { echo "$t: $stderr"; false; }
+      fi
+    done
+  done
+}
+
+@test "train-bpe, train-wordpiece: 'output: ~' in a config writes to standard output (used to crash)" {
+  printf 'output: ~\n' >"$BATS_TEST_TMPDIR/o.yaml"
+  printf 'low lower lowest\n' >"$BATS_TEST_TMPDIR/c.txt"
+  for t in train-bpe train-wordpiece; do
+    run_split "$NLPIPE_BIN/$t" -q -c "$BATS_TEST_TMPDIR/o.yaml" --vocab-size 40 --min-frequency 1 "$BATS_TEST_TMPDIR/c.txt"
+    [ "$status" -eq 0 ] || { echo "$t: exit $status: $stderr"; false; }
+    [[ "$output" == "{"* ]]
+  done
+}
