@@ -540,6 +540,23 @@ int nlp_tokfiles_read(const char *path, nlp_tokfiles_opts *opts, nlp_tok_spec *s
     memset(s, 0, sizeof *s);
     if (nlp_is_dir(path)) return read_dir(path, o, s);
     if (!nlp_file_exists(path)) return nlp_error_errno(NLP_EIO, "cannot open '%s'", path);
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* A pipe (-m <(...), /dev/stdin) can be read only once, and the
+         * formats told apart by name or by sibling files cannot come that
+         * way: it must be a whole tokenizer.json. */
+        char *data;
+        size_t n;
+        int rc = nlp_read_file(path, &data, &n);
+        if (rc) return rc;
+        size_t i = 0;
+        while (i < n && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r')) i++;
+        if (i < n && data[i] == '{') rc = nlp_tokjson_parse(data, n, path, s);
+        else
+            rc = nlp_error(NLP_EFORMAT, "'%s' is not a regular file: from a pipe only a tokenizer.json can be read", path);
+        free(data);
+        return rc;
+    }
     char *copy = nlp_strdup(path);
     if (!copy) return NLP_ENOMEM;
     const char *dir = dirname(copy);

@@ -48,3 +48,13 @@ setup() {
   [ "$status" -eq 3 ]
   [[ "$stderr" == *"cannot open 'missing.json'"* ]]
 }
+
+@test "tokenize: a tokenizer.json from a pipe is read once; other formats from a pipe are refused clearly" {
+  run_split tokenize -m <(cat tok.json) <text.txt
+  [ "$status" -eq 0 ]
+  [ "$output" = "$(tokenize -m tok.json <text.txt)" ]
+  printf '[PAD]\n[UNK]\nlow\n' >vocab.txt
+  run_split tokenize -m <(cat vocab.txt) <text.txt
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == *"is not a regular file: from a pipe only a tokenizer.json can be read"* ]]
+}
