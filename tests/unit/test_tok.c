@@ -412,6 +412,32 @@ static void test_template_truncation_padding(void)
     t.max_length = 4;
     CHECK(nlp_truncate(&t, 0, &x, &y) == 0);
     CHECK(x.n == 3 && y.n == 1);
+    /* The table of HF's own unit test (truncate_encodings_longest_first,
+     * max_length 7; lengths 0, 2, 4 and 8): the longer keeps the odd token */
+    {
+        static const int len[4] = {0, 2, 4, 8};
+        static const int hf_want[4][4][2] = {
+            {{0, 0}, {0, 2}, {0, 4}, {0, 7}},
+            {{2, 0}, {2, 2}, {2, 4}, {2, 5}},
+            {{4, 0}, {4, 2}, {3, 4}, {3, 4}},
+            {{7, 0}, {5, 2}, {4, 3}, {3, 4}},
+        };
+        int32_t ids[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+        int bad = 0;
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++) {
+                nlp_encoding_reset(&x);
+                nlp_encoding_reset(&y);
+                nlp_encoding_append(&x, ids, (size_t)len[i], 0, 0);
+                nlp_encoding_append(&y, ids, (size_t)len[j], 1, 0);
+                nlp_truncation tt = {.enabled = 1, .max_length = 7};
+                if (nlp_truncate(&tt, 0, &x, &y) || (int)x.n != hf_want[i][j][0] || (int)y.n != hf_want[i][j][1]) {
+                    bad++;
+                    printf("    lengths %d, %d: got %zu, %zu\n", len[i], len[j], x.n, y.n);
+                }
+            }
+        CHECK_EQ_INT(bad, 0);
+    }
     /* left direction keeps the end */
     nlp_encoding_reset(&x);
     nlp_encoding_append(&x, ix, 5, 0, 0);
