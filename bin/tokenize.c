@@ -47,7 +47,8 @@ static const char usage[] =
     "      --type-ids            append a tab and the token type ids\n"
     "      --attention-mask      append a tab and the attention mask\n"
     "      --eot TOKEN           end-of-text token between documents in bin streams\n"
-    "                            (default: <|endoftext|>, </s>, <eos> or [SEP], the first known)\n"
+    "                            (default: <|endoftext|>, </s>, <eos> or [SEP], the first known\n"
+    "                            that the template does not add to every record)\n"
     "      --strict              invalid UTF-8 is an error (default: replaced by U+FFFD)\n"
     "  -z, --null-data           records end with NUL, not newline (input and output)\n"
     "  -B, --batch-size N        records per batch (default 1024)\n"
@@ -140,21 +141,42 @@ static int32_t find_token(const char *s)
     return s ? nlp_tokenizer_token_to_id(tk, s, strlen(s)) : -1;
 }
 
-/* End-of-text id for token streams: --eot, else the first known one. */
+/* 1 if the template puts id into every record it encodes (e.g. BERT's
+ * [SEP]): such a token cannot separate documents in a token stream. */
+static int template_adds(int32_t id)
+{
+    if (!o.add_special || id < 0) return 0;
+    nlp_tok_state *st = nlp_tok_state_new(tk);
+    if (!st) fail_with(NLP_ENOMEM);
+    nlp_encoding e = {0};
+    nlp_encode_opts eo = {.add_special = 1};
+    int rc = nlp_tokenizer_encode(tk, st, "", 0, NULL, 0, &eo, &e), hit = 0;
+    for (size_t i = 0; !rc && i < e.n; i++) hit |= e.ids[i] == id;
+    nlp_encoding_free(&e);
+    nlp_tok_state_free(st);
+    return hit;
+}
+
+/* End-of-text id for token streams: --eot, else the first known one that
+ * the template does not add to every record. */
 static int32_t eot_id(int required)
 {
     if (o.eot) {
         int32_t id = find_token(o.eot);
         if (id < 0) cli_usage_error("--eot: '%s' is not a token of '%s'", o.eot, o.model);
+        if (required && template_adds(id))
+            cli_usage_error("--eot: '%s' is added to every record by the template, so documents could not be "
+                            "told apart; name another token or use --no-special-tokens", o.eot);
         return id;
     }
     static const char *known[] = {"<|endoftext|>", "</s>", "<eos>", "[SEP]"};
     for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
         int32_t id = find_token(known[i]);
-        if (id >= 0) return id;
+        if (id >= 0 && !(required && template_adds(id))) return id;
     }
     if (required)
-        cli_usage_error("'%s' has no end-of-text token (<|endoftext|>, </s>, <eos>, [SEP]): name one with --eot",
+        cli_usage_error("'%s' has no end-of-text token (<|endoftext|>, </s>, <eos>, [SEP]) that its template does "
+                        "not add to every record: name one with --eot",
                         o.model);
     return -1;
 }

@@ -54,13 +54,21 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize --eot names the separator token; unknown ones are usage errors" {
-  run tokenize -m "$T" --output-format bin --eot '[SEP]' -o "$BATS_TEST_TMPDIR/t.bin" <<<$'hug\npug'
+  run tokenize -m "$T" --output-format bin --no-special-tokens --eot '[SEP]' -o "$BATS_TEST_TMPDIR/t.bin" <<<$'hug\npug'
   [ "$status" -eq 0 ]
   run od -A n -t u2 -j 16 -N 2 "$BATS_TEST_TMPDIR/t.bin"
   [ "$(echo $output)" = "3" ]
   run_split tokenize -m "$T" --output-format bin --eot '<nope>' -o "$BATS_TEST_TMPDIR/t.bin" <<<"hug"
   [ "$status" -eq 2 ]
   [[ "$stderr" == *"--eot: '<nope>' is not a token"* ]]
+  # a token the template adds to every record cannot separate documents
+  run_split tokenize -m "$T" --output-format bin --eot '[SEP]' -o "$BATS_TEST_TMPDIR/t.bin" <<<$'hug\npug'
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"--eot: '[SEP]' is added to every record by the template"* ]]
+  # and the default never picks one: here no other end-of-text token is known
+  run_split tokenize -m "$T" --output-format bin -o "$BATS_TEST_TMPDIR/t.bin" <<<$'hug\npug'
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"that its template does not add to every record"* ]]
 }
 
 @test "tokenize --output-format bin needs an end-of-text token" {

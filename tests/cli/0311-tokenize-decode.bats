@@ -86,7 +86,7 @@ EOF
 
 @test "tokenize -d: token streams that do not fit the tokenizer are format errors (exit 3)" {
   need_shared
-  tokenize -m "$T" --output-format bin --eot '[SEP]' -o "$BATS_TEST_TMPDIR/small.bin" <<<"hug"
+  tokenize -m "$T" --output-format bin --no-special-tokens --eot '[SEP]' -o "$BATS_TEST_TMPDIR/small.bin" <<<"hug pug hug"
   run_split tokenize -m "$(gpt2)" -d "$BATS_TEST_TMPDIR/small.bin"
   [ "$status" -eq 3 ]
   [[ "$stderr" == *"was written with a vocabulary of 23 tokens"* ]]
