@@ -64,7 +64,7 @@ static const char usage[] =
     "Output:\n"
     "  -f, --format FMT            json (default; SACREBLEU_FORMAT overrides) or text\n"
     "  -b, --score-only            print only the score\n"
-    "  -w, --width N               decimals (default 1)\n"
+    "  -w, --width N               decimals, 0 to 100 (default 1)\n"
     "      --short                 short signature\n"
     "      --no-color              no colors in tables (colors only go to a terminal)\n"
     "Common:\n"

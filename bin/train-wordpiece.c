@@ -154,6 +154,12 @@ int main(int argc, char **argv)
     if (!o.prefix || !*o.prefix) cli_usage_error("--prefix must not be empty");
     if (strpbrk(o.prefix, " \t\n\r")) cli_usage_error("--prefix must not hold white space");
     if (o.unk && !*o.unk) cli_usage_error("--unk-token must not be empty");
+    /* a vocab.txt stores only the tokens: its readers assume [UNK] and ##
+     * (checked again when writing, but say it before a long training run) */
+    if (o.format == 1 && (strcmp(o.prefix, "##") != 0 || (o.unk && strcmp(o.unk, "[UNK]") != 0)))
+        cli_usage_error("--format vocab assumes the unknown token [UNK] and the prefix ##; write tokenizer.json "
+                        "(--format json) for --prefix '%s'%s%s%s", o.prefix, o.unk ? " and --unk-token '" : "",
+                        o.unk ? o.unk : "", o.unk ? "'" : "");
     train_check_utf8("special-tokens", o.specials);
     train_check_utf8("unk-token", o.unk);
     train_check_utf8("prefix", o.prefix);
