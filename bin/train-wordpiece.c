@@ -157,8 +157,8 @@ int main(int argc, char **argv)
     /* a vocab.txt stores only the tokens: its readers assume [UNK] and ##
      * (checked again when writing, but say it before a long training run) */
     if (o.format == 1 && (strcmp(o.prefix, "##") != 0 || (o.unk && strcmp(o.unk, "[UNK]") != 0)))
-        cli_usage_error("--format vocab assumes the unknown token [UNK] and the prefix ##; write tokenizer.json "
-                        "(--format json) for --prefix '%s'%s%s%s", o.prefix, o.unk ? " and --unk-token '" : "",
+        cli_usage_error("--format vocab: a vocab.txt assumes the unknown token [UNK], the prefix ## and words of "
+                        "at most 100 characters; write tokenizer.json (--format json) for --prefix '%s'%s%s%s", o.prefix, o.unk ? " and --unk-token '" : "",
                         o.unk ? o.unk : "", o.unk ? "'" : "");
     train_check_utf8("special-tokens", o.specials);
     train_check_utf8("unk-token", o.unk);

@@ -273,7 +273,7 @@ hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_A
   # the input does not exist: the refusal must come before any reading
   run_split train-wordpiece --format vocab --prefix '@@' -o "$BATS_TEST_TMPDIR/v.txt" "$BATS_TEST_TMPDIR/missing"
   [ "$status" -eq 2 ]
-  [[ "$stderr" == *"--format vocab assumes the unknown token [UNK] and the prefix ##"*"--prefix '@@'"* ]]
+  [[ "$stderr" == *"--format vocab: a vocab.txt assumes the unknown token [UNK], the prefix ##"*"--prefix '@@'"* ]]
   run_split train-wordpiece --format vocab --unk-token '<unk>' -o "$BATS_TEST_TMPDIR/v.txt" "$BATS_TEST_TMPDIR/missing"
   [ "$status" -eq 2 ]
   [[ "$stderr" == *"--unk-token '<unk>'"* ]]
