@@ -105,7 +105,9 @@ bench: $(DEPS_OK)
 	  SHARED=$(abspath $(SHARED)) tools/bench/run $(BENCH)
 
 # The one public header: includes every module header, bottom layer first.
-$(BUILD)/nlpipe.h: $(LIB_HDR)
+# Always regenerated (it is tiny): a deleted header must leave it too.
+.PHONY: $(BUILD)/nlpipe.h
+$(BUILD)/nlpipe.h:
 	@mkdir -p $(@D)
 	@{ echo '/* nlpipe.h — public interface of libnlpipe $(VERSION) (generated). */'; \
 	  echo '#ifndef NLPIPE_H'; echo '#define NLPIPE_H'; \

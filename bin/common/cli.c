@@ -3,11 +3,13 @@
  */
 #include "common/cli.h"
 #include "base/config.h"
+#include "base/io.h"
 #include "base/mem.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,9 +261,33 @@ static void option_error(int ch, char **argv, const struct option *lopts, const 
     cli_usage_error("invalid option '%s'", bad);
 }
 
+/* SIGINT, SIGTERM, SIGHUP: remove the temporaries of open atomic writers,
+ * then die of the same signal as before (the shell sees the usual status). */
+static void on_fatal_signal(int sig)
+{
+    nlp_writer_unlink_pending();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_signal_cleanup(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction old;
+        /* an ignored signal (nohup, a background job) stays ignored */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        struct sigaction sa = {0};
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
 int cli_parse(struct cli *c, int argc, char **argv)
 {
     cli_prog = c->prog;
+    install_signal_cleanup();
     size_t nopt = 0;
     while (c->opts[nopt].name) nopt++;
 

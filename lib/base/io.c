@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,8 +267,37 @@ int nlp_read_lines(const char *path, enum nlp_newline mode, char ***lines, size_
 
 #define WBUF (1u << 16)
 
+/* Temporary files of open atomic writers, for nlp_writer_unlink_pending()
+ * to remove from a signal handler: plain loads and unlink() only, both
+ * async-signal-safe. Writers beyond the table's size are simply not
+ * tracked (their temporary would survive a kill, the target still would). */
+#define PENDING_MAX 64
+static char *_Atomic pending[PENDING_MAX];
+
+static int pending_add(char *path)
+{
+    for (int i = 0; i < PENDING_MAX; i++) {
+        char *none = NULL;
+        if (atomic_compare_exchange_strong(&pending[i], &none, path)) return i;
+    }
+    return -1;
+}
+
+static void pending_remove(int slot)
+{
+    if (slot >= 0) atomic_store(&pending[slot], NULL);
+}
+
+void nlp_writer_unlink_pending(void)
+{
+    for (int i = 0; i < PENDING_MAX; i++) {
+        char *p = atomic_load(&pending[i]);
+        if (p) unlink(p);
+    }
+}
+
 struct nlp_writer {
-    int fd, is_stdout, atomic;
+    int fd, is_stdout, atomic, slot;
     char *path, *tmp;
     char buf[WBUF];
     size_t used;
@@ -338,6 +368,7 @@ int nlp_writer_open(nlp_writer **out, const char *path, int flags)
             return rc;
         }
         w->atomic = 1;
+        w->slot = pending_add(w->tmp);
     }
     *out = w;
     return NLP_OK;
@@ -443,6 +474,7 @@ int nlp_writer_close(nlp_writer *w)
             rc = nlp_error_errno(NLP_EIO, "cannot rename '%s' to '%s'", w->tmp, w->path);
         if (rc) unlink(w->tmp);
         else fsync_dir_of(w->path);
+        pending_remove(w->slot);
         free(w->tmp);
     }
     free(w->path);
@@ -457,7 +489,10 @@ void nlp_writer_abort(nlp_writer *w)
         nlp_writer_flush(w);
     } else {
         close(w->fd);
-        if (w->atomic) unlink(w->tmp);
+        if (w->atomic) {
+            unlink(w->tmp);
+            pending_remove(w->slot);
+        }
     }
     free(w->tmp);
     free(w->path);

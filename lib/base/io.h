@@ -100,6 +100,12 @@ int nlp_writer_close(nlp_writer *w);
  * frees w. For stdout it only flushes. */
 void nlp_writer_abort(nlp_writer *w);
 
+/* Removes the temporary files of every atomic writer still open. Only
+ * async-signal-safe calls: meant for a SIGINT/SIGTERM handler that then
+ * re-raises the signal, so an interrupted run leaves no *.tmp.* files
+ * behind (the targets are untouched either way). */
+void nlp_writer_unlink_pending(void);
+
 /* Writes `n` bytes to `path` atomically. */
 int nlp_write_file(const char *path, const void *data, size_t n);
 
