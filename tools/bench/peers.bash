@@ -6,6 +6,11 @@
 # when missing and npm works), 1 otherwise or when PEERS=0; says why on stderr.
 # median: the median of the numbers on standard input.
 NM=/tmp/nlpipe-peers/node_modules
+#
+# Sourcing it also sets what both tokenizer benchmarks start with: BIN, TOOLS,
+# SHARED, REPS, PEERS, TMP (from the environment tools/bench/run sets), the
+# corpus CORPUS and its size `bytes`, PEERDIR, `want NAME` (is NAME among the
+# selected benchmarks), `mbs SECONDS` (MB/s over the corpus) and peers_ok.
 
 npm_peers_ready() {
   [ "${PEERS:-1}" != 0 ] || return 1
@@ -20,3 +25,23 @@ npm_peers_ready() {
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+set -u
+BIN="${NLPIPE_BIN:-bin}"
+TOOLS="${NLPIPE_TOOLS:-tools}"
+SHARED="${SHARED:-../shared}"
+REPS="${REPS:-5}"
+PEERS="${PEERS:-1}"
+TMP="${BENCH_TMP:-/tmp/nlpipe-bench}"
+mkdir -p "$TMP"
+CORPUS="$SHARED/data/lm/train.txt"
+PEERDIR="$SHARED/peers/tok"
+only=" ${BENCH_ONLY:-} "
+want() { [ "$only" = "  " ] || case "$only" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+
+[ -f "$CORPUS" ] || { echo "bench: $CORPUS not found" >&2; exit 1; }
+bytes=$(stat -c %s "$CORPUS")
+mbs() { awk -v b="$bytes" -v s="$1" 'BEGIN { printf "%.2f", b / 1e6 / s }'; }
+
+peers_ok=0
+npm_peers_ready && peers_ok=1

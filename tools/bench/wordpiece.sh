@@ -34,27 +34,8 @@
 # (runs per figure, default 5), PEERS (0 = skip the peers), BENCH_TMP. The
 # peers need node and the npm package in /tmp/nlpipe-peers. Run it through
 # `make bench BENCH=encode_bert`, which holds the benchmark lock.
-set -u
-BIN="${NLPIPE_BIN:-bin}"
-TOOLS="${NLPIPE_TOOLS:-tools}"
-SHARED="${SHARED:-../shared}"
-REPS="${REPS:-5}"
-PEERS="${PEERS:-1}"
-TMP="${BENCH_TMP:-/tmp/nlpipe-bench}"
-mkdir -p "$TMP"
-CORPUS="$SHARED/data/lm/train.txt"
+. "$(dirname "$0")/peers.bash"   # settings, corpus, want, mbs, peers_ok
 VOCAB="$SHARED/vectors/tokenize/bert-base-uncased-vocab.txt"
-PEERDIR="$SHARED/peers/tok"
-only=" ${BENCH_ONLY:-} "
-. "$(dirname "$0")/peers.bash"
-want() { [ "$only" = "  " ] || case "$only" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
-
-[ -f "$CORPUS" ] || { echo "bench: $CORPUS not found" >&2; exit 1; }
-bytes=$(stat -c %s "$CORPUS")
-mbs() { awk -v b="$bytes" -v s="$1" 'BEGIN { printf "%.2f", b / 1e6 / s }'; }
-
-peers_ok=0
-npm_peers_ready && peers_ok=1
 
 # timed runs: "median<TAB>peak MiB" of CMD (stdout discarded), with a report line
 timed() { # name cmd...
