@@ -141,8 +141,9 @@ static int32_t find_token(const char *s)
     return s ? nlp_tokenizer_token_to_id(tk, s, strlen(s)) : -1;
 }
 
-/* 1 if the template puts id into every record it encodes (e.g. BERT's
- * [SEP]): such a token cannot separate documents in a token stream. */
+/* 1 if the template in use (the pair template with --pair) puts id into
+ * every record it encodes (e.g. BERT's [SEP]): such a token cannot separate
+ * documents in a token stream. */
 static int template_adds(int32_t id)
 {
     if (!o.add_special || id < 0) return 0;
@@ -150,7 +151,7 @@ static int template_adds(int32_t id)
     if (!st) fail_with(NLP_ENOMEM);
     nlp_encoding e = {0};
     nlp_encode_opts eo = {.add_special = 1};
-    int rc = nlp_tokenizer_encode(tk, st, "", 0, NULL, 0, &eo, &e), hit = 0;
+    int rc = nlp_tokenizer_encode(tk, st, "", 0, o.pair ? "" : NULL, 0, &eo, &e), hit = 0;
     for (size_t i = 0; !rc && i < e.n; i++) hit |= e.ids[i] == id;
     nlp_encoding_free(&e);
     nlp_tok_state_free(st);

@@ -270,3 +270,18 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
   [ "$status" -eq 0 ]
   [ -z "$output" ]
 }
+
+@test "tokenize --pair: the end-of-text token is checked against the pair template, not the single one" {
+  # single template "<s> $A", pair template "<s> $A <eos> $B": <eos> separates
+  # single records but sits inside every pair record
+  P="$NLPIPE_TOP/tests/data/tok/pair-eos-template.json"
+  tokenize -m "$P" --output-format bin -o "$BATS_TEST_TMPDIR/s.bin" <<<"a"
+  run od -A n -t u2 -j 16 -N 2 "$BATS_TEST_TMPDIR/s.bin"
+  [ "$(echo $output)" = "2" ]
+  run_split tokenize -m "$P" --pair --output-format bin -o "$BATS_TEST_TMPDIR/p.bin" <<<$'a\tb'
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"that its template does not add to every record"* ]]
+  run_split tokenize -m "$P" --pair --output-format bin --eot '<eos>' -o "$BATS_TEST_TMPDIR/p.bin" <<<$'a\tb'
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"--eot: '<eos>' is added to every record by the template"* ]]
+}
