@@ -5,7 +5,7 @@
  *
  * Keys (YAML keys = the long option names later tools accept):
  *
- *   preset             tiny | small | base | big | gpt2 | bert-base
+ *   preset             tiny | small | base | big | gpt2 | gpt2-medium | bert-base
  *   arch               gpt | bert | transformer            (encdec is accepted for transformer)
  *   vocab-size         vocabulary (transformer: target side)
  *   src-vocab-size     transformer: source vocabulary (= vocab-size when shared-vocab)
@@ -39,7 +39,7 @@
  * vocab 8192, 256 positions), base and big (Vaswani et al. 2017: 6+6 layers,
  * d 512/1024, 8/16 heads, ff 2048/4096, dropout 0.1/0.3, shared vocab 37000,
  * label smoothing 0.1), gpt2 (124M: 12 layers, d 768, vocab 50257, 1024
- * positions), bert-base (12 layers, d 768, vocab 30522, 512 positions).
+ * positions), gpt2-medium (355M: 24 layers, d 1024, 16 heads), bert-base (12 layers, d 768, vocab 30522, 512 positions).
  *
  * Not here: training options (learning rate, steps: lib/train), the tools'
  * own options.

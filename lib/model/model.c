@@ -245,6 +245,15 @@ int nlp_model_backward(nlp_model *m)
     return m->ops->backward(m);
 }
 
+int nlp_model_set_dropout(nlp_model *m, double dropout, double attention_dropout)
+{
+    if (!(dropout >= 0 && dropout < 1) || !(attention_dropout >= 0 && attention_dropout < 1))
+        return nlp_error(NLP_EINVAL, "dropout must be in [0, 1)");
+    m->cfg.dropout = dropout;
+    m->cfg.attention_dropout = attention_dropout;
+    return 0;
+}
+
 const float *nlp_model_logits(const nlp_model *m, int *rows, int *cols)
 {
     if (rows) *rows = m->B * m->T;

@@ -90,6 +90,9 @@ nlp_params *nlp_model_params(nlp_model *m);
 /* Training mode turns dropout on (off by default). */
 void nlp_model_set_training(nlp_model *m, int on);
 void nlp_model_seed(nlp_model *m, uint64_t seed);
+/* Changes the dropout probabilities (fine-tuning or continuing a loaded
+ * model with other regularisation); each in [0, 1). NLP_EINVAL otherwise. */
+int nlp_model_set_dropout(nlp_model *m, double dropout, double attention_dropout);
 /* The dropout generator, for saving and restoring its state. */
 nlp_rng *nlp_model_rng(nlp_model *m);
 

@@ -1,0 +1,41 @@
+/*
+ * modelio.h — what the model tools (pretrain, generate, and later finetune,
+ * translate) share: finding and loading a model behind a -m/--init path
+ * (a model file, a checkpoint, a run directory, a HuggingFace directory),
+ * the tokenizer that goes with it, and the end-of-text id.
+ *
+ * Like cli.h this lives in bin/: it prints and exits.
+ */
+#ifndef NLP_BIN_MODELIO_H
+#define NLP_BIN_MODELIO_H
+
+#include <stddef.h>
+
+#include "model/model.h"
+#include "tok/tokenizer.h"
+
+/* Resolves a run directory to its newest checkpoint (else the path itself)
+ * into buf. */
+void mio_resolve(const char *path, char *buf, size_t cap);
+
+/* Loads the model behind path (resolved as above); exits 3 on a bad file,
+ * 1 when unreadable. With want >= 0, a model of another architecture is
+ * refused (exit 3) naming what it is. */
+nlp_model *mio_load_model(const char *path, int want);
+
+/* The tokenizer of a model directory (tokenizer.json, GPT-2's or HF's
+ * pair, vocab.txt), or NULL when it has none. Exits 3 on a bad one. */
+nlp_tokenizer *mio_load_tokenizer_beside(const char *model_dir);
+
+/* Loads a tokenizer file or directory; exits on failure. */
+nlp_tokenizer *mio_load_tokenizer(const char *path);
+
+/* Exits 3 when the tokenizer has more ids than the model's vocabulary
+ * ("'tok': N ids, but the model 'm' has V"). */
+void mio_check_vocab(const nlp_tokenizer *tk, const char *tk_name, const nlp_model *m, const char *m_name);
+
+/* The end-of-text id: the token `name` when given (usage error if absent),
+ * else <|endoftext|>, </s>, <eos> or [SEP], else -1. */
+int mio_eot(const nlp_tokenizer *tk, const char *name, const char *tk_name);
+
+#endif

@@ -1,0 +1,575 @@
+/*
+ * pretrain — train a model from scratch (or continue one) on unlabelled
+ * data: GPT as a causal language model on token streams or text.
+ *
+ * Thin: the data (lib/train/data), the task (lib/train/lm) and the loop
+ * with its checkpoints (lib/train/loop) are the library's; this file turns
+ * options into them and prints progress.
+ */
+#include "base/err.h"
+#include "base/io.h"
+#include "base/mem.h"
+#include "base/thread.h"
+#include "common/cli.h"
+#include "common/modelio.h"
+#include "model/config.h"
+#include "model/model.h"
+#include "tok/tokfiles.h"
+#include "train/data.h"
+#include "train/lm.h"
+#include "train/loop.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "Usage: pretrain [OPTION]... [FILE]...\n"
+    "Train a model on unlabelled data: GPT as a causal language model.\n"
+    "FILEs (and --train) are token streams from 'tokenize --output-format bin' or, with\n"
+    "--tokenizer, text with one document per line; '-' is standard input.\n"
+    "\n"
+    "Data:\n"
+    "      --train FILE          training data (also: FILE arguments)\n"
+    "      --valid FILE          validation data: loss, perplexity and bits per byte\n"
+    "      --tokenizer FILE      tokenizer for text input and for bits per byte of a\n"
+    "                            token stream; copied into every checkpoint\n"
+    "      --eot TOKEN           end-of-text token between documents of text input\n"
+    "                            (default: <|endoftext|>, </s>, <eos> or [SEP])\n"
+    "Model:\n"
+    "      --arch ARCH           gpt (default); bert and transformer are not available yet\n"
+    "      --preset NAME         tiny, small (default), gpt2 (124M) or gpt2-medium (355M)\n"
+    "      --init PATH           start from a model: ours, a checkpoint or run directory,\n"
+    "                            or a HuggingFace GPT-2 directory (config.json +\n"
+    "                            model.safetensors)\n"
+    "      --vocab-size N        vocabulary (default: the tokenizer's, else the preset's)\n"
+    "      --d-model N, --heads N, --d-ff N, --layers N, --max-positions N,\n"
+    "      --ln-eps F, --init-std F   sizes and initialisation (default: the preset's)\n"
+    "      --dropout F           dropout on embeddings and residual branches (default 0.1)\n"
+    "      --attention-dropout F dropout on attention probabilities (default 0.1)\n"
+    "Batches:\n"
+    "      --max-length N        tokens per training window (default: --max-positions)\n"
+    "  -B, --batch-size N        windows per micro-batch (default 8)\n"
+    "      --batch-tokens N      tokens per optimizer step, reached by gradient\n"
+    "                            accumulation over micro-batches (default: one micro-batch)\n"
+    "Optimisation:\n"
+    "      --steps N             optimizer steps (default 0: until --max-time)\n"
+    "      --max-time MIN        stop after MIN minutes of training (evaluation not\n"
+    "                            counted); with --steps 0 the schedule's length is\n"
+    "                            estimated from the first 20 steps\n"
+    "      --lr F                peak learning rate (default 6e-4)\n"
+    "      --min-lr F            final learning rate (default: --lr / 10)\n"
+    "      --warmup N            linear warm-up steps (default 200)\n"
+    "      --schedule S          cosine (default), linear or constant after warm-up\n"
+    "      --weight-decay F      AdamW decoupled weight decay (default 0.1; not on biases\n"
+    "                            and LayerNorm)\n"
+    "      --beta1 F, --beta2 F, --eps F   AdamW (default 0.9, 0.95, 1e-8)\n"
+    "      --grad-clip F         clip the global gradient norm (default 1.0; 0 = off)\n"
+    "      --seed N              initialisation, dropout and data order (default 0)\n"
+    "Run:\n"
+    "  -m, --model DIR           run directory for checkpoints (default 'run')\n"
+    "      --eval-every N        validate every N steps (default 500; 0 = at the end only)\n"
+    "      --save-every N        checkpoint every N steps (default 1000; 0 = at the end only)\n"
+    "      --keep N              keep the newest N checkpoints (default 3; 0 = all)\n"
+    "      --resume DIR          continue a run (a run directory or a checkpoint): its\n"
+    "                            options are read first, flags still win\n"
+    "      --log FILE            write a TSV log: step, tokens, minutes, lr, loss,\n"
+    "                            grad_norm, tokens_per_s, valid_loss, valid_ppl, valid_bpb\n"
+    "      --log-every N         a progress line every N steps when not on a terminal\n"
+    "                            (default 50)\n"
+    "  -t, --threads N           threads (default: all CPUs); results depend on it\n"
+    "      --progress            a live progress line on standard error (default: on a\n"
+    "                            terminal)\n"
+    "      --no-progress         plain progress lines\n"
+    "  -c, --config FILE         read options from a YAML file (keys = long option names)\n"
+    "      --dump-config         print the effective configuration and exit\n"
+    "  -q, --quiet               no progress, no warnings\n"
+    "  -v, --verbose             more messages\n"
+    "  -h, --help                display this help and exit\n"
+    "  -V, --version             output version information and exit\n"
+    "\n"
+    "SIGINT and SIGTERM save a checkpoint and exit with status 130 and 143.\n"
+    "Exit status: 0 ok, 1 bad input data, I/O error or a non-finite loss, 2 usage error,\n"
+    "3 unreadable or incompatible model or tokenizer file.\n";
+
+static const char *const archs[] = {"gpt", "bert", "transformer", NULL};
+static const char *const schedules[] = {"cosine", "linear", "constant", NULL};
+
+/* Model keys: passed to nlp_model_config_resolve as they are. */
+static const char *const model_keys[] = {"vocab-size", "d-model",   "heads",   "d-ff",
+                                         "layers",     "max-positions", "ln-eps", "init-std",
+                                         "dropout",    "attention-dropout", NULL};
+#define NMK 10
+
+static struct {
+    const char *train, *valid, *tokenizer, *eot, *preset, *init, *model, *resume, *log;
+    const char *mk[NMK];
+    int arch, schedule, progress;
+    long max_length, batch_size, batch_tokens, steps, warmup, seed, eval_every, save_every, keep, log_every, threads;
+    double max_time, lr, min_lr, weight_decay, beta1, beta2, eps, grad_clip;
+} o = {
+    .model = "run",
+    .preset = "small",
+    .batch_size = 8,
+    .warmup = 200,
+    .lr = 6e-4,
+    .min_lr = -1,
+    .weight_decay = 0.1,
+    .beta1 = 0.9,
+    .beta2 = 0.95,
+    .eps = 1e-8,
+    .grad_clip = 1.0,
+    .eval_every = 500,
+    .save_every = 1000,
+    .keep = 3,
+    .log_every = 50,
+};
+
+static struct cli_opt opts[] = {
+    {.name = "train", .kind = CLI_STR, .dest = &o.train},
+    {.name = "valid", .kind = CLI_STR, .dest = &o.valid},
+    {.name = "tokenizer", .kind = CLI_STR, .dest = &o.tokenizer},
+    {.name = "eot", .kind = CLI_STR, .dest = &o.eot},
+    {.name = "arch", .kind = CLI_CHOICE, .dest = &o.arch, .choices = archs},
+    {.name = "preset", .kind = CLI_STR, .dest = &o.preset},
+    {.name = "init", .kind = CLI_STR, .dest = &o.init},
+    {.name = "vocab-size", .kind = CLI_STR, .dest = &o.mk[0]},
+    {.name = "d-model", .kind = CLI_STR, .dest = &o.mk[1]},
+    {.name = "heads", .kind = CLI_STR, .dest = &o.mk[2]},
+    {.name = "d-ff", .kind = CLI_STR, .dest = &o.mk[3]},
+    {.name = "layers", .kind = CLI_STR, .dest = &o.mk[4]},
+    {.name = "max-positions", .kind = CLI_STR, .dest = &o.mk[5]},
+    {.name = "ln-eps", .kind = CLI_STR, .dest = &o.mk[6]},
+    {.name = "init-std", .kind = CLI_STR, .dest = &o.mk[7]},
+    {.name = "dropout", .kind = CLI_STR, .dest = &o.mk[8]},
+    {.name = "attention-dropout", .kind = CLI_STR, .dest = &o.mk[9]},
+    {.name = "max-length", .kind = CLI_INT, .dest = &o.max_length, .min = 0, .max = 1 << 20},
+    {.name = "batch-size", .key = 'B', .kind = CLI_INT, .dest = &o.batch_size, .min = 1, .max = 1 << 20},
+    {.name = "batch-tokens", .kind = CLI_INT, .dest = &o.batch_tokens, .min = 0, .max = 1e12},
+    {.name = "steps", .kind = CLI_INT, .dest = &o.steps, .min = 0, .max = 1e15},
+    {.name = "max-time", .kind = CLI_DOUBLE, .dest = &o.max_time, .min = 0, .max = 1e9},
+    {.name = "lr", .kind = CLI_DOUBLE, .dest = &o.lr, .min = 0, .max = 1e3},
+    {.name = "min-lr", .kind = CLI_DOUBLE, .dest = &o.min_lr, .min = -1, .max = 1e3},
+    {.name = "warmup", .kind = CLI_INT, .dest = &o.warmup, .min = 0, .max = 1e15},
+    {.name = "schedule", .kind = CLI_CHOICE, .dest = &o.schedule, .choices = schedules},
+    {.name = "weight-decay", .kind = CLI_DOUBLE, .dest = &o.weight_decay, .min = 0, .max = 1e3},
+    {.name = "beta1", .kind = CLI_DOUBLE, .dest = &o.beta1, .min = 0, .max = 0.999999999},
+    {.name = "beta2", .kind = CLI_DOUBLE, .dest = &o.beta2, .min = 0, .max = 0.999999999},
+    {.name = "eps", .kind = CLI_DOUBLE, .dest = &o.eps, .min = 1e-30, .max = 1},
+    {.name = "grad-clip", .kind = CLI_DOUBLE, .dest = &o.grad_clip, .min = 0, .max = 1e30},
+    {.name = "seed", .kind = CLI_INT, .dest = &o.seed, .min = 0, .max = 9.2e18},
+    {.name = "model", .key = 'm', .kind = CLI_STR, .dest = &o.model},
+    {.name = "eval-every", .kind = CLI_INT, .dest = &o.eval_every, .min = 0, .max = 1e15},
+    {.name = "save-every", .kind = CLI_INT, .dest = &o.save_every, .min = 0, .max = 1e15},
+    {.name = "keep", .kind = CLI_INT, .dest = &o.keep, .min = 0, .max = 1e9},
+    {.name = "resume", .kind = CLI_STR, .dest = &o.resume, .flags = CLI_NOCONFIG},
+    {.name = "log", .kind = CLI_STR, .dest = &o.log},
+    {.name = "log-every", .kind = CLI_INT, .dest = &o.log_every, .min = 1, .max = 1e15},
+    {.name = "threads", .key = 't', .kind = CLI_INT, .dest = &o.threads, .min = 0, .max = 4096},
+    {.name = "progress", .kind = CLI_BOOL, .dest = &o.progress, .flags = CLI_NEGATABLE},
+    {.name = NULL},
+};
+
+/* file scope: reachable at an error exit */
+static nlp_model *model;
+static nlp_tokenizer *tok;
+static nlp_corpus train = NLP_CORPUS_INIT, valid = NLP_CORPUS_INIT;
+static const char **inputs;
+static size_t ninputs;
+static int live; /* a live progress line is showing */
+
+// --- progress
+
+static void fmt_time(char *buf, size_t cap, double s)
+{
+    if (s < 0 || !isfinite(s)) snprintf(buf, cap, "?");
+    else if (s < 3600) snprintf(buf, cap, "%d:%02d", (int)s / 60, (int)s % 60);
+    else snprintf(buf, cap, "%d:%02d:%02d", (int)s / 3600, (int)s / 60 % 60, (int)s % 60);
+}
+
+static void end_live(void)
+{
+    if (live) fputc('\n', stderr), live = 0;
+}
+
+static void report(void *ctx, const nlp_train_event *e)
+{
+    (void)ctx;
+    if (cli_verbosity < 0) return;
+    char eta[32], el[32], tot[32];
+    fmt_time(eta, sizeof eta, e->eta);
+    fmt_time(el, sizeof el, e->seconds);
+    if (e->total) snprintf(tot, sizeof tot, "/%ld", e->total);
+    else tot[0] = 0;
+    switch (e->kind) {
+    case NLP_TRAIN_STEP:
+        if (o.progress) {
+            fprintf(stderr, "\r\033[Kstep %ld%s  loss %.4f  lr %.3g  |g| %.3f  %.0f tok/s  %s  ETA %s", e->step, tot,
+                    e->loss, e->lr, e->grad_norm, e->tokens_per_s, el, eta);
+            live = 1;
+        } else if (e->step % o.log_every == 0 || e->step == 1)
+            fprintf(stderr, "pretrain: step %ld%s loss %.4f lr %.3g grad_norm %.3f tokens/s %.0f elapsed %s eta %s\n",
+                    e->step, tot, e->loss, e->lr, e->grad_norm, e->tokens_per_s, el, eta);
+        break;
+    case NLP_TRAIN_EVAL:
+        end_live();
+        if (isnan(e->eval->v[2]))
+            fprintf(stderr, "pretrain: step %ld valid loss %.4f ppl %.2f%s\n", e->step, e->eval->v[0], e->eval->v[1],
+                    e->best ? " (best)" : "");
+        else
+            fprintf(stderr, "pretrain: step %ld valid loss %.4f ppl %.2f bits/byte %.4f%s\n", e->step, e->eval->v[0],
+                    e->eval->v[1], e->eval->v[2], e->best ? " (best)" : "");
+        break;
+    case NLP_TRAIN_SAVE:
+        end_live();
+        cli_info("step %ld: saved '%s'", e->step, e->path);
+        break;
+    case NLP_TRAIN_RESUME:
+        cli_info("resuming '%s' at step %ld (%llu tokens trained)", e->path, e->step,
+                 (unsigned long long)e->tokens);
+        break;
+    }
+    fflush(stderr);
+}
+
+// --- checkpoints: the tokenizer and the options go along
+
+static char *run_yaml;
+
+/* FNV-1a over the ids: tells a resumed run whether it has its data back. */
+static uint64_t fingerprint(const nlp_corpus *c)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < c->n; i++) h = (h ^ (uint32_t)c->ids[i]) * 1099511628211ull;
+    return h;
+}
+
+static int save_extra(void *ctx, const char *dir)
+{
+    (void)ctx;
+    char p[4200];
+    int rc;
+    if (tok) {
+        snprintf(p, sizeof p, "%s/tokenizer.json", dir);
+        if ((rc = nlp_tokfiles_write(nlp_tokenizer_spec(tok), NLP_TOKF_JSON, p))) return rc;
+    }
+    snprintf(p, sizeof p, "%s/run.yaml", dir);
+    return nlp_write_file(p, run_yaml, strlen(run_yaml));
+}
+
+static void yaml_kv(nlp_buf *b, const char *k, const char *v)
+{
+    if (!v) return;
+    if (nlp_buf_printf(b, "%s: ", k) || nlp_yaml_scalar(b, v) || nlp_buf_putc(b, '\n')) cli_fail(NLP_ENOMEM);
+}
+
+static void yaml_int(nlp_buf *b, const char *k, long v)
+{
+    if (nlp_buf_printf(b, "%s: %ld\n", k, v)) cli_fail(NLP_ENOMEM);
+}
+
+static void yaml_num(nlp_buf *b, const char *k, double v)
+{
+    char num[40];
+    nlp_format_double(num, sizeof num, v);
+    if (nlp_buf_printf(b, "%s: %s\n", k, num)) cli_fail(NLP_ENOMEM);
+}
+
+/* The options a resumed run needs to continue the same way (the model's
+ * own configuration travels in model.safetensors). */
+static char *make_run_yaml(const nlp_model_config *mc)
+{
+    nlp_buf b = {0};
+    if (nlp_buf_puts(&b, "# pretrain options of this run: 'pretrain --resume DIR' reads them first\n"))
+        cli_fail(NLP_ENOMEM);
+    yaml_kv(&b, "arch", archs[o.arch]);
+    yaml_kv(&b, "model", o.model);
+    yaml_kv(&b, "train", ninputs == 1 && strcmp(inputs[0], "-") != 0 ? inputs[0] : NULL);
+    yaml_kv(&b, "valid", o.valid);
+    yaml_kv(&b, "eot", o.eot);
+    yaml_int(&b, "max-length", o.max_length);
+    yaml_int(&b, "batch-size", o.batch_size);
+    yaml_int(&b, "batch-tokens", o.batch_tokens);
+    yaml_int(&b, "steps", o.steps);
+    yaml_num(&b, "max-time", o.max_time);
+    yaml_num(&b, "lr", o.lr);
+    yaml_num(&b, "min-lr", o.min_lr);
+    yaml_int(&b, "warmup", o.warmup);
+    yaml_kv(&b, "schedule", schedules[o.schedule]);
+    yaml_num(&b, "weight-decay", o.weight_decay);
+    yaml_num(&b, "beta1", o.beta1);
+    yaml_num(&b, "beta2", o.beta2);
+    yaml_num(&b, "eps", o.eps);
+    yaml_num(&b, "grad-clip", o.grad_clip);
+    yaml_int(&b, "seed", o.seed);
+    yaml_int(&b, "eval-every", o.eval_every);
+    yaml_int(&b, "save-every", o.save_every);
+    yaml_int(&b, "keep", o.keep);
+    yaml_kv(&b, "log", o.log);
+    char num[40];
+    nlp_format_double(num, sizeof num, mc->dropout);
+    yaml_kv(&b, "dropout", num);
+    nlp_format_double(num, sizeof num, mc->attention_dropout);
+    yaml_kv(&b, "attention-dropout", num);
+    if (nlp_buf_printf(&b, "# data: %zu training tokens, fingerprint %016llx\n", train.n,
+                       (unsigned long long)fingerprint(&train)))
+        cli_fail(NLP_ENOMEM);
+    return nlp_buf_detach(&b, NULL);
+}
+
+static const char *resume_yaml, *resume_train;
+
+/* --resume DIR: DIR's run.yaml is read as the first config file, so the
+ * run continues with its own options unless flags say otherwise. */
+static char **with_resume_config(int *argc, char **argv)
+{
+    const char *dir = NULL;
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], "--") == 0) break;
+        if (strcmp(argv[i], "--resume") == 0 && i + 1 < *argc) dir = argv[i + 1];
+        else if (strncmp(argv[i], "--resume=", 9) == 0) dir = argv[i] + 9;
+    }
+    if (!dir) return argv;
+    static char ck[4096], yaml[4200];
+    mio_resolve(dir, ck, sizeof ck);
+    snprintf(yaml, sizeof yaml, "%s/run.yaml", ck);
+    if (!nlp_file_exists(yaml)) return argv;
+    resume_yaml = yaml;
+    static nlp_config cf;
+    if (nlp_config_load(&cf, yaml) == 0) {
+        const nlp_config_entry *e = nlp_config_get(&cf, "train");
+        if (e && e->value) resume_train = e->value;
+    }
+    char **nv = nlp_calloc((size_t)*argc + 3, sizeof *nv);
+    if (!nv) cli_fail(NLP_ENOMEM);
+    nv[0] = argv[0];
+    nv[1] = "-c";
+    nv[2] = yaml;
+    for (int i = 1; i < *argc; i++) nv[i + 2] = argv[i];
+    *argc += 2;
+    return nv;
+}
+
+// --- signals
+
+static void on_stop(int sig)
+{
+    static volatile sig_atomic_t seen;
+    if (seen) { /* a second signal: stop now, the last checkpoint stays */
+        nlp_writer_unlink_pending();
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+    seen = 1;
+    nlp_train_request_stop(sig);
+}
+
+static void catch_signals(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM};
+    for (size_t i = 0; i < 2; i++) {
+        struct sigaction old, sa = {0};
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        sa.sa_handler = on_stop;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+// --- data
+
+static void read_data(nlp_corpus *c, const char *path, int32_t eot, int threads)
+{
+    size_t before = c->n;
+    int rc = nlp_corpus_add(c, path, tok, eot, 0, threads);
+    if (rc) cli_fail(rc);
+    cli_debug("'%s': %zu tokens", path, c->n - before);
+}
+
+/* Every id of a corpus must have a row in the model's embedding. */
+static void check_ids(const nlp_corpus *c, const char *what, int vocab)
+{
+    if (c->max_id <= (uint32_t)vocab) return;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->ids[i] >= vocab)
+            cli_die(NLP_EXIT_FAILURE, "%s: token %zu is id %d, not below the model's vocabulary size %d (was it made "
+                    "with another tokenizer?)", what, i, c->ids[i], vocab);
+}
+
+int main(int argc, char **argv)
+{
+    nlp_threads_passive(argc, argv);
+    o.progress = isatty(2);
+    argv = with_resume_config(&argc, argv);
+    struct cli c = {"pretrain", usage, opts, NULL};
+    int first = cli_parse(&c, argc, argv);
+    if (cli_verbosity < 0) o.progress = 0;
+
+    if (o.arch != 0)
+        cli_usage_error("--arch %s: not available yet; this version trains gpt", archs[o.arch]);
+    size_t cap = (size_t)(argc - first) + 2;
+    if (!(inputs = nlp_calloc(cap, sizeof *inputs))) cli_fail(NLP_ENOMEM);
+    /* a resumed run's recorded --train gives way to FILE arguments */
+    if (o.train && !(o.resume && first < argc && resume_train && strcmp(o.train, resume_train) == 0))
+        inputs[ninputs++] = o.train;
+    for (int i = first; i < argc; i++) inputs[ninputs++] = argv[i];
+    if (!ninputs && o.resume)
+        cli_usage_error("no training data: the run was trained on several inputs or standard input; give them again");
+    if (!ninputs) cli_usage_error("no training data: give token streams or text files (or '-' for standard input)");
+    for (size_t i = 0; i < ninputs; i++)
+        if (strcmp(inputs[i], "-") == 0 && o.valid && strcmp(o.valid, "-") == 0)
+            cli_usage_error("--valid and the training data cannot both be standard input");
+    if (o.init && o.resume) cli_usage_error("--init and --resume exclude each other: --resume continues a run");
+    if (o.steps == 0 && o.max_time <= 0) cli_usage_error("give --steps N or --max-time MINUTES");
+    if (o.min_lr < 0) o.min_lr = o.lr / 10;
+
+    int threads = nlp_threads_set((int)o.threads);
+    cli_debug("%d thread%s", threads, threads == 1 ? "" : "s");
+
+    if (o.tokenizer) tok = mio_load_tokenizer(o.tokenizer);
+    char resume_ck[4096] = "";
+    if (o.resume) {
+        if (nlp_train_find_checkpoint(o.resume, resume_ck, sizeof resume_ck)) cli_fail(NLP_EIO);
+        if (!tok) tok = mio_load_tokenizer_beside(resume_ck);
+    }
+    int32_t eot = tok ? mio_eot(tok, o.eot, o.tokenizer) : -1;
+    if (o.eot && !tok) cli_usage_error("--eot needs --tokenizer");
+    if (tok && eot < 0)
+        cli_warn("'%s' has no end-of-text token (<|endoftext|>, </s>, <eos>, [SEP]): documents of text input are "
+                 "joined without a separator; name one with --eot", o.tokenizer);
+
+    /* the model: a resumed run's, a loaded one, or a new one */
+    const char *mname = o.resume ? o.resume : o.init ? o.init : "(new model)";
+    if (o.resume) {
+        model = mio_load_model(resume_ck, NLP_ARCH_GPT); /* checks the kind; nlp_train loads it again with its state */
+    } else if (o.init) {
+        model = mio_load_model(o.init, NLP_ARCH_GPT);
+        for (int k = 0; k < NMK; k++)
+            if (o.mk[k] && strcmp(model_keys[k], "dropout") != 0 && strcmp(model_keys[k], "attention-dropout") != 0)
+                cli_usage_error("--%s: the model comes from --init '%s' and keeps its sizes", model_keys[k], o.init);
+    } else {
+        nlp_setting set[NMK + 2];
+        size_t ns = 0;
+        set[ns++] = (nlp_setting){"arch", archs[o.arch], "--arch", 0};
+        if (tok && !o.mk[0]) {
+            static char vs[32];
+            snprintf(vs, sizeof vs, "%zu", nlp_tokenizer_vocab_size(tok));
+            set[ns++] = (nlp_setting){"vocab-size", vs, o.tokenizer, 0};
+        }
+        for (int k = 0; k < NMK; k++)
+            if (o.mk[k]) set[ns++] = (nlp_setting){model_keys[k], o.mk[k], model_keys[k], 0};
+        nlp_model_config mc;
+        nlp_setting all[NMK + 3];
+        all[0] = (nlp_setting){"preset", o.preset, "--preset", 0};
+        memcpy(all + 1, set, ns * sizeof *set);
+        int rc = nlp_model_config_resolve(&mc, all, ns + 1);
+        if (rc) cli_usage_error("%s", nlp_errmsg());
+        if ((rc = nlp_model_new(&model, &mc, (uint64_t)o.seed))) cli_fail(rc);
+    }
+    if (o.init || o.resume) {
+        const nlp_model_config *mc = nlp_model_cfg(model);
+        double d = mc->dropout, ad = mc->attention_dropout;
+        if (o.mk[8]) d = strtod(o.mk[8], NULL);
+        if (o.mk[9]) ad = strtod(o.mk[9], NULL);
+        if (nlp_model_set_dropout(model, d, ad)) cli_usage_error("--dropout: %s", nlp_errmsg());
+    }
+    const nlp_model_config *mc = nlp_model_cfg(model);
+    if (tok) mio_check_vocab(tok, o.tokenizer ? o.tokenizer : mname, model, mname);
+    if (!o.max_length) o.max_length = mc->max_positions;
+    if (o.max_length < 2 || o.max_length > mc->max_positions)
+        cli_usage_error("--max-length %ld: must be in [2, %d], the model's positions", o.max_length, mc->max_positions);
+    const long micro = o.batch_size * o.max_length;
+    long accum = o.batch_tokens > 0 ? (o.batch_tokens + micro / 2) / micro : 1;
+    if (accum < 1) accum = 1;
+    if (o.batch_tokens > 0 && accum * micro != o.batch_tokens)
+        cli_info("--batch-tokens %ld: %ld micro-batches of %ld tokens make %ld", o.batch_tokens, accum, micro,
+                 accum * micro);
+
+    /* data */
+    for (size_t i = 0; i < ninputs; i++) read_data(&train, inputs[i], eot, threads);
+    if (o.valid) {
+        read_data(&valid, o.valid, eot, threads);
+        if (!valid.bytes && tok && nlp_corpus_count_bytes(&valid, tok)) cli_fail(nlp_errcode());
+        if (!valid.bytes) cli_info("no tokenizer for the validation stream: bits per byte are not reported");
+    }
+    if (train.repaired + valid.repaired)
+        cli_warn("%llu line%s of invalid UTF-8 repaired (U+FFFD)", (unsigned long long)(train.repaired + valid.repaired),
+                 train.repaired + valid.repaired == 1 ? "" : "s");
+    check_ids(&train, ninputs == 1 ? inputs[0] : "the training data", mc->vocab_size);
+    check_ids(&valid, o.valid ? o.valid : "", mc->vocab_size);
+    if (train.n < (size_t)o.max_length)
+        cli_die(NLP_EXIT_FAILURE, "%s: %zu tokens, fewer than one training window of %ld (--max-length)",
+                ninputs == 1 ? inputs[0] : "the training data", train.n, o.max_length);
+    if (o.valid && valid.n < 2)
+        cli_die(NLP_EXIT_FAILURE, "'%s': %zu tokens: nothing to validate on", o.valid, valid.n);
+    cli_info("%s: %zu parameters, %zu training tokens (%llu documents)%s", archs[o.arch],
+             nlp_model_param_count(model), train.n, (unsigned long long)train.docs,
+             o.valid ? "" : "; no validation data");
+    if (o.valid) cli_debug("validation: %zu tokens, %llu bytes", valid.n, (unsigned long long)valid.bytes);
+
+    nlp_lm_task lm;
+    nlp_task task;
+    int rc = nlp_lm_task_init(&lm, &task, &train, o.valid ? &valid : NULL, (int)o.batch_size, (int)o.max_length);
+    if (rc) cli_fail(rc);
+    run_yaml = make_run_yaml(mc);
+    if (!run_yaml) cli_fail(NLP_ENOMEM);
+    if (resume_yaml) { /* the same data, or a continuation that cannot match */
+        char *old = NULL;
+        size_t len;
+        const char *line = strrchr(run_yaml, '#');
+        if (nlp_read_file(resume_yaml, &old, &len) == 0 && line && !strstr(old, line))
+            cli_warn("the training data differs from the run's (%s): the run continues, but not as it would have",
+                     "see '# data' in its run.yaml");
+        free(old);
+    }
+
+    nlp_optim_config oc = nlp_optim_default();
+    oc.beta1 = o.beta1, oc.beta2 = o.beta2, oc.eps = o.eps, oc.weight_decay = o.weight_decay;
+    nlp_train_opts to = {
+        .out_dir = o.model,
+        .steps = o.steps,
+        .max_seconds = o.max_time * 60,
+        .accum = (int)accum,
+        .schedule = (enum nlp_schedule)o.schedule,
+        .lr = o.lr,
+        .lr_min = o.min_lr,
+        .warmup = o.warmup,
+        .clip = o.grad_clip,
+        .optim = oc,
+        .eval_every = o.eval_every,
+        .save_every = o.save_every,
+        .keep = (int)o.keep,
+        .log_path = o.log,
+        .seed = (uint64_t)o.seed,
+        .save_extra = save_extra,
+        .report = report,
+    };
+    if (o.resume) {
+        nlp_model_free(model);
+        model = NULL;
+    }
+    catch_signals();
+    nlp_train_result res;
+    rc = nlp_train(&model, &task, &to, o.resume, &res);
+    end_live();
+    if (rc) cli_fail(rc);
+    if (res.signal) {
+        cli_warn("stopped by %s at step %ld; '%s' holds the run (continue with --resume %s)",
+                 res.signal == SIGINT ? "SIGINT" : "SIGTERM", res.step, res.last_checkpoint, o.model);
+        return 128 + res.signal;
+    }
+    cli_info("done: step %ld, checkpoint '%s'", res.step, res.last_checkpoint);
+    nlp_lm_task_free(&lm);
+    nlp_model_free(model);
+    nlp_tokenizer_free(tok);
+    nlp_corpus_free(&train);
+    nlp_corpus_free(&valid);
+    free(run_yaml);
+    free(inputs);
+    cli_free();
+    return 0;
+}

@@ -1,0 +1,260 @@
+/*
+ * decode.c — greedy, sampling and beam search over the KV cache. See decode.h.
+ */
+#include "decode/decode.h"
+#include "base/err.h"
+#include "base/mem.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+nlp_sampler nlp_sampler_greedy(void)
+{
+    nlp_sampler s = {.temperature = 0, .top_k = 0, .top_p = 1, .repetition_penalty = 1};
+    nlp_rng_seed(&s.rng, 0);
+    return s;
+}
+
+int32_t nlp_argmax(const float *x, int n)
+{
+    int32_t best = 0;
+    float bv = -INFINITY;
+    int found = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(x[i]) && (!found || x[i] > bv)) bv = x[i], best = i, found = 1;
+    return best;
+}
+
+void nlp_log_softmax(const float *x, float *out, int n)
+{
+    float mx = -INFINITY;
+    for (int i = 0; i < n; i++)
+        if (x[i] > mx) mx = x[i];
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += exp((double)(x[i] - mx));
+    float lse = (float)log(sum);
+    for (int i = 0; i < n; i++) out[i] = (x[i] - mx) - lse;
+}
+
+static int by_value_desc(const void *a, const void *b, void *ctx)
+{
+    const float *v = ctx;
+    float x = v[*(const int32_t *)a], y = v[*(const int32_t *)b];
+    if (x > y) return -1;
+    if (x < y) return 1;
+    return *(const int32_t *)a - *(const int32_t *)b;
+}
+
+int32_t nlp_sample(nlp_sampler *s, float *logits, int V, const int32_t *seen, size_t nseen, int32_t *work)
+{
+    if (s->repetition_penalty != 1.0 && s->repetition_penalty > 0)
+        for (size_t i = 0; i < nseen; i++) {
+            int32_t t = seen[i];
+            if (t < 0 || t >= V) continue;
+            /* once per distinct token: mark by sign trick is unsafe, so check earlier occurrences */
+            size_t j = 0;
+            while (j < i && seen[j] != t) j++;
+            if (j < i) continue;
+            logits[t] = logits[t] > 0 ? (float)(logits[t] / s->repetition_penalty)
+                                      : (float)(logits[t] * s->repetition_penalty);
+        }
+    if (s->temperature <= 0) return nlp_argmax(logits, V);
+    const float inv = (float)(1.0 / s->temperature);
+    float mx = -INFINITY;
+    for (int i = 0; i < V; i++) {
+        logits[i] *= inv;
+        if (logits[i] > mx) mx = logits[i];
+    }
+    double sum = 0;
+    for (int i = 0; i < V; i++) sum += (logits[i] = expf(logits[i] - mx));
+    int n = V;
+    const int limit = (s->top_k > 0 && s->top_k < V) || s->top_p < 1.0;
+    if (limit) {
+        for (int i = 0; i < V; i++) work[i] = i;
+        qsort_r(work, (size_t)V, sizeof *work, by_value_desc, logits);
+        if (s->top_k > 0 && s->top_k < n) n = s->top_k;
+        double kept = 0;
+        for (int i = 0; i < n; i++) kept += logits[work[i]];
+        if (s->top_p < 1.0) {
+            double acc = 0;
+            int m = 0;
+            while (m < n) {
+                acc += logits[work[m++]] / kept;
+                if (acc >= s->top_p) break;
+            }
+            n = m > 0 ? m : 1;
+        }
+        sum = 0;
+        for (int i = 0; i < n; i++) sum += logits[work[i]];
+        double r = nlp_rng_double(&s->rng) * sum, acc = 0;
+        for (int i = 0; i < n; i++) {
+            acc += logits[work[i]];
+            if (r < acc) return work[i];
+        }
+        return work[n - 1];
+    }
+    double r = nlp_rng_double(&s->rng) * sum, acc = 0;
+    int32_t last = 0;
+    for (int i = 0; i < V; i++) {
+        if (logits[i] <= 0) continue;
+        acc += logits[i];
+        last = i;
+        if (r < acc) return i;
+    }
+    return last;
+}
+
+int nlp_decode_feed(nlp_model *m, nlp_cache *c, int B, int T, const int32_t *ids)
+{
+    nlp_batch b = {.B = B, .T = T};
+    if (nlp_model_cfg(m)->arch == NLP_ARCH_TRANSFORMER) b.tgt_in = ids;
+    else b.ids = ids;
+    return nlp_model_decode(m, &b, c);
+}
+
+/* Row r's last-position logits of the last forward. */
+static const float *last_logits(const nlp_model *m, int B, int r, int *V)
+{
+    int rows;
+    const float *lg = nlp_model_logits(m, &rows, V);
+    int T = rows / B;
+    return lg + ((size_t)r * T + (size_t)(T - 1)) * (size_t)*V;
+}
+
+int nlp_generate_rows(nlp_model *m, nlp_cache *c, int B, const nlp_gen_opts *o, nlp_ids *hist)
+{
+    int V;
+    nlp_model_logits(m, NULL, &V);
+    float *row = nlp_malloc((size_t)V * sizeof *row);
+    int32_t *work = nlp_malloc((size_t)V * sizeof *work), *next = nlp_malloc((size_t)B * sizeof *next);
+    char *live = nlp_malloc((size_t)B);
+    int rc = 0;
+    if (!row || !work || !next || !live) {
+        rc = NLP_ENOMEM;
+        goto out;
+    }
+    memset(live, 1, (size_t)B);
+    nlp_sampler s = o->sampler;
+    for (int step = 0; step < o->max_new; step++) {
+        int any = 0;
+        for (int r = 0; r < B; r++) {
+            if (!live[r]) {
+                next[r] = o->eos >= 0 ? o->eos : 0;
+                continue;
+            }
+            int v;
+            memcpy(row, last_logits(m, B, r, &v), (size_t)V * sizeof *row);
+            int32_t t = nlp_sample(&s, row, V, hist[r].v, hist[r].n, work);
+            next[r] = t;
+            if (t == o->eos) {
+                live[r] = 0;
+                continue;
+            }
+            if ((rc = nlp_ids_push(&hist[r], t))) goto out;
+            if (o->on_token && o->on_token(o->ctx, r, t)) live[r] = 0;
+            any |= live[r];
+        }
+        if (!any || step == o->max_new - 1) break;
+        if ((rc = nlp_decode_feed(m, c, B, 1, next))) goto out;
+    }
+out:
+    free(row), free(work), free(next), free(live);
+    return rc;
+}
+
+typedef struct cand {
+    float key, score;
+    int32_t beam, tok;
+} cand;
+
+int nlp_beam_search(nlp_model *m, nlp_cache *c, int G, const nlp_beam_opts *o, nlp_ids *out, float *scores_out)
+{
+    const int K = o->beams, R = G * K, N = o->max_new;
+    int V;
+    nlp_model_logits(m, NULL, &V);
+    const float NEG = -FLT_MAX;
+    float *logp = nlp_malloc((size_t)V * sizeof *logp), *score = nlp_malloc((size_t)R * sizeof *score),
+          *nscore = nlp_malloc((size_t)R * sizeof *nscore), *len = nlp_malloc((size_t)R * sizeof *len),
+          *nlen = nlp_malloc((size_t)R * sizeof *nlen);
+    int32_t *ys = nlp_malloc(((size_t)R * (N > 0 ? N : 1)) * sizeof *ys),
+            *nys = nlp_malloc(((size_t)R * (N > 0 ? N : 1)) * sizeof *nys), *src = nlp_malloc((size_t)R * sizeof *src),
+            *tok = nlp_malloc((size_t)R * sizeof *tok);
+    char *done = nlp_calloc((size_t)R, 1), *ndone = nlp_calloc((size_t)R, 1);
+    cand *top = nlp_malloc((size_t)K * sizeof *top);
+    int rc = 0, steps = 0;
+    if (!logp || !score || !nscore || !len || !nlen || !ys || !nys || !src || !tok || !done || !ndone || !top) {
+        rc = NLP_ENOMEM;
+        goto out;
+    }
+    for (int r = 0; r < R; r++) score[r] = r % K ? NEG : 0.0f, len[r] = 0;
+    for (int t = 0; t < N; t++) {
+        for (int g = 0; g < G; g++) {
+            int ntop = 0;
+            for (int k = 0; k < K; k++) {
+                const int r = g * K + k;
+                int v;
+                if (done[r]) {
+                    for (int i = 0; i < V; i++) logp[i] = NEG;
+                    logp[o->eos] = 0.0f;
+                } else nlp_log_softmax(last_logits(m, R, r, &v), logp, V);
+                const float l = len[r] + (done[r] ? 0.0f : 1.0f);
+                const float lp = o->alpha != 0 ? (float)pow((5.0 + l) / 6.0, o->alpha) : 1.0f;
+                for (int i = 0; i < V; i++) {
+                    const float sc = score[r] + logp[i], key = sc / lp;
+                    /* keep the K best keys, the earlier candidate first on ties (torch.topk) */
+                    if (ntop == K && !(key > top[K - 1].key)) continue;
+                    int j = ntop < K ? ntop++ : K - 1;
+                    while (j > 0 && key > top[j - 1].key) {
+                        top[j] = top[j - 1];
+                        j--;
+                    }
+                    top[j] = (cand){key, sc, k, i};
+                }
+            }
+            for (int k = 0; k < K; k++) {
+                const int r = g * K + k, from = g * K + top[k].beam;
+                src[r] = from;
+                tok[r] = top[k].tok;
+                nscore[r] = top[k].score;
+                nlen[r] = len[from] + (done[from] ? 0.0f : 1.0f);
+                ndone[r] = done[from] || (o->eos >= 0 && top[k].tok == o->eos);
+                memcpy(nys + (size_t)r * N, ys + (size_t)from * N, (size_t)t * sizeof *ys);
+                nys[(size_t)r * N + t] = top[k].tok;
+            }
+        }
+        memcpy(score, nscore, (size_t)R * sizeof *score);
+        memcpy(len, nlen, (size_t)R * sizeof *len);
+        memcpy(done, ndone, (size_t)R);
+        int32_t *sw = ys;
+        ys = nys, nys = sw;
+        steps = t + 1;
+        int all = 1;
+        for (int r = 0; r < R; r++) all &= done[r];
+        if ((o->early_stop && all) || t == N - 1) break;
+        if ((rc = nlp_cache_reorder(c, src))) goto out;
+        if ((rc = nlp_decode_feed(m, c, R, 1, tok))) goto out;
+    }
+    for (int g = 0; g < G; g++) {
+        int best = g * K;
+        float bk = -INFINITY;
+        for (int k = 0; k < K; k++) {
+            const int r = g * K + k;
+            const float lp = o->alpha != 0 ? (float)pow((5.0 + len[r]) / 6.0, o->alpha) : 1.0f;
+            const float key = score[r] / lp;
+            if (key > bk || k == 0) bk = key, best = r;
+        }
+        out[g].n = 0;
+        for (int t = 0; t < steps; t++) {
+            int32_t id = ys[(size_t)best * N + t];
+            if (o->eos >= 0 && id == o->eos) break;
+            if ((rc = nlp_ids_push(&out[g], id))) goto out;
+        }
+        if (scores_out) scores_out[g] = score[best];
+    }
+out:
+    free(logp), free(score), free(nscore), free(len), free(nlen), free(ys), free(nys), free(src), free(tok);
+    free(done), free(ndone), free(top);
+    return rc;
+}

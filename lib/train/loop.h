@@ -1,0 +1,136 @@
+/*
+ * loop.h — the one training loop every architecture shares: gradient
+ * accumulation, clipping, the learning-rate schedule, AdamW/Adam, periodic
+ * validation, run checkpoints (written to a new directory and renamed into
+ * place), --keep, resume, a TSV log, stop on signal or non-finite loss.
+ *
+ * What is trained is a task (nlp_task): it fills micro-batches from its
+ * data generator and evaluates the model on its validation data. The loop
+ * knows nothing of tokens or text beyond that.
+ *
+ * A run directory holds checkpoints named step-NNNNNNNN (nlp_checkpoint_save's
+ * layout plus what the caller adds through save_extra) and a symbolic link
+ * `latest` to the newest. A checkpoint is written into a hidden temporary
+ * directory and renamed into place, then `latest` is replaced (a link
+ * renamed over it), then checkpoints beyond the newest `keep` are removed:
+ * a crash at any moment leaves every completed checkpoint loadable.
+ *
+ * Determinism: with the same options, data, seed and thread count the loss
+ * sequence is the same bit for bit, and a resumed run continues it exactly
+ * (the checkpoint holds the weights, both Adam moments, the step, the
+ * model's dropout generator, the task's data generator, the tokens seen and
+ * the schedule's length).
+ *
+ * Not here: reading data (data.h, the tasks), printing (the caller's
+ * report callback), choosing options (bin/).
+ */
+#ifndef NLP_TRAIN_LOOP_H
+#define NLP_TRAIN_LOOP_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "base/rng.h"
+#include "model/model.h"
+#include "nn/optim.h"
+
+#define NLP_TRAIN_MAX_METRICS 8
+
+enum nlp_schedule {
+    NLP_SCHED_COSINE = 0,   /* linear warm-up, cosine to lr-min */
+    NLP_SCHED_LINEAR = 1,   /* linear warm-up, linear decay to lr-min */
+    NLP_SCHED_CONSTANT = 2, /* linear warm-up, then lr */
+    NLP_SCHED_NOAM = 3,     /* Vaswani et al.: lr · d^-0.5 · min(s^-0.5, s · warmup^-1.5) */
+};
+
+/* Validation figures: metric k is names[k] (the task's eval_names). */
+typedef struct nlp_eval {
+    double v[NLP_TRAIN_MAX_METRICS];
+} nlp_eval;
+
+typedef struct nlp_task {
+    void *ctx;
+    /* Fills micro-batch b (its arrays owned by the task, valid until the
+     * next call) drawing from r. Returns 0 or an error status. */
+    int (*next_batch)(void *ctx, nlp_rng *r, nlp_batch *b);
+    /* Evaluates m (dropout off) on the validation data; NULL = none. */
+    int (*evaluate)(void *ctx, nlp_model *m, nlp_eval *out);
+    /* Names of the evaluate() figures ("loss", "ppl", "bpb"...), NULL-ended;
+     * the first is the one "best" refers to (lower is better). */
+    const char *const *eval_names;
+} nlp_task;
+
+typedef enum nlp_train_event_kind {
+    NLP_TRAIN_STEP,   /* after an optimizer step */
+    NLP_TRAIN_EVAL,   /* after a validation */
+    NLP_TRAIN_SAVE,   /* after a checkpoint was written (path = its directory) */
+    NLP_TRAIN_RESUME, /* after a checkpoint was loaded (path = its directory) */
+} nlp_train_event_kind;
+
+typedef struct nlp_train_event {
+    nlp_train_event_kind kind;
+    long step, total;       /* optimizer steps done, planned */
+    uint64_t tokens;        /* target tokens trained on so far */
+    double loss;            /* mean loss of this step */
+    double lr, grad_norm;
+    double tokens_per_s;    /* over the steps since the last STEP report */
+    double seconds;         /* training time so far (evaluation excluded) */
+    double eta;             /* seconds left (estimate), -1 unknown */
+    const nlp_eval *eval;   /* NLP_TRAIN_EVAL */
+    int best;               /* NLP_TRAIN_EVAL: the best validation so far */
+    const char *path;
+} nlp_train_event;
+
+typedef struct nlp_train_opts {
+    const char *out_dir;        /* run directory (created); NULL = no checkpoints */
+    long steps;                 /* optimizer steps; 0 = until max_seconds */
+    double max_seconds;         /* training time budget (evaluation excluded); 0 = none */
+    int accum;                  /* micro-batches per step (>= 1) */
+    enum nlp_schedule schedule;
+    double lr, lr_min;
+    long warmup;
+    double clip;                /* max global gradient norm; 0 = no clipping */
+    nlp_optim_config optim;
+    long eval_every, save_every;/* steps; 0 = never (a final checkpoint is still written) */
+    long eval_at_start;         /* 1: validate before the first step */
+    int keep;                   /* checkpoints to keep; 0 = all */
+    const char *log_path;       /* TSV log; NULL = none */
+    uint64_t seed;              /* data generator seed (the model's own is set at creation) */
+    /* The caller adds its files (tokenizer, options) to a checkpoint
+     * directory being written; NULL = nothing. */
+    int (*save_extra)(void *ctx, const char *dir);
+    void (*report)(void *ctx, const nlp_train_event *e);
+    void *cb_ctx;
+} nlp_train_opts;
+
+/* What a run ended with. */
+typedef struct nlp_train_result {
+    long step;
+    int signal;              /* the signal that stopped the run, 0 = none */
+    char last_checkpoint[4096]; /* "" = none written or loaded */
+    double best;             /* best first validation figure, NAN = none */
+} nlp_train_result;
+
+/* Trains m (whose parameters are created or loaded) for the task. With
+ * `resume` (a checkpoint directory, or NULL) the model, optimizer and
+ * generators come from it instead: pass *m = NULL then, and the loaded
+ * model is returned in *m. Returns 0 (finished, or stopped by a signal:
+ * result->signal), NLP_ENAN (non-finite loss or gradient: nothing saved for
+ * that step; the message names the step and the last good checkpoint),
+ * or another error status. */
+int nlp_train(nlp_model **m, const nlp_task *task, const nlp_train_opts *o, const char *resume,
+              nlp_train_result *result);
+
+/* Asks a running nlp_train to save a checkpoint and return after the
+ * current step (async-signal-safe: meant for SIGINT/SIGTERM handlers). */
+void nlp_train_request_stop(int sig);
+
+/* The newest checkpoint of a run directory (through `latest`, else the
+ * highest step-N), or dir itself when it holds model.safetensors. Writes
+ * the path into buf. 0, or NLP_EIO "'dir' holds no checkpoint". */
+int nlp_train_find_checkpoint(const char *dir, char *buf, size_t cap);
+
+/* The learning rate of a 1-based step under the options' schedule. */
+double nlp_train_lr(const nlp_train_opts *o, long step, long total, int d_model);
+
+#endif
