@@ -193,7 +193,7 @@ static const float *memory_of(const nlp_model *m)
 
 static int encdec_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
 {
-    const int B = b->B, T = b->T, S = b->S, C = m->cfg.d_model, V = m->cfg.vocab_size, N = B * T;
+    const int B = b->B, T = b->T, S = b->S, N = B * T;
     const int pad = m->cfg.pad_id;
     for (int i = 0; i < B * S; i++) m->mask_a[i] = b->src[i] != pad;
     for (int i = 0; i < N; i++) m->mask_b[i] = b->tgt_in[i] != pad;
@@ -208,7 +208,7 @@ static int encdec_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
     embed(m, m->stack[1].x0, b->tgt_in, B, T, m->tok_emb, m->pos_emb, 1, 0);
     runs(m, &enc, &dec, mem);
     if ((rc = nlp_net_stack_forward(&dec, &m->stack[1], &y))) return rc;
-    nlp_gemm(0, 1, N, V, C, 1.0f, y, C, nlp_net_w(m, out_table(m)), C, 0.0f, m->logits, V);
+    nlp_net_logits(m, N, y, out_table(m));
     if (!b->tgt_out) return NLP_OK;
     memcpy(m->target, b->tgt_out, (size_t)N * sizeof(int32_t));
     nlp_xent x = encdec_xent(m);
@@ -266,13 +266,13 @@ static int encdec_encode(nlp_model *m, const nlp_batch *b, struct nlp_cache *c)
 /* Decoding, each step: T new target positions of every row after c->len. */
 static int encdec_decode(nlp_model *m, const nlp_batch *b, struct nlp_cache *c)
 {
-    const int B = b->B, T = b->T, C = m->cfg.d_model, V = m->cfg.vocab_size;
+    const int B = b->B, T = b->T;
     embed(m, m->stack[1].x0, b->tgt_in, B, T, m->tok_emb, m->pos_emb, 1, c->len);
     nlp_run dec = {.m = m, .B = B, .T = T, .S = c->S, .cache = c};
     const float *y;
     int rc = nlp_net_stack_forward(&dec, &m->stack[1], &y);
     if (rc) return rc;
-    nlp_gemm(0, 1, B * T, V, C, 1.0f, y, C, nlp_net_w(m, out_table(m)), C, 0.0f, m->logits, V);
+    nlp_net_logits(m, B * T, y, out_table(m));
     return NLP_OK;
 }
 

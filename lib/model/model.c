@@ -9,6 +9,7 @@
 #include "model/encdec.h"
 #include "model/gpt.h"
 #include "model/net.h"
+#include "nn/gemv.h"
 #include "nn/embed.h"
 
 #include <math.h>
@@ -87,6 +88,7 @@ void nlp_model_free(nlp_model *m)
     free(m->stack[1].sub);
     free(m->pe);
     free(m->act);
+    free(m->wbf);
     free(m);
 }
 
@@ -243,6 +245,14 @@ int nlp_model_backward(nlp_model *m)
     if (rc) return rc;
     m->have_loss = 0;
     return m->ops->backward(m);
+}
+
+int nlp_model_set_inference_bf16(nlp_model *m)
+{
+    size_t n = nlp_params_numel(m->params);
+    if (!m->wbf && !(m->wbf = nlp_malloc(n * sizeof *m->wbf))) return NLP_ENOMEM;
+    nlp_to_bf16(nlp_params_data(m->params), m->wbf, n);
+    return 0;
 }
 
 int nlp_model_set_dropout(nlp_model *m, double dropout, double attention_dropout)

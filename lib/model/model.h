@@ -90,6 +90,14 @@ nlp_params *nlp_model_params(nlp_model *m);
 /* Training mode turns dropout on (off by default). */
 void nlp_model_set_training(nlp_model *m, int on);
 void nlp_model_seed(nlp_model *m, uint64_t seed);
+/* Inference with bfloat16 weights: keeps a bf16 copy of the parameters
+ * (round to nearest even) that incremental decoding and other forward
+ * passes of up to NLP_LINEAR_BF16_ROWS rows read instead of the fp32 ones
+ * (half the bytes per token; fp32 arithmetic). The fp32 weights stay for
+ * longer inputs and training, which never use the copy; weights changed
+ * afterwards need another call. 0 or NLP_ENOMEM. */
+int nlp_model_set_inference_bf16(nlp_model *m);
+
 /* Changes the dropout probabilities (fine-tuning or continuing a loaded
  * model with other regularisation); each in [0, 1). NLP_EINVAL otherwise. */
 int nlp_model_set_dropout(nlp_model *m, double dropout, double attention_dropout);

@@ -2,6 +2,7 @@
  * net.c — Transformer sublayers and stacks, forward and backward. See net.h.
  */
 #include "model/net.h"
+#include "nn/gemv.h"
 #include "base/err.h"
 #include "nn/act.h"
 #include "nn/gemm.h"
@@ -49,9 +50,22 @@ float *nlp_net_g(const nlp_model *m, int i)
     return i < 0 || !g ? NULL : g + nlp_params_info(m->params, (size_t)i)->off;
 }
 
+const uint16_t *nlp_net_wbf(const nlp_model *m, int i)
+{
+    return i < 0 || !m->wbf || m->training ? NULL : m->wbf + nlp_params_info(m->params, (size_t)i)->off;
+}
+
+void nlp_net_logits(nlp_model *m, int N, const float *h, int table)
+{
+    const int C = m->cfg.d_model, V = m->cfg.vocab_size;
+    const uint16_t *wb = nlp_net_wbf(m, table);
+    if (wb && N <= NLP_LINEAR_BF16_ROWS) nlp_gemv(N, V, C, h, C, wb, C, 1, 1, 0.0f, m->logits, V);
+    else nlp_gemm(0, 1, N, V, C, 1.0f, h, C, nlp_net_w(m, table), C, 0.0f, m->logits, V);
+}
+
 nlp_linear nlp_net_lin(const nlp_model *m, const nlp_lref *r)
 {
-    return (nlp_linear){.w = nlp_net_w(m, r->w), .b = nlp_net_w(m, r->b), .dw = nlp_net_g(m, r->w),
+    return (nlp_linear){.w = nlp_net_w(m, r->w), .wbf = nlp_net_wbf(m, r->w), .b = nlp_net_w(m, r->b), .dw = nlp_net_g(m, r->w),
                         .db = nlp_net_g(m, r->b), .in = r->in, .out = r->out, .layout = r->layout};
 }
 

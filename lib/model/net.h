@@ -131,6 +131,7 @@ struct nlp_model {
     float *emb_sum, *emb_mean, *emb_rstd; /* bert: embeddings before their LayerNorm */
     float *y0;                /* transformer: decoder input embeddings */
     float *logits;            /* [N, V], becomes the gradient in backward */
+    uint16_t *wbf;            /* inference: the parameters in bf16 (NULL = none) */
     float *lse;               /* [N, 2]: nlp_xent_forward's max and log-sum-exp per row */
     int32_t *target;          /* [N] loss targets (shifted for gpt) */
     float *pool_pre, *pooled, *nsp_logits, *nsp_lse; /* bert */
@@ -180,6 +181,12 @@ nlp_linear nlp_net_lin(const nlp_model *m, const nlp_lref *r);
 
 /* Parameter / gradient tensor by index (NULL for -1 or no gradients). */
 float *nlp_net_w(const nlp_model *m, int i);
+/* Parameter i rounded to bf16 (nlp_model_set_inference_bf16), or NULL when
+ * there is none or the model is training. */
+const uint16_t *nlp_net_wbf(const nlp_model *m, int i);
+/* m->logits[N,V] = h[N,C] · table[V,C]ᵀ (the tied or separate output
+ * matrix), from the bf16 copy for few rows when there is one. */
+void nlp_net_logits(nlp_model *m, int N, const float *h, int table);
 float *nlp_net_g(const nlp_model *m, int i);
 
 /* Lays out the activations of one stack of sublayers: N = B·T rows, M = B·S

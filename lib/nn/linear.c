@@ -3,6 +3,7 @@
  */
 #include "nn/linear.h"
 #include "nn/gemm.h"
+#include "nn/gemv.h"
 
 #include <string.h>
 
@@ -14,7 +15,10 @@ void nlp_linear_forward(const nlp_linear *l, int N, const float *x, int ldx, flo
         for (int i = 0; i < N; i++) memcpy(y + (size_t)i * ldy, l->b, (size_t)l->out * sizeof(float));
         beta = 1;
     }
-    if (l->layout == NLP_W_IN_OUT)
+    if (l->wbf && N <= NLP_LINEAR_BF16_ROWS)
+        nlp_gemv(N, l->out, l->in, x, ldx, l->wbf, l->layout == NLP_W_IN_OUT ? l->out : l->in,
+                 l->layout == NLP_W_OUT_IN, 1, beta, y, ldy);
+    else if (l->layout == NLP_W_IN_OUT)
         nlp_gemm(0, 0, N, l->out, l->in, 1.0f, x, ldx, l->w, l->out, beta, y, ldy);
     else
         nlp_gemm(0, 1, N, l->out, l->in, 1.0f, x, ldx, l->w, l->in, beta, y, ldy);

@@ -16,6 +16,12 @@
 #ifndef NLP_NN_LINEAR_H
 #define NLP_NN_LINEAR_H
 
+#include <stdint.h>
+
+/* Rows up to which a layer with bf16 weights streams them (gemv.h); longer
+ * inputs (a long prompt) multiply with the fp32 weights through nlp_gemm. */
+#define NLP_LINEAR_BF16_ROWS 16
+
 enum nlp_wlayout {
     NLP_W_OUT_IN = 0,
     NLP_W_IN_OUT = 1,
@@ -23,6 +29,8 @@ enum nlp_wlayout {
 
 typedef struct nlp_linear {
     const float *w, *b; /* b may be NULL (no bias) */
+    const uint16_t *wbf; /* inference: W rounded to bfloat16 (same layout), used for up to
+                            NLP_LINEAR_BF16_ROWS rows (gemv.h); NULL = none */
     float *dw, *db;     /* gradients, accumulated (+=); NULL when not training */
     int in, out;
     enum nlp_wlayout layout;

@@ -1,0 +1,472 @@
+/*
+ * generate — continue a prompt with a GPT model (ours or HuggingFace GPT-2),
+ * streaming the new text as it comes; or score a text (--perplexity).
+ *
+ * Thin: decoding strategies are lib/decode's, scoring lib/train/lm's.
+ */
+#include "base/err.h"
+#include "base/io.h"
+#include "base/mem.h"
+#include "base/thread.h"
+#include "common/cli.h"
+#include "common/modelio.h"
+#include "decode/decode.h"
+#include "model/model.h"
+#include "nn/gemm.h"
+#include "text/utf8.h"
+#include "train/data.h"
+#include "train/lm.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "Usage: generate -m MODEL [OPTION]... [FILE]...\n"
+    "Continue a prompt with a GPT model, printing the new text as it is generated.\n"
+    "The prompt is -p TEXT, else the FILEs (default standard input) as one text, or\n"
+    "one prompt per line with --batch.\n"
+    "\n"
+    "  -m, --model PATH          a model: ours (a file, checkpoint or run directory) or a\n"
+    "                            HuggingFace GPT-2 directory (config.json +\n"
+    "                            model.safetensors + tokenizer.json, or vocab.json +\n"
+    "                            merges.txt)\n"
+    "      --tokenizer FILE      the tokenizer (default: the one beside the model)\n"
+    "  -p, --prompt TEXT         the prompt\n"
+    "  -i, --input FILE          read the prompt from FILE (also: FILE arguments)\n"
+    "      --batch               one prompt per input line, one output line each\n"
+    "  -n, --max-new-tokens N    tokens to generate at most (default 128)\n"
+    "      --greedy              always the most probable token (= --temperature 0)\n"
+    "      --temperature F       sampling temperature (default 0.8; 0 = greedy)\n"
+    "      --top-k N             sample among the N most probable tokens (default 40;\n"
+    "                            0 = all)\n"
+    "      --top-p F             ... and among the fewest whose probability reaches F\n"
+    "                            (default 0.95; 1 = all)\n"
+    "      --repetition-penalty F  divide the logits of tokens already seen by F\n"
+    "                            (default 1 = none; 1.1-1.3 are usual)\n"
+    "  -b, --beam-size N         beam search with N hypotheses (default 1 = no beam)\n"
+    "      --length-penalty F    beam search: GNMT length penalty alpha (default 0)\n"
+    "      --seed N              random seed for sampling (default 0: reproducible)\n"
+    "      --stop STR            stop when the text produces STR (not printed)\n"
+    "      --ignore-eos          go on past the end-of-text token\n"
+    "      --echo                print the prompt before its continuation\n"
+    "      --input-format FMT    text (default) or id: prompts as token ids\n"
+    "      --output-format FMT   text (default) or id: generated ids, one line per prompt\n"
+    "      --perplexity          score the input text instead: one JSON line with tokens,\n"
+    "                            bytes, loss (nats/token), perplexity and bits per byte\n"
+    "      --max-length N        --perplexity: tokens of context per window (default:\n"
+    "                            the model's positions)\n"
+    "      --bf16                decode with the weights rounded to bfloat16: half the\n"
+    "                            bytes read per token (fp32 arithmetic)\n"
+    "  -t, --threads N           threads (default: all CPUs)\n"
+    "  -c, --config FILE         read options from a YAML file (keys = long option names)\n"
+    "      --dump-config         print the effective configuration and exit\n"
+    "  -q, --quiet               no warnings\n"
+    "  -v, --verbose             more messages (-v: speed figures)\n"
+    "  -h, --help                display this help and exit\n"
+    "  -V, --version             output version information and exit\n"
+    "\n"
+    "Exit status: 0 ok, 1 bad input (a prompt longer than the context, ids outside the\n"
+    "vocabulary) or I/O error, 2 usage error, 3 unreadable or incompatible model or\n"
+    "tokenizer.\n";
+
+static const char *const formats[] = {"text", "id", NULL};
+
+static struct {
+    const char *model, *tokenizer, *prompt, *input, *stop;
+    int batch, greedy, ignore_eos, echo, in_fmt, out_fmt, perplexity, bf16;
+    long max_new, top_k, beam, seed, max_length, threads;
+    double temperature, top_p, rep, length_penalty;
+} o = {
+    .max_new = 128,
+    .temperature = 0.8,
+    .top_k = 40,
+    .top_p = 0.95,
+    .rep = 1.0,
+    .beam = 1,
+};
+
+static struct cli_opt opts[] = {
+    {.name = "model", .key = 'm', .kind = CLI_STR, .dest = &o.model},
+    {.name = "tokenizer", .kind = CLI_STR, .dest = &o.tokenizer},
+    {.name = "prompt", .key = 'p', .kind = CLI_STR, .dest = &o.prompt},
+    {.name = "input", .key = 'i', .kind = CLI_STR, .dest = &o.input},
+    {.name = "batch", .kind = CLI_BOOL, .dest = &o.batch},
+    {.name = "max-new-tokens", .key = 'n', .kind = CLI_INT, .dest = &o.max_new, .min = 0, .max = 1 << 24},
+    {.name = "greedy", .kind = CLI_BOOL, .dest = &o.greedy},
+    {.name = "temperature", .kind = CLI_DOUBLE, .dest = &o.temperature, .min = 0, .max = 1e6},
+    {.name = "top-k", .kind = CLI_INT, .dest = &o.top_k, .min = 0, .max = 1 << 30},
+    {.name = "top-p", .kind = CLI_DOUBLE, .dest = &o.top_p, .min = 0, .max = 1},
+    {.name = "repetition-penalty", .kind = CLI_DOUBLE, .dest = &o.rep, .min = 1e-6, .max = 1e6},
+    {.name = "beam-size", .key = 'b', .kind = CLI_INT, .dest = &o.beam, .min = 1, .max = 1024},
+    {.name = "length-penalty", .kind = CLI_DOUBLE, .dest = &o.length_penalty, .min = -100, .max = 100},
+    {.name = "seed", .kind = CLI_INT, .dest = &o.seed, .min = 0, .max = 9.2e18},
+    {.name = "stop", .kind = CLI_STR, .dest = &o.stop},
+    {.name = "ignore-eos", .kind = CLI_BOOL, .dest = &o.ignore_eos},
+    {.name = "echo", .kind = CLI_BOOL, .dest = &o.echo},
+    {.name = "input-format", .kind = CLI_CHOICE, .dest = &o.in_fmt, .choices = formats},
+    {.name = "output-format", .kind = CLI_CHOICE, .dest = &o.out_fmt, .choices = formats},
+    {.name = "perplexity", .kind = CLI_BOOL, .dest = &o.perplexity},
+    {.name = "max-length", .kind = CLI_INT, .dest = &o.max_length, .min = 0, .max = 1 << 20},
+    {.name = "bf16", .kind = CLI_BOOL, .dest = &o.bf16},
+    {.name = "threads", .key = 't', .kind = CLI_INT, .dest = &o.threads, .min = 0, .max = 4096},
+    {.name = NULL},
+};
+
+static nlp_model *model;
+static nlp_tokenizer *tok;
+static nlp_tok_state *tst;
+static const char *model_name;
+static int32_t eot = -1;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void out_write(const void *p, size_t n)
+{
+    if (n && fwrite(p, 1, n, stdout) != n) cli_die(NLP_EXIT_FAILURE, "cannot write to standard output: %s", strerror(errno));
+}
+
+static void out_flush(void)
+{
+    if (fflush(stdout) != 0) cli_die(NLP_EXIT_FAILURE, "cannot write to standard output: %s", strerror(errno));
+}
+
+// --- prompts
+
+/* Parses a line of ids ("12 7 305"), checking each against the vocabulary. */
+static void parse_ids(const char *s, size_t n, const char *name, uint64_t line, nlp_ids *out)
+{
+    int V = nlp_model_cfg(model)->vocab_size;
+    size_t i = 0;
+    out->n = 0;
+    while (i < n) {
+        while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r')) i++;
+        if (i >= n) break;
+        long v = 0;
+        size_t st = i;
+        while (i < n && s[i] >= '0' && s[i] <= '9' && v <= 1L << 31) v = v * 10 + (s[i++] - '0');
+        if (i == st || (i < n && s[i] != ' ' && s[i] != '\t' && s[i] != '\r'))
+            cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: '%.*s' is not a token id", name, (unsigned long long)line,
+                    (int)(strcspn(s + st, " \t") < 40 ? strcspn(s + st, " \t") : 40), s + st);
+        if (v >= V)
+            cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: id %ld is not below the model's vocabulary size %d", name,
+                    (unsigned long long)line, v, V);
+        if (nlp_ids_push(out, (int32_t)v)) cli_fail(NLP_ENOMEM);
+    }
+}
+
+static void encode_text(const char *s, size_t n, const char *name, uint64_t line, nlp_ids *out)
+{
+    out->n = 0;
+    nlp_buf fix = {0};
+    if (!nlp_utf8_valid(s, n, NULL)) {
+        if (nlp_utf8_repair(s, n, &fix, NULL)) cli_fail(NLP_ENOMEM);
+        cli_warn("'%s' line %llu: invalid UTF-8 replaced by U+FFFD", name, (unsigned long long)line);
+        s = fix.data, n = fix.len;
+    }
+    int rc = nlp_tokenizer_encode_ids(tok, tst, s, n, 0, out);
+    nlp_buf_free(&fix);
+    if (rc) cli_fail(rc);
+}
+
+// --- streaming text out
+
+typedef struct stream {
+    nlp_ids gen;      /* generated ids of the current prompt */
+    nlp_buf text;     /* their decoded text */
+    size_t printed;   /* bytes of text already written */
+    int stopped;      /* the stop string was reached */
+} stream;
+
+static stream st;
+
+/* Length of the longest prefix of t[0..n) that is whole UTF-8 characters. */
+static size_t whole_utf8(const char *t, size_t n)
+{
+    size_t k = n;
+    while (k > 0 && k > n - 4 && ((unsigned char)t[k - 1] & 0xC0) == 0x80) k--;
+    if (k > 0) {
+        unsigned char c = (unsigned char)t[k - 1];
+        size_t need = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+        if (n - (k - 1) < need) return k - 1;
+    }
+    return n;
+}
+
+/* Writes what can be written of the decoded text: whole characters, and not
+ * what might be the start of the stop string. final: everything. */
+static void stream_flush(int final)
+{
+    const char *t = st.text.data ? st.text.data : "";
+    size_t n = st.text.len;
+    if (o.stop) {
+        const char *hit = memmem(t, n, o.stop, strlen(o.stop));
+        if (hit) n = (size_t)(hit - t), st.stopped = 1, final = 1;
+    }
+    size_t upto = n;
+    if (!final) {
+        upto = whole_utf8(t, n);
+        size_t sl = o.stop ? strlen(o.stop) : 0;
+        if (sl > 1) /* hold back a tail that may grow into the stop string */
+            for (size_t k = sl - 1; k > 0; k--)
+                if (k <= upto && memcmp(t + upto - k, o.stop, k) == 0) {
+                    upto -= k;
+                    break;
+                }
+    }
+    if (upto > st.printed) {
+        const char *p = t + st.printed;
+        size_t m = upto - st.printed;
+        if (o.batch) { /* one line per prompt */
+            for (size_t i = 0; i < m; i++) {
+                char c = p[i] == '\n' || p[i] == '\r' ? ' ' : p[i];
+                out_write(&c, 1);
+            }
+        } else out_write(p, m);
+        st.printed = upto;
+        out_flush();
+    }
+}
+
+static int on_token(void *ctx, int row, int32_t id)
+{
+    (void)ctx, (void)row;
+    if (o.out_fmt == 1) {
+        char num[16];
+        int k = snprintf(num, sizeof num, "%s%d", st.gen.n ? " " : "", id);
+        if (nlp_ids_push(&st.gen, id)) cli_fail(NLP_ENOMEM);
+        out_write(num, (size_t)k);
+        out_flush();
+        return 0;
+    }
+    if (nlp_ids_push(&st.gen, id)) cli_fail(NLP_ENOMEM);
+    nlp_buf_reset(&st.text);
+    int rc = nlp_tokenizer_decode(tok, st.gen.v, st.gen.n, 1, &st.text, NULL);
+    if (rc) cli_fail(rc);
+    stream_flush(0);
+    return st.stopped;
+}
+
+// --- one prompt
+
+static double gen_seconds, prompt_seconds;
+static uint64_t gen_tokens, prompt_tokens;
+
+static void run_prompt(const nlp_ids *prompt, const char *name, uint64_t line, nlp_rng *rng)
+{
+    const int P = nlp_model_cfg(model)->max_positions;
+    if (prompt->n == 0)
+        cli_die(NLP_EXIT_FAILURE, "'%s'%s%.0llu: the prompt is empty: give at least one token", name,
+                line ? " line " : "", (unsigned long long)line);
+    if (prompt->n >= (size_t)P)
+        cli_die(NLP_EXIT_FAILURE, "'%s'%s%.0llu: the prompt has %zu tokens; the model's context is %d, leaving no "
+                "room to generate", name, line ? " line " : "", (unsigned long long)line, prompt->n, P);
+    long n = o.max_new;
+    if ((size_t)n > (size_t)P - prompt->n) {
+        cli_warn("%s%s%.0llu: -n %ld: only %zu tokens fit in the model's context of %d after the prompt", name,
+                 line ? " line " : "", (unsigned long long)line, n, (size_t)P - prompt->n, P);
+        n = (long)((size_t)P - prompt->n);
+    }
+    st.gen.n = 0, st.printed = 0, st.stopped = 0;
+    nlp_buf_reset(&st.text);
+    if (o.echo) {
+        if (o.out_fmt == 1)
+            for (size_t i = 0; i < prompt->n; i++) printf(i ? " %d" : "%d", prompt->v[i]);
+        else {
+            nlp_buf pt = {0};
+            if (nlp_tokenizer_decode(tok, prompt->v, prompt->n, 0, &pt, NULL)) cli_fail(nlp_errcode());
+            out_write(pt.data, pt.len);
+            nlp_buf_free(&pt);
+        }
+        if (o.out_fmt == 1 && n) putchar(' ');
+    }
+    if (n == 0) return;
+    const int K = (int)o.beam;
+    nlp_cache *c = NULL;
+    int rc = nlp_cache_new(&c, model, K, (int)(prompt->n + (size_t)n));
+    if (rc) cli_fail(rc);
+    double t0 = now();
+    /* the prompt, once per beam row */
+    int32_t *rows = nlp_malloc((size_t)K * prompt->n * sizeof *rows);
+    if (!rows) cli_fail(NLP_ENOMEM);
+    for (int k = 0; k < K; k++) memcpy(rows + (size_t)k * prompt->n, prompt->v, prompt->n * sizeof *rows);
+    if ((rc = nlp_decode_feed(model, c, K, (int)prompt->n, rows))) cli_fail(rc);
+    free(rows);
+    double t1 = now();
+    prompt_seconds += t1 - t0;
+    prompt_tokens += prompt->n;
+    if (K == 1) {
+        nlp_ids hist = {0};
+        if (nlp_ids_append(&hist, prompt->v, prompt->n)) cli_fail(NLP_ENOMEM);
+        nlp_gen_opts g = {.max_new = (int)n, .eos = o.ignore_eos ? -1 : eot, .on_token = on_token};
+        g.sampler = nlp_sampler_greedy();
+        if (!o.greedy && o.temperature > 0) {
+            g.sampler.temperature = o.temperature;
+            g.sampler.top_k = (int)o.top_k;
+            g.sampler.top_p = o.top_p;
+        }
+        g.sampler.repetition_penalty = o.rep;
+        g.sampler.rng = *rng;
+        if ((rc = nlp_generate_rows(model, c, 1, &g, &hist))) cli_fail(rc);
+        *rng = g.sampler.rng; /* nlp_generate_rows works on a copy */
+        nlp_ids_free(&hist);
+    } else {
+        nlp_beam_opts bo = {.beams = K, .max_new = (int)n, .alpha = o.length_penalty,
+                            .eos = o.ignore_eos ? -1 : eot, .early_stop = 1};
+        nlp_ids best = {0};
+        if ((rc = nlp_beam_search(model, c, 1, &bo, &best, NULL))) cli_fail(rc);
+        for (size_t i = 0; i < best.n && !st.stopped; i++) on_token(NULL, 0, best.v[i]);
+        nlp_ids_free(&best);
+    }
+    gen_seconds += now() - t1;
+    gen_tokens += st.gen.n;
+    if (o.out_fmt == 0) stream_flush(1);
+    nlp_cache_free(c);
+}
+
+// --- perplexity
+
+static void perplexity(const char **inputs, size_t n, int threads)
+{
+    nlp_corpus c = NLP_CORPUS_INIT;
+    for (size_t i = 0; i < n; i++) {
+        int rc = nlp_corpus_add(&c, inputs[i], tok, eot, (uint32_t)nlp_model_cfg(model)->vocab_size, threads);
+        if (rc) cli_fail(rc);
+    }
+    if (!c.bytes && tok && nlp_corpus_count_bytes(&c, tok)) cli_fail(nlp_errcode());
+    for (size_t i = 0; i < c.n; i++)
+        if (c.ids[i] >= nlp_model_cfg(model)->vocab_size)
+            cli_die(NLP_EXIT_FAILURE, "token %zu is id %d, not below the model's vocabulary size %d", i, c.ids[i],
+                    nlp_model_cfg(model)->vocab_size);
+    if (c.n < 2) cli_die(NLP_EXIT_FAILURE, "the input holds %zu tokens: nothing to score", c.n);
+    int T = o.max_length ? (int)o.max_length : nlp_model_cfg(model)->max_positions;
+    if (T < 2 || T > nlp_model_cfg(model)->max_positions)
+        cli_usage_error("--max-length %d: must be in [2, %d]", T, nlp_model_cfg(model)->max_positions);
+    nlp_eval ev;
+    uint64_t scored;
+    int rc = nlp_lm_score(model, &c, 8, T, &ev, &scored);
+    if (rc) cli_fail(rc);
+    printf("{\"tokens\": %llu, \"bytes\": %llu, \"loss\": %.6f, \"perplexity\": %.6f", (unsigned long long)scored,
+           (unsigned long long)c.bytes, ev.v[0], ev.v[1]);
+    if (isnan(ev.v[2])) printf(", \"bits_per_byte\": null}\n");
+    else printf(", \"bits_per_byte\": %.6f}\n", ev.v[2]);
+    out_flush();
+    nlp_corpus_free(&c);
+}
+
+int main(int argc, char **argv)
+{
+    nlp_threads_passive(argc, argv);
+    struct cli c = {"generate", usage, opts, NULL};
+    int first = cli_parse(&c, argc, argv);
+    if (!o.model) cli_usage_error("no model: give -m MODEL");
+    if (o.prompt && (first < argc || o.input)) cli_usage_error("-p and input files exclude each other");
+    if (o.prompt && o.batch) cli_usage_error("--batch reads prompts from input lines, not -p");
+    if (o.perplexity && (o.prompt || o.beam > 1 || o.echo))
+        cli_usage_error("--perplexity scores input files; -p, --beam-size and --echo do not apply");
+    if (o.beam > 1 && !o.greedy && o.temperature > 0 && (o.temperature != 0.8 || o.top_k != 40 || o.top_p != 0.95))
+        cli_usage_error("--beam-size searches; it does not sample: drop --temperature, --top-k and --top-p");
+    int threads = nlp_threads_set((int)o.threads);
+
+    model_name = o.model;
+    double t0 = now();
+    model = mio_load_model(o.model, NLP_ARCH_GPT);
+    if (o.bf16 && nlp_model_set_inference_bf16(model)) cli_fail(NLP_ENOMEM);
+    cli_debug("model '%s': %zu parameters, loaded in %.2f s", o.model, nlp_model_param_count(model), now() - t0);
+    int need_tok = o.in_fmt == 0 || o.out_fmt == 0;
+    if (o.tokenizer) tok = mio_load_tokenizer(o.tokenizer);
+    else if (need_tok || o.perplexity) tok = mio_load_tokenizer_beside(o.model);
+    if (!tok && need_tok)
+        cli_die(NLP_EXIT_FORMAT, "'%s' has no tokenizer beside it (tokenizer.json, vocab.json + merges.txt): give "
+                "--tokenizer, or use --input-format id --output-format id", o.model);
+    if (tok) {
+        mio_check_vocab(tok, o.tokenizer ? o.tokenizer : o.model, model, o.model);
+        eot = mio_eot(tok, NULL, o.model);
+        if (!(tst = nlp_tok_state_new(tok))) cli_fail(NLP_ENOMEM);
+    }
+
+    size_t ninputs = 0;
+    const char **inputs = nlp_calloc((size_t)(argc - first) + 2, sizeof *inputs);
+    if (!inputs) cli_fail(NLP_ENOMEM);
+    if (o.input) inputs[ninputs++] = o.input;
+    for (int i = first; i < argc; i++) inputs[ninputs++] = argv[i];
+    if (!ninputs && !o.prompt) inputs[ninputs++] = "-";
+
+    if (o.perplexity) {
+        if (o.in_fmt == 1) cli_usage_error("--perplexity reads text or token streams, not --input-format id");
+        perplexity(inputs, ninputs, threads);
+        goto done;
+    }
+
+    nlp_rng rng;
+    nlp_rng_seed(&rng, (uint64_t)o.seed);
+    nlp_ids prompt = {0};
+    if (o.prompt) {
+        if (o.in_fmt == 1) parse_ids(o.prompt, strlen(o.prompt), "-p", 0, &prompt);
+        else encode_text(o.prompt, strlen(o.prompt), "-p", 0, &prompt);
+        run_prompt(&prompt, "-p", 0, &rng);
+        if (o.out_fmt == 1 || o.batch || isatty(1)) out_write("\n", 1);
+    } else if (o.batch || o.in_fmt == 1) {
+        /* one prompt per line (ids are always one prompt per line) */
+        for (size_t f = 0; f < ninputs; f++) {
+            nlp_reader *r;
+            int rc = nlp_reader_open(&r, inputs[f]);
+            if (rc) cli_fail(rc);
+            char *line;
+            size_t len;
+            while ((rc = nlp_reader_line(r, &line, &len)) == 1) {
+                uint64_t ln = nlp_reader_lineno(r);
+                if (len && line[len - 1] == '\r') len--;
+                if (o.in_fmt == 1) parse_ids(line, len, inputs[f], ln, &prompt);
+                else encode_text(line, len, inputs[f], ln, &prompt);
+                run_prompt(&prompt, inputs[f], ln, &rng);
+                out_write("\n", 1);
+                out_flush();
+            }
+            nlp_reader_close(r);
+            if (rc < 0) cli_fail(rc);
+        }
+    } else {
+        nlp_buf all = {0};
+        for (size_t f = 0; f < ninputs; f++) {
+            char *d;
+            size_t len;
+            int rc = nlp_read_file(inputs[f], &d, &len);
+            if (rc) cli_fail(rc);
+            if (nlp_buf_append(&all, d, len)) cli_fail(NLP_ENOMEM);
+            free(d);
+        }
+        while (all.len && (all.data[all.len - 1] == '\n' || all.data[all.len - 1] == '\r')) all.len--;
+        encode_text(all.data ? all.data : "", all.len, ninputs == 1 ? inputs[0] : "input", 0, &prompt);
+        nlp_buf_free(&all);
+        run_prompt(&prompt, ninputs == 1 ? inputs[0] : "input", 0, &rng);
+        if (isatty(1)) out_write("\n", 1);
+    }
+    nlp_ids_free(&prompt);
+    if (cli_verbosity > 0)
+        cli_debug("prompt: %llu tokens in %.3f s (%.1f tokens/s); generated %llu tokens in %.3f s (%.2f tokens/s); "
+                  "%.2f new tokens/s with the prompt's time included",
+                  (unsigned long long)prompt_tokens, prompt_seconds,
+                  prompt_seconds > 0 ? (double)prompt_tokens / prompt_seconds : 0, (unsigned long long)gen_tokens,
+                  gen_seconds, gen_seconds > 0 ? (double)gen_tokens / gen_seconds : 0,
+                  (double)gen_tokens / (prompt_seconds + gen_seconds));
+done:
+    out_flush();
+    nlp_ids_free(&st.gen);
+    nlp_buf_free(&st.text);
+    nlp_tok_state_free(tst);
+    nlp_tokenizer_free(tok);
+    nlp_model_free(model);
+    free(inputs);
+    cli_free();
+    return 0;
+}
