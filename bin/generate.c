@@ -142,6 +142,15 @@ static void out_flush(void)
 
 // --- prompts
 
+/* "'file' line N" or "'file'" (line 0: no line) for messages */
+static const char *where(const char *name, uint64_t line)
+{
+    static char buf[4200];
+    if (line) snprintf(buf, sizeof buf, "'%s' line %llu", name, (unsigned long long)line);
+    else snprintf(buf, sizeof buf, "'%s'", name);
+    return buf;
+}
+
 /* Parses a line of ids ("12 7 305"), checking each against the vocabulary. */
 static void parse_ids(const char *s, size_t n, const char *name, uint64_t line, nlp_ids *out)
 {
@@ -155,11 +164,11 @@ static void parse_ids(const char *s, size_t n, const char *name, uint64_t line, 
         size_t st = i;
         while (i < n && s[i] >= '0' && s[i] <= '9' && v <= 1L << 31) v = v * 10 + (s[i++] - '0');
         if (i == st || (i < n && s[i] != ' ' && s[i] != '\t' && s[i] != '\r'))
-            cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: '%.*s' is not a token id", name, (unsigned long long)line,
+            cli_die(NLP_EXIT_FAILURE, "%s: '%.*s' is not a token id", where(name, line),
                     (int)(strcspn(s + st, " \t") < 40 ? strcspn(s + st, " \t") : 40), s + st);
         if (v >= V)
-            cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: id %ld is not below the model's vocabulary size %d", name,
-                    (unsigned long long)line, v, V);
+            cli_die(NLP_EXIT_FAILURE, "%s: id %ld is not below the model's vocabulary size %d", where(name, line), v,
+                    V);
         if (nlp_ids_push(out, (int32_t)v)) cli_fail(NLP_ENOMEM);
     }
 }
@@ -170,7 +179,7 @@ static void encode_text(const char *s, size_t n, const char *name, uint64_t line
     nlp_buf fix = {0};
     if (!nlp_utf8_valid(s, n, NULL)) {
         if (nlp_utf8_repair(s, n, &fix, NULL)) cli_fail(NLP_ENOMEM);
-        cli_warn("'%s' line %llu: invalid UTF-8 replaced by U+FFFD", name, (unsigned long long)line);
+        cli_warn("%s: invalid UTF-8 replaced by U+FFFD", where(name, line));
         s = fix.data, n = fix.len;
     }
     int rc = nlp_tokenizer_encode_ids(tok, tst, s, n, 0, out);
@@ -261,19 +270,22 @@ static int on_token(void *ctx, int row, int32_t id)
 static double gen_seconds, prompt_seconds;
 static uint64_t gen_tokens, prompt_tokens;
 
-static void run_prompt(const nlp_ids *prompt, const char *name, uint64_t line, nlp_rng *rng)
+static void run_prompt(nlp_ids *prompt, const char *name, uint64_t line, nlp_rng *rng)
 {
     const int P = nlp_model_cfg(model)->max_positions;
-    if (prompt->n == 0)
-        cli_die(NLP_EXIT_FAILURE, "'%s'%s%.0llu: the prompt is empty: give at least one token", name,
-                line ? " line " : "", (unsigned long long)line);
+    if (prompt->n == 0) { /* nothing to continue: start a document, as GPT-2 samples unconditionally */
+        if (eot < 0)
+            cli_die(NLP_EXIT_FAILURE, "%s: the prompt is empty and the model has no end-of-text token to start "
+                    "from: give at least one token", where(name, line));
+        if (nlp_ids_push(prompt, eot)) cli_fail(NLP_ENOMEM);
+    }
     if (prompt->n >= (size_t)P)
-        cli_die(NLP_EXIT_FAILURE, "'%s'%s%.0llu: the prompt has %zu tokens; the model's context is %d, leaving no "
-                "room to generate", name, line ? " line " : "", (unsigned long long)line, prompt->n, P);
+        cli_die(NLP_EXIT_FAILURE, "%s: the prompt has %zu tokens; the model's context is %d, leaving no room to "
+                "generate", where(name, line), prompt->n, P);
     long n = o.max_new;
     if ((size_t)n > (size_t)P - prompt->n) {
-        cli_warn("%s%s%.0llu: -n %ld: only %zu tokens fit in the model's context of %d after the prompt", name,
-                 line ? " line " : "", (unsigned long long)line, n, (size_t)P - prompt->n, P);
+        cli_warn("%s: -n %ld: only %zu tokens fit in the model's context of %d after the prompt", where(name, line),
+                 n, (size_t)P - prompt->n, P);
         n = (long)((size_t)P - prompt->n);
     }
     st.gen.n = 0, st.printed = 0, st.stopped = 0;
@@ -373,6 +385,7 @@ int main(int argc, char **argv)
     if (o.prompt && o.batch) cli_usage_error("--batch reads prompts from input lines, not -p");
     if (o.perplexity && (o.prompt || o.beam > 1 || o.echo))
         cli_usage_error("--perplexity scores input files; -p, --beam-size and --echo do not apply");
+    if (o.beam > 1 && o.rep != 1.0) cli_usage_error("--repetition-penalty applies to sampling and greedy search, not --beam-size");
     if (o.beam > 1 && !o.greedy && o.temperature > 0 && (o.temperature != 0.8 || o.top_k != 40 || o.top_p != 0.95))
         cli_usage_error("--beam-size searches; it does not sample: drop --temperature, --top-k and --top-p");
     int threads = nlp_threads_set((int)o.threads);
@@ -382,9 +395,10 @@ int main(int argc, char **argv)
     model = mio_load_model(o.model, NLP_ARCH_GPT);
     if (o.bf16 && nlp_model_set_inference_bf16(model)) cli_fail(NLP_ENOMEM);
     cli_debug("model '%s': %zu parameters, loaded in %.2f s", o.model, nlp_model_param_count(model), now() - t0);
-    int need_tok = o.in_fmt == 0 || o.out_fmt == 0;
+    /* text needs the tokenizer; ids use it for the end-of-text token when there is one */
+    int need_tok = !o.perplexity && (o.in_fmt == 0 || o.out_fmt == 0);
     if (o.tokenizer) tok = mio_load_tokenizer(o.tokenizer);
-    else if (need_tok || o.perplexity) tok = mio_load_tokenizer_beside(o.model);
+    else tok = mio_load_tokenizer_beside(o.model);
     if (!tok && need_tok)
         cli_die(NLP_EXIT_FORMAT, "'%s' has no tokenizer beside it (tokenizer.json, vocab.json + merges.txt): give "
                 "--tokenizer, or use --input-format id --output-format id", o.model);
@@ -449,7 +463,7 @@ int main(int argc, char **argv)
         encode_text(all.data ? all.data : "", all.len, ninputs == 1 ? inputs[0] : "input", 0, &prompt);
         nlp_buf_free(&all);
         run_prompt(&prompt, ninputs == 1 ? inputs[0] : "input", 0, &rng);
-        if (isatty(1)) out_write("\n", 1);
+        if (o.out_fmt == 1 || isatty(1)) out_write("\n", 1);
     }
     nlp_ids_free(&prompt);
     if (cli_verbosity > 0)

@@ -14,6 +14,7 @@
 #include "common/modelio.h"
 #include "model/config.h"
 #include "model/model.h"
+#include "nn/gemm.h"
 #include "tok/tokfiles.h"
 #include "train/data.h"
 #include "train/lm.h"
@@ -46,7 +47,8 @@ static const char usage[] =
     "      --init PATH           start from a model: ours, a checkpoint or run directory,\n"
     "                            or a HuggingFace GPT-2 directory (config.json +\n"
     "                            model.safetensors)\n"
-    "      --vocab-size N        vocabulary (default: the tokenizer's, else the preset's)\n"
+    "      --vocab-size N        vocabulary (default: the tokenizer's, else the token\n"
+    "                            streams', else the preset's)\n"
     "      --d-model N, --heads N, --d-ff N, --layers N, --max-positions N,\n"
     "      --ln-eps F, --init-std F   sizes and initialisation (default: the preset's)\n"
     "      --dropout F           dropout on embeddings and residual branches (default 0.1)\n"
@@ -62,7 +64,7 @@ static const char usage[] =
     "                            counted); with --steps 0 the schedule's length is\n"
     "                            estimated from the first 20 steps\n"
     "      --lr F                peak learning rate (default 6e-4)\n"
-    "      --min-lr F            final learning rate (default: --lr / 10)\n"
+    "      --min-lr F            final learning rate (default -1: --lr / 10)\n"
     "      --warmup N            linear warm-up steps (default 200)\n"
     "      --schedule S          cosine (default), linear or constant after warm-up\n"
     "      --weight-decay F      AdamW decoupled weight decay (default 0.1; not on biases\n"
@@ -70,6 +72,9 @@ static const char usage[] =
     "      --beta1 F, --beta2 F, --eps F   AdamW (default 0.9, 0.95, 1e-8)\n"
     "      --grad-clip F         clip the global gradient norm (default 1.0; 0 = off)\n"
     "      --seed N              initialisation, dropout and data order (default 0)\n"
+    "      --bf16                matrix products with bfloat16 operands and fp32\n"
+    "                            accumulation (needs AVX-512 BF16; weights, gradients\n"
+    "                            and Adam stay fp32)\n"
     "Run:\n"
     "  -m, --model DIR           run directory for checkpoints (default 'run')\n"
     "      --eval-every N        validate every N steps (default 500; 0 = at the end only)\n"
@@ -108,7 +113,7 @@ static const char *const model_keys[] = {"vocab-size", "d-model",   "heads",   "
 static struct {
     const char *train, *valid, *tokenizer, *eot, *preset, *init, *model, *resume, *log;
     const char *mk[NMK];
-    int arch, schedule, progress;
+    int arch, schedule, progress, bf16;
     long max_length, batch_size, batch_tokens, steps, warmup, seed, eval_every, save_every, keep, log_every, threads;
     double max_time, lr, min_lr, weight_decay, beta1, beta2, eps, grad_clip;
 } o = {
@@ -162,6 +167,7 @@ static struct cli_opt opts[] = {
     {.name = "eps", .kind = CLI_DOUBLE, .dest = &o.eps, .min = 1e-30, .max = 1},
     {.name = "grad-clip", .kind = CLI_DOUBLE, .dest = &o.grad_clip, .min = 0, .max = 1e30},
     {.name = "seed", .kind = CLI_INT, .dest = &o.seed, .min = 0, .max = 9.2e18},
+    {.name = "bf16", .kind = CLI_BOOL, .dest = &o.bf16, .flags = CLI_NEGATABLE},
     {.name = "model", .key = 'm', .kind = CLI_STR, .dest = &o.model},
     {.name = "eval-every", .kind = CLI_INT, .dest = &o.eval_every, .min = 0, .max = 1e15},
     {.name = "save-every", .kind = CLI_INT, .dest = &o.save_every, .min = 0, .max = 1e15},
@@ -239,6 +245,7 @@ static void report(void *ctx, const nlp_train_event *e)
 // --- checkpoints: the tokenizer and the options go along
 
 static char *run_yaml;
+static double min_lr_given; /* -1: --lr / 10, whatever --lr a resumed run gives */
 
 /* FNV-1a over the ids: tells a resumed run whether it has its data back. */
 static uint64_t fingerprint(const nlp_corpus *c)
@@ -267,6 +274,18 @@ static void yaml_kv(nlp_buf *b, const char *k, const char *v)
     if (nlp_buf_printf(b, "%s: ", k) || nlp_yaml_scalar(b, v) || nlp_buf_putc(b, '\n')) cli_fail(NLP_ENOMEM);
 }
 
+/* Paths go into run.yaml absolute, so a run resumes from any directory. */
+static void yaml_path(nlp_buf *b, const char *k, const char *v)
+{
+    if (!v || strcmp(v, "-") == 0) return;
+    char cwd[4096], abs[8200];
+    if (v[0] != '/' && getcwd(cwd, sizeof cwd)) {
+        snprintf(abs, sizeof abs, "%s/%s", cwd, v);
+        v = abs;
+    }
+    yaml_kv(b, k, v);
+}
+
 static void yaml_int(nlp_buf *b, const char *k, long v)
 {
     if (nlp_buf_printf(b, "%s: %ld\n", k, v)) cli_fail(NLP_ENOMEM);
@@ -287,9 +306,9 @@ static char *make_run_yaml(const nlp_model_config *mc)
     if (nlp_buf_puts(&b, "# pretrain options of this run: 'pretrain --resume DIR' reads them first\n"))
         cli_fail(NLP_ENOMEM);
     yaml_kv(&b, "arch", archs[o.arch]);
-    yaml_kv(&b, "model", o.model);
-    yaml_kv(&b, "train", ninputs == 1 && strcmp(inputs[0], "-") != 0 ? inputs[0] : NULL);
-    yaml_kv(&b, "valid", o.valid);
+    yaml_path(&b, "model", o.model);
+    yaml_path(&b, "train", ninputs == 1 ? inputs[0] : NULL);
+    yaml_path(&b, "valid", o.valid);
     yaml_kv(&b, "eot", o.eot);
     yaml_int(&b, "max-length", o.max_length);
     yaml_int(&b, "batch-size", o.batch_size);
@@ -297,7 +316,7 @@ static char *make_run_yaml(const nlp_model_config *mc)
     yaml_int(&b, "steps", o.steps);
     yaml_num(&b, "max-time", o.max_time);
     yaml_num(&b, "lr", o.lr);
-    yaml_num(&b, "min-lr", o.min_lr);
+    yaml_num(&b, "min-lr", min_lr_given);
     yaml_int(&b, "warmup", o.warmup);
     yaml_kv(&b, "schedule", schedules[o.schedule]);
     yaml_num(&b, "weight-decay", o.weight_decay);
@@ -306,10 +325,11 @@ static char *make_run_yaml(const nlp_model_config *mc)
     yaml_num(&b, "eps", o.eps);
     yaml_num(&b, "grad-clip", o.grad_clip);
     yaml_int(&b, "seed", o.seed);
+    yaml_kv(&b, "bf16", o.bf16 ? "true" : "false");
     yaml_int(&b, "eval-every", o.eval_every);
     yaml_int(&b, "save-every", o.save_every);
     yaml_int(&b, "keep", o.keep);
-    yaml_kv(&b, "log", o.log);
+    yaml_path(&b, "log", o.log);
     char num[40];
     nlp_format_double(num, sizeof num, mc->dropout);
     yaml_kv(&b, "dropout", num);
@@ -385,6 +405,7 @@ static void catch_signals(void)
 static void read_data(nlp_corpus *c, const char *path, int32_t eot, int threads)
 {
     size_t before = c->n;
+    if (c->eot < 0) c->eot = eot; /* an llm.c shard does not name its own */
     int rc = nlp_corpus_add(c, path, tok, eot, 0, threads);
     if (rc) cli_fail(rc);
     cli_debug("'%s': %zu tokens", path, c->n - before);
@@ -425,40 +446,56 @@ int main(int argc, char **argv)
             cli_usage_error("--valid and the training data cannot both be standard input");
     if (o.init && o.resume) cli_usage_error("--init and --resume exclude each other: --resume continues a run");
     if (o.steps == 0 && o.max_time <= 0) cli_usage_error("give --steps N or --max-time MINUTES");
+    min_lr_given = o.min_lr;
     if (o.min_lr < 0) o.min_lr = o.lr / 10;
 
     int threads = nlp_threads_set((int)o.threads);
+    if (o.bf16 && nlp_gemm_set_mode(NLP_GEMM_BF16)) cli_usage_error("--bf16: %s", nlp_errmsg());
     cli_debug("%d thread%s", threads, threads == 1 ? "" : "s");
 
     if (o.tokenizer) tok = mio_load_tokenizer(o.tokenizer);
+    const char *tk_name = o.tokenizer;
     char resume_ck[4096] = "";
     if (o.resume) {
         if (nlp_train_find_checkpoint(o.resume, resume_ck, sizeof resume_ck)) cli_fail(NLP_EIO);
-        if (!tok) tok = mio_load_tokenizer_beside(resume_ck);
-    }
-    int32_t eot = tok ? mio_eot(tok, o.eot, o.tokenizer) : -1;
+        if (!tok && (tok = mio_load_tokenizer_beside(resume_ck))) tk_name = resume_ck;
+    } else if (o.init && !tok && (tok = mio_load_tokenizer_beside(o.init)))
+        tk_name = o.init;
+    if (o.resume || o.init)
+        for (int k = 0; k < NMK; k++)
+            if (o.mk[k] && strcmp(model_keys[k], "dropout") != 0 && strcmp(model_keys[k], "attention-dropout") != 0)
+                cli_usage_error("--%s: the model comes from %s '%s' and keeps its sizes", model_keys[k],
+                                o.resume ? "--resume" : "--init", o.resume ? o.resume : o.init);
+    int32_t eot = tok ? mio_eot(tok, o.eot, tk_name) : -1;
     if (o.eot && !tok) cli_usage_error("--eot needs --tokenizer");
     if (tok && eot < 0)
         cli_warn("'%s' has no end-of-text token (<|endoftext|>, </s>, <eos>, [SEP]): documents of text input are "
-                 "joined without a separator; name one with --eot", o.tokenizer);
+                 "joined without a separator; name one with --eot", tk_name);
 
+    /* data */
+    for (size_t i = 0; i < ninputs; i++) read_data(&train, inputs[i], eot, threads);
+    if (o.valid) {
+        read_data(&valid, o.valid, eot, threads);
+        if (!valid.bytes && tok && nlp_corpus_count_bytes(&valid, tok)) cli_fail(nlp_errcode());
+        if (!valid.bytes) cli_info("no tokenizer for the validation stream: bits per byte are not reported");
+    }
+    if (train.repaired + valid.repaired)
+        cli_warn("%llu line%s of invalid UTF-8 repaired (U+FFFD)", (unsigned long long)(train.repaired + valid.repaired),
+                 train.repaired + valid.repaired == 1 ? "" : "s");
     /* the model: a resumed run's, a loaded one, or a new one */
     const char *mname = o.resume ? o.resume : o.init ? o.init : "(new model)";
     if (o.resume) {
         model = mio_load_model(resume_ck, NLP_ARCH_GPT); /* checks the kind; nlp_train loads it again with its state */
     } else if (o.init) {
         model = mio_load_model(o.init, NLP_ARCH_GPT);
-        for (int k = 0; k < NMK; k++)
-            if (o.mk[k] && strcmp(model_keys[k], "dropout") != 0 && strcmp(model_keys[k], "attention-dropout") != 0)
-                cli_usage_error("--%s: the model comes from --init '%s' and keeps its sizes", model_keys[k], o.init);
     } else {
         nlp_setting set[NMK + 2];
         size_t ns = 0;
         set[ns++] = (nlp_setting){"arch", archs[o.arch], "--arch", 0};
-        if (tok && !o.mk[0]) {
+        if (!o.mk[0] && (tok || train.vocab)) { /* the tokenizer's vocabulary, else the streams' */
             static char vs[32];
-            snprintf(vs, sizeof vs, "%zu", nlp_tokenizer_vocab_size(tok));
-            set[ns++] = (nlp_setting){"vocab-size", vs, o.tokenizer, 0};
+            snprintf(vs, sizeof vs, "%zu", tok ? nlp_tokenizer_vocab_size(tok) : (size_t)train.vocab);
+            set[ns++] = (nlp_setting){"vocab-size", vs, tok ? o.tokenizer : inputs[0], 0};
         }
         for (int k = 0; k < NMK; k++)
             if (o.mk[k]) set[ns++] = (nlp_setting){model_keys[k], o.mk[k], model_keys[k], 0};
@@ -478,7 +515,7 @@ int main(int argc, char **argv)
         if (nlp_model_set_dropout(model, d, ad)) cli_usage_error("--dropout: %s", nlp_errmsg());
     }
     const nlp_model_config *mc = nlp_model_cfg(model);
-    if (tok) mio_check_vocab(tok, o.tokenizer ? o.tokenizer : mname, model, mname);
+    if (tok) mio_check_vocab(tok, tk_name, model, mname);
     if (!o.max_length) o.max_length = mc->max_positions;
     if (o.max_length < 2 || o.max_length > mc->max_positions)
         cli_usage_error("--max-length %ld: must be in [2, %d], the model's positions", o.max_length, mc->max_positions);
@@ -489,16 +526,6 @@ int main(int argc, char **argv)
         cli_info("--batch-tokens %ld: %ld micro-batches of %ld tokens make %ld", o.batch_tokens, accum, micro,
                  accum * micro);
 
-    /* data */
-    for (size_t i = 0; i < ninputs; i++) read_data(&train, inputs[i], eot, threads);
-    if (o.valid) {
-        read_data(&valid, o.valid, eot, threads);
-        if (!valid.bytes && tok && nlp_corpus_count_bytes(&valid, tok)) cli_fail(nlp_errcode());
-        if (!valid.bytes) cli_info("no tokenizer for the validation stream: bits per byte are not reported");
-    }
-    if (train.repaired + valid.repaired)
-        cli_warn("%llu line%s of invalid UTF-8 repaired (U+FFFD)", (unsigned long long)(train.repaired + valid.repaired),
-                 train.repaired + valid.repaired == 1 ? "" : "s");
     check_ids(&train, ninputs == 1 ? inputs[0] : "the training data", mc->vocab_size);
     check_ids(&valid, o.valid ? o.valid : "", mc->vocab_size);
     if (train.n < (size_t)o.max_length)

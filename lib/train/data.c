@@ -46,6 +46,7 @@ static int add_stream(nlp_corpus *c, nlp_reader *r, const char *path, uint32_t v
         }
         c->eot = (int32_t)in->eot;
     }
+    if (in->vocab_size > c->vocab) c->vocab = in->vocab_size;
     if (vocab && in->vocab_size > vocab) {
         rc = nlp_error(NLP_EDATA, "'%s': a stream of a %u-token vocabulary, but the model has %u tokens: was it "
                        "made with another tokenizer?", path, in->vocab_size, vocab);
@@ -231,7 +232,7 @@ int nlp_corpus_count_bytes(nlp_corpus *c, const nlp_tokenizer *tk)
         size_t j = i;
         while (j < c->n && c->ids[j] != c->eot) j++;
         nlp_buf_reset(&b);
-        int rc = nlp_tokenizer_decode(tk, c->ids + i, j - i, 0, &b, NULL);
+        int rc = nlp_tokenizer_decode(tk, c->ids + i, j - i, 1, &b, NULL);
         if (rc) {
             nlp_buf_free(&b);
             return rc;

@@ -40,6 +40,7 @@ typedef struct nlp_corpus {
     uint64_t repaired;  /* text lines whose invalid UTF-8 was replaced */
     int32_t eot;        /* end-of-text id between documents (-1 = none) */
     uint32_t max_id;    /* largest id seen + 1 (0 when empty) */
+    uint32_t vocab;     /* the largest vocabulary size a stream header gave (0 = none) */
 } nlp_corpus;
 
 /* Appends a binary token stream (nlpipe or llm.c format, "-" = standard
@@ -63,7 +64,8 @@ int nlp_corpus_add(nlp_corpus *c, const char *path, const nlp_tokenizer *tk, int
                    int threads);
 
 /* Adds the UTF-8 byte count of a stream's text: each document decoded with
- * tk plus one newline (for bits per byte of a corpus read as ids). */
+ * tk (special tokens dropped) plus one newline (for bits per byte of a
+ * corpus read as ids). */
 int nlp_corpus_count_bytes(nlp_corpus *c, const nlp_tokenizer *tk);
 
 void nlp_corpus_free(nlp_corpus *c);

@@ -395,7 +395,9 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
             goto out;
         }
         long step = opt.step + 1;
-        double lr = nlp_train_lr(o, step, total ? total : step + 1, d_model);
+        /* before the schedule's length is known (a time budget's first 20
+         * steps) there is no decay yet */
+        double lr = nlp_train_lr(o, step, total ? total : (long)1e15, d_model);
         nlp_optim_step(&opt, p, grad, lr);
         res->step = opt.step;
         elapsed = now() - run_t0;

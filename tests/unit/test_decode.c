@@ -1,0 +1,266 @@
+/*
+ * test_decode.c — lib/decode and nn/gemv: few-row products against a
+ * straightforward double-precision product (fp32 and bf16 weights, every
+ * layout and stride), the sampler's distributions and limits, and beam search
+ * against an exhaustive search on a tiny model.
+ */
+#include "base/err.h"
+#include "base/rng.h"
+#include "decode/decode.h"
+#include "model/config.h"
+#include "model/model.h"
+#include "nn/gemv.h"
+#include "nn/safetensors.h"
+#include "test.h"
+
+#include <omp.h>
+
+static float bf16_value(float f)
+{
+    uint32_t u = (uint32_t)nlp_f32_to_bf16(f) << 16;
+    float r;
+    memcpy(&r, &u, sizeof r);
+    return r;
+}
+
+static void test_gemv(void)
+{
+    nlp_rng r;
+    nlp_rng_seed(&r, 7);
+    int bad = 0, runs = 0;
+    for (int threads = 1; threads <= 3; threads++) {
+        omp_set_num_threads(threads);
+        for (int it = 0; it < 150; it++) {
+            int M = 1 + (int)nlp_rng_below(&r, 6), N = 1 + (int)nlp_rng_below(&r, 90),
+                K = 1 + (int)nlp_rng_below(&r, 90), tw = (int)nlp_rng_below(&r, 2), bf = (int)nlp_rng_below(&r, 2);
+            if (it % 10 == 0) N = 300 + (int)nlp_rng_below(&r, 200), K = 250 + (int)nlp_rng_below(&r, 100);
+            float beta = (float)nlp_rng_below(&r, 2);
+            int ldx = K + (int)nlp_rng_below(&r, 3), ldw = (tw ? K : N) + (int)nlp_rng_below(&r, 3),
+                ldy = N + (int)nlp_rng_below(&r, 3), rows = tw ? N : K;
+            float *x = malloc(sizeof(float) * M * ldx), *W = malloc(sizeof(float) * rows * ldw),
+                  *y = malloc(sizeof(float) * M * ldy);
+            uint16_t *Wb = malloc(sizeof(uint16_t) * rows * ldw);
+            double *ref = malloc(sizeof(double) * M * ldy);
+            for (int i = 0; i < M * ldx; i++) x[i] = (float)(nlp_rng_double(&r) - 0.5);
+            for (int i = 0; i < rows * ldw; i++) W[i] = (float)(nlp_rng_double(&r) - 0.5);
+            nlp_to_bf16(W, Wb, (size_t)rows * ldw);
+            for (int i = 0; i < M * ldy; i++) ref[i] = y[i] = (float)(nlp_rng_double(&r) - 0.5);
+            double tol = 0;
+            for (int m = 0; m < M; m++)
+                for (int n = 0; n < N; n++) {
+                    double s = beta != 0 ? ref[m * ldy + n] : 0, a = 0;
+                    for (int k = 0; k < K; k++) {
+                        float w = tw ? W[n * ldw + k] : W[k * ldw + n];
+                        if (bf) w = bf16_value(w);
+                        s += (double)x[m * ldx + k] * w;
+                        a += fabs((double)x[m * ldx + k] * w);
+                    }
+                    ref[m * ldy + n] = s;
+                    if (a > tol) tol = a;
+                }
+            nlp_gemv(M, N, K, x, ldx, bf ? (const void *)Wb : W, ldw, tw, bf, beta, y, ldy);
+            for (int m = 0; m < M; m++)
+                for (int n = 0; n < N; n++)
+                    if (fabs(y[m * ldy + n] - ref[m * ldy + n]) > 1e-6 * (tol + 1)) bad++;
+            runs++;
+            free(x), free(W), free(y), free(Wb), free(ref);
+        }
+    }
+    omp_set_num_threads(2);
+    CHECK(runs == 450);
+    CHECK(bad == 0);
+    /* bf16 rounding: nearest even, NaN stays NaN */
+    float v[4] = {1.0f, 1.00390625f, 1.01171875f, NAN};
+    uint16_t h[4];
+    nlp_to_bf16(v, h, 4);
+    CHECK(h[0] == 0x3F80 && h[1] == 0x3F80 && h[2] == 0x3F82 && (h[3] & 0x7F80) == 0x7F80 && (h[3] & 0x7F));
+}
+
+static void test_sampler(void)
+{
+    enum { V = 5 };
+    int32_t work[V];
+    float base[V] = {1.0f, 2.0f, 0.5f, 2.0f, -1.0f}, l[V];
+    nlp_sampler s = nlp_sampler_greedy();
+    memcpy(l, base, sizeof l);
+    CHECK(nlp_sample(&s, l, V, NULL, 0, work) == 1); /* the first of the ties, as torch.argmax */
+    float nanrow[3] = {NAN, 1.0f, 0.5f};
+    CHECK(nlp_argmax(nanrow, 3) == 1);
+
+    /* temperature 1, no limits: frequencies follow softmax */
+    s.temperature = 1.0, s.top_k = 0, s.top_p = 1.0;
+    nlp_rng_seed(&s.rng, 3);
+    int count[V] = {0};
+    const int draws = 200000;
+    for (int i = 0; i < draws; i++) {
+        memcpy(l, base, sizeof l);
+        count[nlp_sample(&s, l, V, NULL, 0, work)]++;
+    }
+    double z = 0, p[V];
+    for (int i = 0; i < V; i++) z += exp(base[i]);
+    int ok = 1;
+    for (int i = 0; i < V; i++) {
+        p[i] = exp(base[i]) / z;
+        double sd = sqrt(p[i] * (1 - p[i]) / draws);
+        if (fabs((double)count[i] / draws - p[i]) > 5 * sd) ok = 0;
+    }
+    CHECK(ok);
+
+    /* top-k 2: only ids 1 and 3, each half of the time */
+    s.top_k = 2;
+    memset(count, 0, sizeof count);
+    for (int i = 0; i < 20000; i++) {
+        memcpy(l, base, sizeof l);
+        count[nlp_sample(&s, l, V, NULL, 0, work)]++;
+    }
+    CHECK(count[0] == 0 && count[2] == 0 && count[4] == 0);
+    CHECK(abs(count[1] - count[3]) < 600);
+
+    /* top-p: p = (0.237, 0.064, 0.644·½ ...): the smallest set reaching 0.5 is {1, 3} */
+    s.top_k = 0, s.top_p = 0.5;
+    memset(count, 0, sizeof count);
+    for (int i = 0; i < 20000; i++) {
+        memcpy(l, base, sizeof l);
+        count[nlp_sample(&s, l, V, NULL, 0, work)]++;
+    }
+    CHECK(count[0] == 0 && count[2] == 0 && count[4] == 0 && count[1] > 0 && count[3] > 0);
+    /* a tiny top-p keeps the most probable token only */
+    s.top_p = 1e-9;
+    memset(count, 0, sizeof count);
+    for (int i = 0; i < 1000; i++) {
+        memcpy(l, base, sizeof l);
+        count[nlp_sample(&s, l, V, NULL, 0, work)]++;
+    }
+    CHECK(count[1] == 1000);
+
+    /* repetition penalty: a seen positive logit is divided, a negative one multiplied */
+    nlp_sampler g = nlp_sampler_greedy();
+    g.repetition_penalty = 4.0;
+    memcpy(l, base, sizeof l);
+    int32_t seen[3] = {1, 3, 1};
+    CHECK(nlp_sample(&g, l, V, seen, 3, work) == 0);
+    CHECK(l[1] == 0.5f && l[3] == 0.5f && l[0] == 1.0f);
+    float neg[2] = {-1.0f, -2.0f};
+    int32_t seen0 = 0;
+    CHECK(nlp_sample(&g, neg, 2, &seen0, 1, work) == 1 && neg[0] == -4.0f);
+}
+
+/* Exhaustive search over every continuation of n tokens (no EOS): the best
+ * summed log-probability, by full forward passes. */
+static double best_sequence(nlp_model *m, const int32_t *prompt, int P, int n, int V, int32_t *best)
+{
+    int total = 1;
+    for (int i = 0; i < n; i++) total *= V;
+    double bestlp = -INFINITY;
+    int32_t ids[16];
+    for (int c = 0; c < total; c++) {
+        memcpy(ids, prompt, (size_t)P * sizeof *ids);
+        for (int i = 0, v = c; i < n; i++, v /= V) ids[P + i] = v % V;
+        nlp_batch b = {.B = 1, .T = P + n, .ids = ids};
+        if (nlp_model_forward(m, &b, NULL)) return NAN;
+        int rows, cols;
+        const float *lg = nlp_model_logits(m, &rows, &cols);
+        double lp = 0;
+        float row[64];
+        for (int i = 0; i < n; i++) {
+            nlp_log_softmax(lg + (size_t)(P - 1 + i) * cols, row, cols);
+            lp += row[ids[P + i]];
+        }
+        if (lp > bestlp) {
+            bestlp = lp;
+            memcpy(best, ids + P, (size_t)n * sizeof *best);
+        }
+    }
+    return bestlp;
+}
+
+static void test_beam(void)
+{
+    const char *ov[] = {"arch=gpt", "vocab-size=6", "d-model=16", "heads=2", "d-ff=32", "layers=2", "max-positions=16",
+                        "init-std=0.5", NULL};
+    nlp_model_config cfg;
+    nlp_model *m = NULL;
+    if (!CHECK(nlp_model_config_build(&cfg, NULL, NULL, 0, ov) == 0)) return;
+    if (!CHECK(nlp_model_new(&m, &cfg, 11) == 0)) return;
+    const int V = 6, n = 4, P = 3;
+    int agree = 0, better = 0;
+    for (int trial = 0; trial < 6; trial++) {
+        int32_t prompt[3] = {trial % V, (trial * 5 + 1) % V, (trial * 7 + 2) % V}, exact[8];
+        double best = best_sequence(m, prompt, P, n, V, exact);
+        /* a beam as wide as V^(n-1) keeps every prefix: beam search is exact */
+        const int K = 216;
+        nlp_cache *c = NULL;
+        if (!CHECK(nlp_cache_new(&c, m, K, P + n) == 0)) break;
+        int32_t *rows = malloc(sizeof(int32_t) * K * P);
+        for (int k = 0; k < K; k++) memcpy(rows + k * P, prompt, sizeof prompt);
+        CHECK(nlp_decode_feed(m, c, K, P, rows) == 0);
+        nlp_beam_opts bo = {.beams = K, .max_new = n, .alpha = 0, .eos = -1, .early_stop = 1};
+        nlp_ids out = {0};
+        float score;
+        CHECK(nlp_beam_search(m, c, 1, &bo, &out, &score) == 0);
+        agree += out.n == (size_t)n && memcmp(out.v, exact, sizeof(int32_t) * n) == 0 && fabs(score - best) < 1e-4;
+        /* a beam of 3 is never worse than greedy */
+        nlp_cache_free(c);
+        nlp_cache *g = NULL, *b3 = NULL;
+        nlp_cache_new(&g, m, 1, P + n);
+        nlp_cache_new(&b3, m, 3, P + n);
+        nlp_decode_feed(m, g, 1, P, prompt);
+        nlp_ids hist = {0}, o3 = {0};
+        nlp_ids_append(&hist, prompt, P);
+        nlp_gen_opts go = {.max_new = n, .eos = -1, .sampler = nlp_sampler_greedy()};
+        nlp_generate_rows(m, g, 1, &go, &hist);
+        int32_t seq[8];
+        memcpy(seq, prompt, sizeof prompt);
+        memcpy(seq + P, hist.v + P, sizeof(int32_t) * n);
+        nlp_batch fb = {.B = 1, .T = P + n, .ids = seq};
+        nlp_model_forward(m, &fb, NULL);
+        int rws, cols;
+        const float *lg = nlp_model_logits(m, &rws, &cols);
+        double glp = 0;
+        float row[64];
+        for (int i = 0; i < n; i++) {
+            nlp_log_softmax(lg + (size_t)(P - 1 + i) * cols, row, cols);
+            glp += row[seq[P + i]];
+        }
+        for (int k = 0; k < 3; k++) memcpy(rows + k * P, prompt, sizeof prompt);
+        nlp_decode_feed(m, b3, 3, P, rows);
+        nlp_beam_opts b3o = {.beams = 3, .max_new = n, .alpha = 0, .eos = -1, .early_stop = 1};
+        nlp_beam_search(m, b3, 1, &b3o, &o3, &score);
+        better += score >= glp - 1e-4;
+        nlp_ids_free(&hist), nlp_ids_free(&o3), nlp_ids_free(&out);
+        nlp_cache_free(g), nlp_cache_free(b3);
+        free(rows);
+    }
+    CHECK(agree == 6);
+    CHECK(better == 6);
+
+    /* EOS freezes a hypothesis and is not part of the result */
+    nlp_cache *c = NULL;
+    nlp_cache_new(&c, m, 2, 12);
+    int32_t pr[4] = {1, 2, 1, 2};
+    nlp_decode_feed(m, c, 2, 2, pr);
+    /* the eos is whatever greedy picks first: the result then stops at once */
+    int rows, cols;
+    const float *lg = nlp_model_logits(m, &rows, &cols);
+    int32_t first = nlp_argmax(lg + (size_t)(rows / 2 - 1) * cols, cols);
+    nlp_beam_opts eo = {.beams = 1, .max_new = 8, .alpha = 0.6, .eos = first, .early_stop = 1};
+    nlp_cache *c1 = NULL;
+    nlp_cache_new(&c1, m, 1, 12);
+    nlp_decode_feed(m, c1, 1, 2, pr);
+    nlp_ids o1 = {0};
+    CHECK(nlp_beam_search(m, c1, 1, &eo, &o1, NULL) == 0);
+    CHECK(o1.n == 0);
+    nlp_ids_free(&o1);
+    nlp_cache_free(c1);
+    nlp_cache_free(c);
+    nlp_model_free(m);
+}
+
+int main(int argc, char **argv)
+{
+    TEST_INIT(argc, argv);
+    RUN(test_gemv);
+    RUN(test_sampler);
+    RUN(test_beam);
+    return TEST_END();
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# bench: gpt_small_gen gpt2_124m_gen gpt2_124m_gen_bf16 mem_read_bw
+#
+# Greedy generation with the KV cache, batch 1, a 16-token prompt, new tokens
+# up to the context (GPT small: 256, GPT-2 124M: 64), the prompt's pass
+# included, model creation excluded: the workloads of the PyTorch peer
+# (shared/peers/pytorch_bench.py), which runs right after ours with the same 2
+# threads. 124M at batch 1 is a race for memory bandwidth (each new token reads
+# every weight once), so the machine's read bandwidth is measured in the same
+# run (mem_read_bw) and each figure comes with the bytes it moved per second
+# (NAME_gbs). gpt2_124m_gen_bf16 is `generate --bf16`: bf16 weights, fp32
+# arithmetic.
+set -u
+T="${NLPIPE_TOOLS:-$(cd "$(dirname "$0")/.." && pwd)}"
+REPS="${REPS:-5}"
+threads=2
+"$T/genbench" bw -t $threads -r "$REPS" || exit 1
+"$T/genbench" gen gpt_small -t $threads -r "$REPS" || exit 1
+"$T/genbench" gen gpt2_124m -t $threads -r "$REPS" || exit 1
+"$T/genbench" gen gpt2_124m -t $threads -r "$REPS" --bf16 || exit 1
+if [ "${PEERS:-1}" != 0 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 "$SHARED/peers/pytorch_bench.py" --only gpt_small_gen,gpt2_124m_gen \
+    --threads $threads --reps "$REPS" 2>/dev/null |
+    awk '$1 ~ /_gen$/ && $3 == "tokens/s" { printf "%s@pytorch\t%s\ttokens/s\n", $1, $2 }'
+elif [ "${PEERS:-1}" != 0 ]; then
+  echo "gen.sh: no PyTorch (tools/install-deps --bench): the peer is skipped" >&2
+fi

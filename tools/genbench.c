@@ -1,0 +1,153 @@
+/*
+ * genbench — generation speed of the decoder (lib/decode over the KV cache),
+ * the workloads of shared/peers/pytorch_bench.py, and the machine's memory
+ * read bandwidth that bounds them.
+ *
+ *   genbench gen NAME [-t THREADS] [-r REPS] [--bf16]
+ *       NAME_gen   new tokens/s: greedy, batch 1, a 16-token random prompt, new
+ *                  tokens up to the context (gpt_small: T 256; gpt2_124m: 64), the
+ *                  prompt's forward pass included, model creation excluded (as the
+ *                  peer); median of REPS runs
+ *       NAME_gen_gbs  the weight bytes one new token reads (every matrix, the tied
+ *                  output embedding counted once) × tokens/s
+ *   genbench bw [-t THREADS] [-r REPS]
+ *       mem_read_bw   GB/s summing a 1 GiB array with THREADS threads, best of REPS
+ *
+ * Models: gpt_small (L4 C256 H4 V8192) and gpt2_124m (L12 C768 H12 V50257),
+ * N(0, 0.02) weights from a fixed seed (the peer's shapes and init).
+ */
+#include "base/err.h"
+#include "base/mem.h"
+#include "base/rng.h"
+#include "base/thread.h"
+#include "decode/decode.h"
+#include "model/config.h"
+#include "model/model.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void die(const char *what)
+{
+    fprintf(stderr, "genbench: %s: %s\n", what, nlp_errmsg());
+    exit(1);
+}
+
+static int gen(const char *name, int reps, int bf16)
+{
+    const char *ov_small[] = {"arch=gpt", "layers=4", "d-model=256", "heads=4", "d-ff=1024", "vocab-size=8192",
+                              "max-positions=1024", NULL};
+    const char *ov_124m[] = {"arch=gpt", "max-positions=1024", NULL};
+    int T;
+    const char **ov;
+    const char *preset;
+    if (!strcmp(name, "gpt_small")) ov = ov_small, preset = NULL, T = 256;
+    else if (!strcmp(name, "gpt2_124m")) ov = ov_124m, preset = "gpt2", T = 64;
+    else {
+        fprintf(stderr, "genbench: unknown workload '%s' (gpt_small, gpt2_124m)\n", name);
+        return 2;
+    }
+    nlp_model_config cfg;
+    nlp_model *m;
+    if (nlp_model_config_build(&cfg, preset, NULL, 0, ov) || nlp_model_new(&m, &cfg, 0)) die("model");
+    if (bf16 && nlp_model_set_inference_bf16(m)) die("bf16");
+    const int P = 16, n = T - P;
+    nlp_rng r;
+    nlp_rng_seed(&r, 1);
+    int32_t prompt[16];
+    for (int i = 0; i < P; i++) prompt[i] = (int32_t)nlp_rng_below(&r, (uint64_t)cfg.vocab_size);
+    double *ts = malloc((size_t)(reps + 1) * sizeof *ts);
+    nlp_cache *c;
+    if (!ts || nlp_cache_new(&c, m, 1, T)) die("cache");
+    for (int rep = -1; rep < reps; rep++) { /* one warm-up */
+        nlp_cache_reset(c);
+        nlp_ids hist = {0};
+        nlp_ids_append(&hist, prompt, P);
+        nlp_gen_opts g = {.max_new = n, .eos = -1, .sampler = nlp_sampler_greedy()};
+        double t0 = now();
+        if (nlp_decode_feed(m, c, 1, P, prompt) || nlp_generate_rows(m, c, 1, &g, &hist)) die("generate");
+        double t = now() - t0;
+        if (hist.n != (size_t)T) {
+            fprintf(stderr, "genbench: generated %zu tokens, expected %d\n", hist.n - P, n);
+            return 1;
+        }
+        nlp_ids_free(&hist);
+        if (rep >= 0) ts[rep] = t;
+    }
+    qsort(ts, (size_t)reps, sizeof *ts, cmp_d);
+    double med = reps % 2 ? ts[reps / 2] : (ts[reps / 2 - 1] + ts[reps / 2]) / 2, tps = n / med;
+    /* bytes per new token: every parameter but the position table, once */
+    double params = (double)nlp_model_param_count(m) - (double)cfg.max_positions * cfg.d_model;
+    double bytes = params * (bf16 ? 2 : 4);
+    const char *sfx = bf16 ? "_bf16" : "";
+    printf("%s_gen%s\t%.1f\ttokens/s\n", name, sfx, tps);
+    printf("%s_gen%s_gbs\t%.1f\tGB/s\n", name, sfx, bytes * tps / 1e9);
+    nlp_cache_free(c);
+    nlp_model_free(m);
+    free(ts);
+    return 0;
+}
+
+static int bw(int reps)
+{
+    const size_t n = (size_t)1 << 28; /* 1 GiB of floats */
+    float *a = nlp_malloc(n * sizeof *a);
+    if (!a) die("memory");
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) a[i] = (float)(i & 7);
+    double best = 0;
+    volatile float sink = 0;
+    for (int rep = 0; rep < reps; rep++) {
+        double t0 = now(), s = 0;
+#pragma omp parallel for schedule(static) reduction(+ : s)
+        for (size_t i = 0; i < n; i += 16) {
+            float acc = 0;
+#pragma omp simd reduction(+ : acc)
+            for (int j = 0; j < 16; j++) acc += a[i + j];
+            s += acc;
+        }
+        double gbs = (double)n * sizeof *a / (now() - t0) / 1e9;
+        sink += (float)s;
+        if (gbs > best) best = gbs;
+    }
+    (void)sink;
+    printf("mem_read_bw\t%.1f\tGB/s\n", best);
+    free(a);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int threads = 2, reps = 5, bf16 = 0;
+    const char *cmd = argc > 1 ? argv[1] : NULL, *name = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--bf16")) bf16 = 1;
+        else if (!name) name = argv[i];
+    }
+    if (reps < 1) reps = 1;
+    nlp_threads_passive(argc, argv);
+    nlp_threads_set(threads);
+    if (cmd && !strcmp(cmd, "gen") && name) return gen(name, reps, bf16);
+    if (cmd && !strcmp(cmd, "bw")) return bw(reps < 5 ? 5 : reps);
+    fprintf(stderr, "usage: genbench gen gpt_small|gpt2_124m [-t THREADS] [-r REPS] [--bf16]\n"
+                    "       genbench bw [-t THREADS] [-r REPS]\n");
+    return 2;
+}
