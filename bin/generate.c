@@ -377,7 +377,7 @@ static void perplexity(const char **inputs, size_t n, int threads)
 
 int main(int argc, char **argv)
 {
-    nlp_threads_passive(argc, argv);
+    /* no nlp_threads_passive: decoding wants libgomp's bounded spinning (thread.h) */
     struct cli c = {"generate", usage, opts, NULL};
     int first = cli_parse(&c, argc, argv);
     if (!o.model) cli_usage_error("no model: give -m MODEL");
@@ -393,7 +393,7 @@ int main(int argc, char **argv)
     model_name = o.model;
     double t0 = now();
     model = mio_load_model(o.model, NLP_ARCH_GPT);
-    if (o.bf16 && nlp_model_set_inference_bf16(model)) cli_fail(NLP_ENOMEM);
+    if (nlp_model_set_inference_layout(model) || (o.bf16 && nlp_model_set_inference_bf16(model))) cli_fail(NLP_ENOMEM);
     cli_debug("model '%s': %zu parameters, loaded in %.2f s", o.model, nlp_model_param_count(model), now() - t0);
     /* text needs the tokenizer; ids use it for the end-of-text token when there is one */
     int need_tok = !o.perplexity && (o.in_fmt == 0 || o.out_fmt == 0);

@@ -171,6 +171,8 @@ int nlp_model_load(nlp_model **out, const char *path)
 
 int nlp_model_save(const nlp_model *m, const char *path, enum nlp_dtype dtype)
 {
+    if (m->inference_layout)
+        return nlp_error(NLP_EINVAL, "a model prepared for decoding (nlp_model_set_inference_layout) cannot be saved");
     nlp_buf json = {0}, yaml = {0};
     const char *kind;
     int rc = nlp_model_config_to_json(&m->cfg, &json, &kind);
@@ -245,6 +247,43 @@ int nlp_model_backward(nlp_model *m)
     if (rc) return rc;
     m->have_loss = 0;
     return m->ops->backward(m);
+}
+
+/* W[in,out] → W[out,in] in place (tmp holds in·out floats). */
+static void transpose_lref(nlp_model *m, nlp_lref *r, float *tmp)
+{
+    if (r->w < 0 || r->layout != NLP_W_IN_OUT) return;
+    float *w = nlp_params_at(m->params, (size_t)r->w);
+    const size_t in = (size_t)r->in, out = (size_t)r->out;
+    memcpy(tmp, w, in * out * sizeof *tmp);
+    for (size_t o = 0; o < out; o++)
+        for (size_t i = 0; i < in; i++) w[o * in + i] = tmp[i * out + o];
+    r->layout = NLP_W_OUT_IN;
+}
+
+int nlp_model_set_inference_layout(nlp_model *m)
+{
+    if (m->inference_layout) return 0;
+    size_t big = 0;
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < m->stack[s].n; i++) {
+            const nlp_sub *u = &m->stack[s].sub[i];
+            const nlp_lref *l[] = {&u->qkv, &u->q, &u->k, &u->v, &u->o, &u->fc1, &u->fc2};
+            for (size_t j = 0; j < sizeof l / sizeof *l; j++)
+                if (l[j]->w >= 0 && (size_t)l[j]->in * (size_t)l[j]->out > big) big = (size_t)l[j]->in * l[j]->out;
+        }
+    float *tmp = big ? nlp_malloc(big * sizeof *tmp) : NULL;
+    if (big && !tmp) return NLP_ENOMEM;
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < m->stack[s].n; i++) {
+            nlp_sub *u = &m->stack[s].sub[i];
+            nlp_lref *l[] = {&u->qkv, &u->q, &u->k, &u->v, &u->o, &u->fc1, &u->fc2};
+            for (size_t j = 0; j < sizeof l / sizeof *l; j++) transpose_lref(m, l[j], tmp);
+        }
+    free(tmp);
+    m->inference_layout = 1;
+    if (m->wbf) return nlp_model_set_inference_bf16(m); /* the copy follows the new layout */
+    return 0;
 }
 
 int nlp_model_set_inference_bf16(nlp_model *m)

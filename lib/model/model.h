@@ -90,6 +90,15 @@ nlp_params *nlp_model_params(nlp_model *m);
 /* Training mode turns dropout on (off by default). */
 void nlp_model_set_training(nlp_model *m, int on);
 void nlp_model_seed(nlp_model *m, uint64_t seed);
+/* Decoding reads each weight matrix once per token, and streams a matrix
+ * stored [out,in] (one dot product per output, nn.Linear's layout) faster
+ * than one stored [in,out] (GPT-2's Conv1D): this transposes the [in,out]
+ * weights in place and switches their layers to [out,in]. Every forward
+ * pass gives the same results as before (up to summation order); the model
+ * can then no longer be trained or saved (nlp_model_save: NLP_EINVAL).
+ * 0 or NLP_ENOMEM. */
+int nlp_model_set_inference_layout(nlp_model *m);
+
 /* Inference with bfloat16 weights: keeps a bf16 copy of the parameters
  * (round to nearest even) that incremental decoding and other forward
  * passes of up to NLP_LINEAR_BF16_ROWS rows read instead of the fp32 ones
@@ -149,7 +158,8 @@ int nlp_model_encode(nlp_model *m, const nlp_batch *b, nlp_cache *c);
 /* Appends T new positions to every row and computes their logits
  * (nlp_model_logits: B·T rows): gpt b->ids [B,T], transformer b->tgt_in
  * [B,T] after nlp_model_encode. Positions continue from nlp_cache_len(c); the
- * result equals the corresponding rows of a full forward pass when no
+ * result equals (up to rounding: products of few rows sum in another order,
+ * nn/gemv.h) the corresponding rows of a full forward pass when no
  * transformer decoder input is the pad id (the full pass masks pad keys in
  * the decoder self-attention; decoding attends to every position it was
  * given, as the reference's cached decoding does). Dropout is off;

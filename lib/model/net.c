@@ -59,7 +59,7 @@ void nlp_net_logits(nlp_model *m, int N, const float *h, int table)
 {
     const int C = m->cfg.d_model, V = m->cfg.vocab_size;
     const uint16_t *wb = nlp_net_wbf(m, table);
-    if (wb && N <= NLP_LINEAR_BF16_ROWS) nlp_gemv(N, V, C, h, C, wb, C, 1, 1, 0.0f, m->logits, V);
+    if (wb && N <= NLP_LINEAR_BF16_ROWS) nlp_gemv(N, V, C, 1.0f, h, C, wb, C, 1, 1, 0.0f, m->logits, V);
     else nlp_gemm(0, 1, N, V, C, 1.0f, h, C, nlp_net_w(m, table), C, 0.0f, m->logits, V);
 }
 

@@ -132,6 +132,7 @@ struct nlp_model {
     float *y0;                /* transformer: decoder input embeddings */
     float *logits;            /* [N, V], becomes the gradient in backward */
     uint16_t *wbf;            /* inference: the parameters in bf16 (NULL = none) */
+    int inference_layout;     /* W[in,out] weights transposed for decoding: never saved or trained */
     float *lse;               /* [N, 2]: nlp_xent_forward's max and log-sum-exp per row */
     int32_t *target;          /* [N] loss targets (shifted for gpt) */
     float *pool_pre, *pooled, *nsp_logits, *nsp_lse; /* bert */

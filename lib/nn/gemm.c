@@ -293,8 +293,8 @@ void nlp_gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, 
 {
     nlp_gemm_init();
     /* a few rows (incremental decoding): stream B once instead of packing it (gemv.h) */
-    if (M > 0 && M <= NLP_GEMV_MAX_M && !ta && alpha == 1.0f && (beta == 0.0f || beta == 1.0f) && N > 0 && K > 0) {
-        nlp_gemv(M, N, K, A, lda, B, ldb, tb, 0, beta, C, ldc);
+    if (M > 0 && M <= NLP_GEMV_MAX_M && !ta && alpha != 0.0f && (beta == 0.0f || beta == 1.0f) && N > 0 && K > 0) {
+        nlp_gemv(M, N, K, alpha, A, lda, B, ldb, tb, 0, beta, C, ldc);
         return;
     }
     int nt = omp_in_parallel() ? 1 : omp_get_max_threads();

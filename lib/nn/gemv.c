@@ -13,6 +13,11 @@ typedef float v16 __attribute__((vector_size(64)));
 typedef uint32_t v16u __attribute__((vector_size(64)));
 typedef uint16_t v16h __attribute__((vector_size(32)));
 
+/* The build is ISO C (-std=c11), where GCC does not fuse a·b + c into one
+ * FMA; these kernels want the fused form (it is what bounds their speed and
+ * what a BLAS does). */
+#pragma GCC optimize("fp-contract=fast")
+
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
 ALWAYS_INLINE v16 ld(const float *p)
@@ -51,89 +56,107 @@ ALWAYS_INLINE float hsum(v16 v)
 }
 
 /* W[K,N]: acc[m, 0..N) += Σ_{k in [k0,k1)} x[m,k]·W[k,:], for m < M <= 4.
- * Four rows of W at a time, each read sequentially. */
+ * W is read row after row, start to end (one sequential stream); the rows of
+ * acc stay in L1. */
 ALWAYS_INLINE void kn_rows(int M, int N, int k0, int k1, const float *x, int ldx, const void *W, int ldw, int bf,
                            float *acc)
 {
-    int k = k0;
-    for (; k + 4 <= k1; k += 4) {
-        float a[NLP_GEMV_MAX_M][4];
-        for (int m = 0; m < M; m++)
-            for (int j = 0; j < 4; j++) a[m][j] = x[(size_t)m * ldx + k + j];
+    for (int k = k0; k < k1; k++) {
+        float a[NLP_GEMV_MAX_M];
+        for (int m = 0; m < M; m++) a[m] = x[(size_t)m * ldx + k];
         const size_t r0 = (size_t)k * ldw;
         int n = 0;
-        for (; n + 16 <= N; n += 16) {
-            v16 w0 = ldwv(W, r0 + n, bf), w1 = ldwv(W, r0 + ldw + n, bf), w2 = ldwv(W, r0 + 2 * (size_t)ldw + n, bf),
-                w3 = ldwv(W, r0 + 3 * (size_t)ldw + n, bf);
+        for (; n + 64 <= N; n += 64) {
+            v16 w0 = ldwv(W, r0 + n, bf), w1 = ldwv(W, r0 + n + 16, bf), w2 = ldwv(W, r0 + n + 32, bf),
+                w3 = ldwv(W, r0 + n + 48, bf);
             for (int m = 0; m < M; m++) {
                 float *y = acc + (size_t)m * N + n;
-                st(y, ld(y) + a[m][0] * w0 + a[m][1] * w1 + a[m][2] * w2 + a[m][3] * w3);
+                st(y, ld(y) + a[m] * w0), st(y + 16, ld(y + 16) + a[m] * w1), st(y + 32, ld(y + 32) + a[m] * w2),
+                    st(y + 48, ld(y + 48) + a[m] * w3);
             }
         }
-        for (; n < N; n++)
-            for (int m = 0; m < M; m++)
-                acc[(size_t)m * N + n] += a[m][0] * ldw1(W, r0 + n, bf) + a[m][1] * ldw1(W, r0 + ldw + n, bf) +
-                                          a[m][2] * ldw1(W, r0 + 2 * (size_t)ldw + n, bf) +
-                                          a[m][3] * ldw1(W, r0 + 3 * (size_t)ldw + n, bf);
-    }
-    for (; k < k1; k++) {
-        const size_t r0 = (size_t)k * ldw;
-        for (int m = 0; m < M; m++) {
-            const float a = x[(size_t)m * ldx + k];
-            for (int n = 0; n < N; n++) acc[(size_t)m * N + n] += a * ldw1(W, r0 + n, bf);
+        for (; n + 16 <= N; n += 16) {
+            v16 w0 = ldwv(W, r0 + n, bf);
+            for (int m = 0; m < M; m++) {
+                float *y = acc + (size_t)m * N + n;
+                st(y, ld(y) + a[m] * w0);
+            }
+        }
+        for (; n < N; n++) {
+            const float w = ldw1(W, r0 + n, bf);
+            for (int m = 0; m < M; m++) acc[(size_t)m * N + n] += a[m] * w;
         }
     }
 }
 
-/* W[N,K]: y[m, n] = x[m,:]·W[n,:] for n in [n0,n1), m < M <= 4; four rows of W at a time. */
+/* W[N,K]: y[m, n] = x[m,:]·W[n,:] for n in [n0,n1), m < M <= 4: each row of W
+ * read start to end (one sequential stream), four accumulators per row of x. */
 ALWAYS_INLINE void nk_rows(int M, int n0, int n1, int K, const float *x, int ldx, const void *W, int ldw, int bf,
-                           float *out, int ldo)
+                           float alpha, float *out, int ldo)
 {
-    int n = n0;
-    for (; n + 4 <= n1; n += 4) {
+    for (int n = n0; n < n1; n++) {
         v16 acc[NLP_GEMV_MAX_M][4];
         for (int m = 0; m < M; m++)
             for (int j = 0; j < 4; j++) acc[m][j] = (v16){0};
         const size_t r = (size_t)n * ldw;
         int k = 0;
-        for (; k + 16 <= K; k += 16) {
-            v16 w0 = ldwv(W, r + k, bf), w1 = ldwv(W, r + ldw + k, bf), w2 = ldwv(W, r + 2 * (size_t)ldw + k, bf),
-                w3 = ldwv(W, r + 3 * (size_t)ldw + k, bf);
+        for (; k + 64 <= K; k += 64) {
+            v16 w0 = ldwv(W, r + k, bf), w1 = ldwv(W, r + k + 16, bf), w2 = ldwv(W, r + k + 32, bf),
+                w3 = ldwv(W, r + k + 48, bf);
             for (int m = 0; m < M; m++) {
-                v16 xv = ld(x + (size_t)m * ldx + k);
-                acc[m][0] += xv * w0, acc[m][1] += xv * w1, acc[m][2] += xv * w2, acc[m][3] += xv * w3;
+                const float *xm = x + (size_t)m * ldx + k;
+                acc[m][0] += ld(xm) * w0, acc[m][1] += ld(xm + 16) * w1, acc[m][2] += ld(xm + 32) * w2,
+                    acc[m][3] += ld(xm + 48) * w3;
             }
         }
-        for (int m = 0; m < M; m++)
-            for (int j = 0; j < 4; j++) {
-                float s = hsum(acc[m][j]);
-                for (int kk = k; kk < K; kk++) s += x[(size_t)m * ldx + kk] * ldw1(W, r + (size_t)j * ldw + kk, bf);
-                out[(size_t)m * ldo + n + j] = s;
-            }
-    }
-    for (; n < n1; n++)
+        for (; k + 16 <= K; k += 16) {
+            v16 w0 = ldwv(W, r + k, bf);
+            for (int m = 0; m < M; m++) acc[m][0] += ld(x + (size_t)m * ldx + k) * w0;
+        }
         for (int m = 0; m < M; m++) {
-            float s = 0;
-            for (int k = 0; k < K; k++) s += x[(size_t)m * ldx + k] * ldw1(W, (size_t)n * ldw + k, bf);
-            out[(size_t)m * ldo + n] = s;
+            float s = hsum(acc[m][0] + acc[m][1] + acc[m][2] + acc[m][3]);
+            for (int kk = k; kk < K; kk++) s += x[(size_t)m * ldx + kk] * ldw1(W, r + kk, bf);
+            out[(size_t)m * ldo + n] = alpha * s;
         }
+    }
 }
 
-static void gemv_kn(int M, int N, int K, const float *x, int ldx, const void *W, int ldw, int bf, float beta, float *y,
-                    int ldy)
+static void kn_any(int M, int N, int k0, int k1, const float *x, int ldx, const void *W, int ldw, int bf, float *acc)
+{
+#define KN(m, b) kn_rows(m, N, k0, k1, x, ldx, W, ldw, b, acc)
+    switch (M * 2 + bf) {
+    case 2: KN(1, 0); break;
+    case 3: KN(1, 1); break;
+    case 4: KN(2, 0); break;
+    case 5: KN(2, 1); break;
+    case 6: KN(3, 0); break;
+    case 7: KN(3, 1); break;
+    case 8: KN(4, 0); break;
+    default: KN(4, 1); break;
+    }
+#undef KN
+}
+
+static void gemv_kn(int M, int N, int K, const float *x, int ldx, const void *W, int ldw, int bf, float alpha,
+                    float beta, float *y, int ldy)
 {
     int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
     /* below ~64K weights a split is not worth waking threads */
     if ((size_t)K * N < 65536) nt = 1;
     if (nt > K / 4) nt = K / 4 > 0 ? K / 4 : 1;
-    float *part = nlp_malloc((size_t)nt * M * N * sizeof *part);
-    if (!part) nt = 0; /* no memory: compute in place, one thread */
-    if (nt == 0) {
+    if (nt == 1 && alpha == 1.0f && (M == 1 || ldy == N)) { /* straight into y */
         if (beta == 0)
             for (int m = 0; m < M; m++) memset(y + (size_t)m * ldy, 0, (size_t)N * sizeof *y);
-        for (int m = 0; m < M; m++) { /* acc = y row by row (y may be strided) */
-            if (bf) kn_rows(1, N, 0, K, x + (size_t)m * ldx, ldx, W, ldw, 1, y + (size_t)m * ldy);
-            else kn_rows(1, N, 0, K, x + (size_t)m * ldx, ldx, W, ldw, 0, y + (size_t)m * ldy);
+        kn_any(M, N, 0, K, x, ldx, W, ldw, bf, y);
+        return;
+    }
+    float stack[4096], *part = (size_t)nt * M * N <= 4096 ? stack : nlp_malloc((size_t)nt * M * N * sizeof *part);
+    if (!part) { /* no memory: one row of x at a time, in place, one thread */
+        for (int m = 0; m < M; m++) {
+            float *yr = y + (size_t)m * ldy;
+            for (int n = 0; n < N; n++) yr[n] = beta != 0 ? yr[n] / alpha : 0.0f;
+            kn_any(1, N, 0, K, x + (size_t)m * ldx, ldx, W, ldw, bf, yr);
+            for (int n = 0; n < N; n++) yr[n] *= alpha;
         }
         return;
     }
@@ -144,31 +167,46 @@ static void gemv_kn(int M, int N, int K, const float *x, int ldx, const void *W,
         int k0 = t * per, k1 = t == nt - 1 || k0 + per > K ? K : k0 + per;
         float *acc = part + (size_t)t * M * N;
         memset(acc, 0, (size_t)M * N * sizeof *acc);
-        if (k0 < k1) {
-            if (bf) kn_rows(M, N, k0, k1, x, ldx, W, ldw, 1, acc);
-            else kn_rows(M, N, k0, k1, x, ldx, W, ldw, 0, acc);
-        }
+        if (k0 < k1) kn_any(M, N, k0, k1, x, ldx, W, ldw, bf, acc);
     }
     for (int m = 0; m < M; m++) {
         float *yr = y + (size_t)m * ldy;
         for (int n = 0; n < N; n++) {
-            float s = beta != 0 ? yr[n] : 0.0f;
+            float s = 0.0f;
             for (int t = 0; t < nt; t++) s += part[((size_t)t * M + m) * N + n];
-            yr[n] = s;
+            yr[n] = beta != 0 ? yr[n] + alpha * s : alpha * s;
         }
     }
-    free(part);
+    if (part != stack) free(part);
 }
 
-static void gemv_nk(int M, int N, int K, const float *x, int ldx, const void *W, int ldw, int bf, float beta, float *y,
-                    int ldy)
+/* nk_rows with M and bf constant, so the accumulators live in registers */
+static void nk_any(int M, int n0, int n1, int K, const float *x, int ldx, const void *W, int ldw, int bf, float alpha,
+                   float *out, int ldo)
+{
+#define NK(m, b) nk_rows(m, n0, n1, K, x, ldx, W, ldw, b, alpha, out, ldo)
+    switch (M * 2 + bf) {
+    case 2: NK(1, 0); break;
+    case 3: NK(1, 1); break;
+    case 4: NK(2, 0); break;
+    case 5: NK(2, 1); break;
+    case 6: NK(3, 0); break;
+    case 7: NK(3, 1); break;
+    case 8: NK(4, 0); break;
+    default: NK(4, 1); break;
+    }
+#undef NK
+}
+
+static void gemv_nk(int M, int N, int K, const float *x, int ldx, const void *W, int ldw, int bf, float alpha,
+                    float beta, float *y, int ldy)
 {
     int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
     if ((size_t)K * N < 65536) nt = 1;
     if (beta != 0) { /* y += x·Wᵀ: compute into a scratch row block, then add */
         float *tmp = nlp_malloc((size_t)M * N * sizeof *tmp);
         if (tmp) {
-            gemv_nk(M, N, K, x, ldx, W, ldw, bf, 0.0f, tmp, N);
+            gemv_nk(M, N, K, x, ldx, W, ldw, bf, alpha, 0.0f, tmp, N);
             for (int m = 0; m < M; m++)
                 for (int n = 0; n < N; n++) y[(size_t)m * ldy + n] += tmp[(size_t)m * N + n];
             free(tmp);
@@ -178,7 +216,7 @@ static void gemv_nk(int M, int N, int K, const float *x, int ldx, const void *W,
             for (int n = 0; n < N; n++) {
                 float s = 0;
                 for (int k = 0; k < K; k++) s += x[(size_t)m * ldx + k] * ldw1(W, (size_t)n * ldw + k, bf);
-                y[(size_t)m * ldy + n] += s;
+                y[(size_t)m * ldy + n] += alpha * s;
             }
         return;
     }
@@ -186,22 +224,19 @@ static void gemv_nk(int M, int N, int K, const float *x, int ldx, const void *W,
     for (int t = 0; t < nt; t++) {
         int per = (N / 4 + nt - 1) / nt * 4;
         int n0 = t * per, n1 = t == nt - 1 ? N : (n0 + per < N ? n0 + per : N);
-        if (n0 < n1) {
-            if (bf) nk_rows(M, n0, n1, K, x, ldx, W, ldw, 1, y, ldy);
-            else nk_rows(M, n0, n1, K, x, ldx, W, ldw, 0, y, ldy);
-        }
+        if (n0 < n1) nk_any(M, n0, n1, K, x, ldx, W, ldw, bf, alpha, y, ldy);
     }
 }
 
-void nlp_gemv(int M, int N, int K, const float *x, int ldx, const void *W, int ldw, int trans_w, int w_bf16,
-              float beta, float *y, int ldy)
+void nlp_gemv(int M, int N, int K, float alpha, const float *x, int ldx, const void *W, int ldw, int trans_w,
+              int w_bf16, float beta, float *y, int ldy)
 {
     for (int m0 = 0; m0 < M; m0 += NLP_GEMV_MAX_M) {
         int mm = M - m0 < NLP_GEMV_MAX_M ? M - m0 : NLP_GEMV_MAX_M;
         const float *xm = x + (size_t)m0 * ldx;
         float *ym = y + (size_t)m0 * ldy;
-        if (trans_w) gemv_nk(mm, N, K, xm, ldx, W, ldw, w_bf16, beta, ym, ldy);
-        else gemv_kn(mm, N, K, xm, ldx, W, ldw, w_bf16, beta, ym, ldy);
+        if (trans_w) gemv_nk(mm, N, K, xm, ldx, W, ldw, w_bf16, alpha, beta, ym, ldy);
+        else gemv_kn(mm, N, K, xm, ldx, W, ldw, w_bf16, alpha, beta, ym, ldy);
     }
 }
 

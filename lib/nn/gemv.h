@@ -30,12 +30,12 @@
 
 #define NLP_GEMV_MAX_M 4
 
-/* y[M,N] (row stride ldy) = beta·y + x[M,K] (row stride ldx) · op(W), where
+/* y[M,N] (row stride ldy) = beta·y + alpha · x[M,K] (row stride ldx) · op(W), where
  * op(W) = W[K,N] (trans_w = 0) or W[N,K]ᵀ (trans_w = 1), W's rows ldw
  * elements apart, fp32 (w_bf16 = 0) or bfloat16 stored as uint16 (1).
  * beta is 0 (y not read) or 1. Threads: OpenMP outside a parallel region. */
-void nlp_gemv(int M, int N, int K, const float *x, int ldx, const void *W, int ldw, int trans_w, int w_bf16,
-              float beta, float *y, int ldy);
+void nlp_gemv(int M, int N, int K, float alpha, const float *x, int ldx, const void *W, int ldw, int trans_w,
+              int w_bf16, float beta, float *y, int ldy);
 
 /* Rounds n floats to bfloat16 (nearest even; NaN stays NaN). */
 void nlp_to_bf16(const float *src, uint16_t *dst, size_t n);

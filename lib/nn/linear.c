@@ -16,7 +16,7 @@ void nlp_linear_forward(const nlp_linear *l, int N, const float *x, int ldx, flo
         beta = 1;
     }
     if (l->wbf && N <= NLP_LINEAR_BF16_ROWS)
-        nlp_gemv(N, l->out, l->in, x, ldx, l->wbf, l->layout == NLP_W_IN_OUT ? l->out : l->in,
+        nlp_gemv(N, l->out, l->in, 1.0f, x, ldx, l->wbf, l->layout == NLP_W_IN_OUT ? l->out : l->in,
                  l->layout == NLP_W_OUT_IN, 1, beta, y, ldy);
     else if (l->layout == NLP_W_IN_OUT)
         nlp_gemm(0, 0, N, l->out, l->in, 1.0f, x, ldx, l->w, l->out, beta, y, ldy);

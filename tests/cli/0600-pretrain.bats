@@ -24,7 +24,7 @@ setup() {
 
 # runs a command with SIGINT at its default action
 with_sigint() {
-  python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])' "$@"
+  exec python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])' "$@"
 }
 
 # the loss columns of a log (step, tokens, lr, loss, grad_norm, valid_*), without times and speeds
@@ -85,7 +85,7 @@ losses() { cut -f1,2,4,5,6,8- "$1"; }
   run_split pretrain "${args[@]}" --steps 400 -m "$T/full" --log "$T/full.tsv"
   [ "$status" -eq 0 ]
   # (a background job of a script starts with SIGINT ignored: restore it)
-  with_sigint pretrain "${args[@]}" --steps 1000000 -m "$T/int" --log "$T/int.tsv" 2>"$T/err" &
+  with_sigint pretrain "${args[@]}" --steps 1000000 --max-time 3 -m "$T/int" --log "$T/int.tsv" 2>"$T/err" &
   pid=$!
   for _ in $(seq 600); do [ -f "$T/int.tsv" ] && [ "$(wc -l <"$T/int.tsv")" -gt 20 ] && break; sleep 0.05; done
   kill -INT $pid
@@ -104,7 +104,7 @@ losses() { cut -f1,2,4,5,6,8- "$1"; }
 }
 
 @test "pretrain: SIGTERM saves and exits 143" {
-  pretrain "${TINY[@]}" --steps 100000 -m "$T/t" --log "$T/t.tsv" "$W/train.bin" 2>"$T/err" &
+  pretrain "${TINY[@]}" --steps 100000 --max-time 3 -m "$T/t" --log "$T/t.tsv" "$W/train.bin" 2>"$T/err" &
   pid=$!
   for _ in $(seq 600); do [ -f "$T/t.tsv" ] && [ "$(wc -l <"$T/t.tsv")" -gt 5 ] && break; sleep 0.05; done
   kill -TERM $pid

@@ -34,7 +34,7 @@ static void test_gemv(void)
             int M = 1 + (int)nlp_rng_below(&r, 6), N = 1 + (int)nlp_rng_below(&r, 90),
                 K = 1 + (int)nlp_rng_below(&r, 90), tw = (int)nlp_rng_below(&r, 2), bf = (int)nlp_rng_below(&r, 2);
             if (it % 10 == 0) N = 300 + (int)nlp_rng_below(&r, 200), K = 250 + (int)nlp_rng_below(&r, 100);
-            float beta = (float)nlp_rng_below(&r, 2);
+            float beta = (float)nlp_rng_below(&r, 2), alpha = nlp_rng_below(&r, 2) ? 1.0f : 0.375f;
             int ldx = K + (int)nlp_rng_below(&r, 3), ldw = (tw ? K : N) + (int)nlp_rng_below(&r, 3),
                 ldy = N + (int)nlp_rng_below(&r, 3), rows = tw ? N : K;
             float *x = malloc(sizeof(float) * M * ldx), *W = malloc(sizeof(float) * rows * ldw),
@@ -48,17 +48,17 @@ static void test_gemv(void)
             double tol = 0;
             for (int m = 0; m < M; m++)
                 for (int n = 0; n < N; n++) {
-                    double s = beta != 0 ? ref[m * ldy + n] : 0, a = 0;
+                    double s = 0, a = 0;
                     for (int k = 0; k < K; k++) {
                         float w = tw ? W[n * ldw + k] : W[k * ldw + n];
                         if (bf) w = bf16_value(w);
                         s += (double)x[m * ldx + k] * w;
                         a += fabs((double)x[m * ldx + k] * w);
                     }
-                    ref[m * ldy + n] = s;
+                    ref[m * ldy + n] = (beta != 0 ? ref[m * ldy + n] : 0) + alpha * s;
                     if (a > tol) tol = a;
                 }
-            nlp_gemv(M, N, K, x, ldx, bf ? (const void *)Wb : W, ldw, tw, bf, beta, y, ldy);
+            nlp_gemv(M, N, K, alpha, x, ldx, bf ? (const void *)Wb : W, ldw, tw, bf, beta, y, ldy);
             for (int m = 0; m < M; m++)
                 for (int n = 0; n < N; n++)
                     if (fabs(y[m * ldy + n] - ref[m * ldy + n]) > 1e-6 * (tol + 1)) bad++;

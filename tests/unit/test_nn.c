@@ -478,7 +478,8 @@ static void test_attention(void)
     nlp_attn_forward(&b, NULL);
     double d = 0;
     for (int i = 0; i < 2 * C; i++) d = fmax(d, fabs(inc[i] - full[3 * C + i]));
-    CHECK_MSG(d == 0, "cached attention differs by %g", d);
+    /* the same up to rounding: few-row products (gemv.h) sum in another order */
+    CHECK_MSG(d < 1e-6, "cached attention differs by %g", d);
     free(qkv), free(full), free(inc);
 
     /* a row with every key masked is uniform and passes no gradient */
