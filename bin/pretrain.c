@@ -342,6 +342,8 @@ static char *make_run_yaml(const nlp_model_config *mc)
 }
 
 static const char *resume_yaml, *resume_train;
+static char **resume_argv;   /* argv with the run's run.yaml first */
+static nlp_config resume_cf; /* that run.yaml, for its 'train' */
 
 /* --resume DIR: DIR's run.yaml is read as the first config file, so the
  * run continues with its own options unless flags say otherwise. */
@@ -359,12 +361,11 @@ static char **with_resume_config(int *argc, char **argv)
     snprintf(yaml, sizeof yaml, "%s/run.yaml", ck);
     if (!nlp_file_exists(yaml)) return argv;
     resume_yaml = yaml;
-    static nlp_config cf;
-    if (nlp_config_load(&cf, yaml) == 0) {
-        const nlp_config_entry *e = nlp_config_get(&cf, "train");
+    if (nlp_config_load(&resume_cf, yaml) == 0) {
+        const nlp_config_entry *e = nlp_config_get(&resume_cf, "train");
         if (e && e->value) resume_train = e->value;
     }
-    char **nv = nlp_calloc((size_t)*argc + 3, sizeof *nv);
+    char **nv = resume_argv = nlp_calloc((size_t)*argc + 3, sizeof *nv);
     if (!nv) cli_fail(NLP_ENOMEM);
     nv[0] = argv[0];
     nv[1] = "-c";
@@ -597,6 +598,8 @@ int main(int argc, char **argv)
     nlp_corpus_free(&valid);
     free(run_yaml);
     free(inputs);
+    free(resume_argv);
+    nlp_config_free(&resume_cf);
     cli_free();
     return 0;
 }
