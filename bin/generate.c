@@ -58,8 +58,8 @@ static const char usage[] =
     "      --output-format FMT   text (default) or id: generated ids, one line per prompt\n"
     "      --perplexity          score the input text instead: one JSON line with tokens,\n"
     "                            bytes, loss (nats/token), perplexity and bits per byte\n"
-    "      --max-length N        --perplexity: tokens of context per window (default:\n"
-    "                            the model's positions)\n"
+    "      --max-length N        --perplexity: tokens per window, each predicted from up\n"
+    "                            to N-1 before it (default: the model's positions)\n"
     "      --bf16                decode with the weights rounded to bfloat16: half the\n"
     "                            bytes read per token (fp32 arithmetic)\n"
     "  -t, --threads N           threads (default: all CPUs)\n"
@@ -70,7 +70,7 @@ static const char usage[] =
     "  -h, --help                display this help and exit\n"
     "  -V, --version             output version information and exit\n"
     "\n"
-    "Exit status: 0 ok, 1 bad input (a prompt longer than the context, ids outside the\n"
+    "Exit status: 0 ok, 1 bad input (a prompt that fills the context, ids outside the\n"
     "vocabulary) or I/O error, 2 usage error, 3 unreadable or incompatible model or\n"
     "tokenizer.\n";
 
@@ -350,6 +350,7 @@ static void run_prompt(nlp_ids *prompt, const char *name, uint64_t line, nlp_rng
 static void perplexity(const char **inputs, size_t n, int threads)
 {
     nlp_corpus c = NLP_CORPUS_INIT;
+    c.eot = eot; /* an llm.c shard does not name its own */
     for (size_t i = 0; i < n; i++) {
         int rc = nlp_corpus_add(&c, inputs[i], tok, eot, (uint32_t)nlp_model_cfg(model)->vocab_size, threads);
         if (rc) cli_fail(rc);

@@ -18,6 +18,19 @@ threads=2
 "$T/genbench" gen gpt_small -t $threads -r "$REPS" || exit 1
 "$T/genbench" gen gpt2_124m -t $threads -r "$REPS" || exit 1
 "$T/genbench" gen gpt2_124m -t $threads -r "$REPS" --bf16 || exit 1
+# llama.cpp, when built (shared/peers/llamacpp/README.md): LLAMA_BENCH=path/to/llama-bench and
+# LLAMA_GGUF=DIR holding gpt-small-f32.gguf, gpt2-124m-f32.gguf (and gpt2-124m-f16.gguf for the
+# bf16 line). -pg 16,N times the prompt and N new tokens; new tokens/s = avg_ts·N/(16+N).
+llama() { # NAME GGUF NEW
+  [ -f "$LLAMA_GGUF/$2" ] || return 0
+  "$LLAMA_BENCH" -m "$LLAMA_GGUF/$2" -t $threads -p 0 -n 0 -pg 16,$3 -r "$REPS" -o csv 2>/dev/null | tail -1 |
+    awk -F, -v n="$1" -v k="$3" '{ gsub(/"/, "", $(NF-1)); printf "%s@llama.cpp\t%.1f\ttokens/s\n", n, $(NF-1) * k / (16 + k) }'
+}
+if [ "${PEERS:-1}" != 0 ] && [ -x "${LLAMA_BENCH:-}" ] && [ -d "${LLAMA_GGUF:-}" ]; then
+  llama gpt_small_gen gpt-small-f32.gguf 240
+  llama gpt2_124m_gen gpt2-124m-f32.gguf 48
+  llama gpt2_124m_gen_bf16 gpt2-124m-f16.gguf 48
+fi
 if [ "${PEERS:-1}" != 0 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 "$SHARED/peers/pytorch_bench.py" --only gpt_small_gen,gpt2_124m_gen \
     --threads $threads --reps "$REPS" 2>/dev/null |
