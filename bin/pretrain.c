@@ -585,6 +585,10 @@ int main(int argc, char **argv)
     rc = nlp_train(&model, &task, &to, o.resume, &res);
     end_live();
     if (rc) cli_fail(rc);
+    if (res.signal && !res.last_checkpoint[0]) {
+        cli_warn("stopped by %s before the first step; nothing was saved", res.signal == SIGINT ? "SIGINT" : "SIGTERM");
+        return 128 + res.signal;
+    }
     if (res.signal) {
         cli_warn("stopped by %s at step %ld; '%s' holds the run (continue with --resume %s)",
                  res.signal == SIGINT ? "SIGINT" : "SIGTERM", res.step, res.last_checkpoint, o.model);

@@ -289,7 +289,8 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
 {
     memset(res, 0, sizeof *res);
     res->best = NAN;
-    stop_signal = 0;
+    /* stop_signal is not cleared: a signal that came while the caller was
+     * still loading its data stops the run before its first step */
     nlp_optim opt = {0};
     nlp_train_state st = {0};
     nlp_model *m = *mp;
@@ -448,8 +449,9 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
     }
     if (stop_signal) {
         res->signal = stop_signal;
-        /* a signal between the last save check and the loop's: save where it stops */
-        if (o->out_dir && saved != opt.step) {
+        /* a signal between the last save check and the loop's: save where it
+         * stops (nothing when this run took no step) */
+        if (o->out_dir && saved != opt.step && opt.step > s0) {
             st.data_position[0] = tokens;
             st.data_position[1] = (uint64_t)total;
             st.data_position[2] = (uint64_t)llround(elapsed * 1000);
