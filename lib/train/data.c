@@ -110,8 +110,9 @@ static int add_text(nlp_corpus *c, char *text, size_t len, const char *path, con
     nlp_ids *out = nlp_calloc(nchunk, sizeof *out);
     uint64_t *docs = nlp_calloc(nchunk, sizeof *docs), *fixed = nlp_calloc(nchunk, sizeof *fixed);
     int *err = nlp_calloc(nchunk, sizeof *err);
-    char **msg = nlp_calloc(nchunk, sizeof *msg);
-    if (!out || !docs || !fixed || !err || !msg) {
+    char **msg = nlp_calloc(nchunk, sizeof *msg); /* the tokenizer's message (per thread) */
+    size_t *bad = nlp_calloc(nchunk, sizeof *bad);  /* and the 0-based line it is about */
+    if (!out || !docs || !fixed || !err || !msg || !bad) {
         rc = NLP_ENOMEM;
         goto done;
     }
@@ -144,14 +145,8 @@ static int add_text(nlp_corpus *c, char *text, size_t len, const char *path, con
                 if (docs[k]++ && eot >= 0 && nlp_ids_push(&out[k], eot)) err[k] = NLP_ENOMEM;
                 int r = nlp_tokenizer_encode_ids(tk, st, s, n, 0, &out[k]);
                 if (r) {
-                    err[k] = r;
+                    err[k] = r, bad[k] = l;
                     msg[k] = nlp_strdup(nlp_errmsg());
-                    if (!msg[k]) err[k] = NLP_ENOMEM;
-                    /* which line: report it with the file name */
-                    char *m2 = malloc(strlen(msg[k] ? msg[k] : "") + strlen(path) + 64);
-                    if (m2) sprintf(m2, "'%s' line %zu: %s", path, l + 1, msg[k] ? msg[k] : "");
-                    free(msg[k]);
-                    msg[k] = m2;
                 }
             }
         }
@@ -160,7 +155,7 @@ static int add_text(nlp_corpus *c, char *text, size_t len, const char *path, con
     }
     for (size_t k = 0; k < nchunk; k++) {
         if (err[k]) {
-            rc = msg[k] ? nlp_error(err[k], "%s", msg[k]) : err[k];
+            rc = msg[k] ? nlp_error(err[k], "'%s' line %zu: %s", path, bad[k] + 1, msg[k]) : err[k];
             goto done;
         }
         if (!docs[k]) continue;
@@ -171,7 +166,7 @@ static int add_text(nlp_corpus *c, char *text, size_t len, const char *path, con
 done:
     for (size_t k = 0; out && k < nchunk; k++) nlp_ids_free(&out[k]);
     for (size_t k = 0; msg && k < nchunk; k++) free(msg[k]);
-    free(out), free(docs), free(fixed), free(err), free(msg), free(start), free(text);
+    free(out), free(docs), free(fixed), free(err), free(msg), free(bad), free(start), free(text);
     return rc;
 }
 
