@@ -49,17 +49,18 @@ static int by_value_desc(const void *a, const void *b, void *ctx)
 
 int32_t nlp_sample(nlp_sampler *s, float *logits, int V, const int32_t *seen, size_t nseen, int32_t *work)
 {
-    if (s->repetition_penalty != 1.0 && s->repetition_penalty > 0)
+    if (s->repetition_penalty != 1.0 && s->repetition_penalty > 0) {
+        /* once per distinct token: work[t] marks the ones not yet penalised */
+        for (size_t i = 0; i < nseen; i++)
+            if (seen[i] >= 0 && seen[i] < V) work[seen[i]] = 1;
         for (size_t i = 0; i < nseen; i++) {
             int32_t t = seen[i];
-            if (t < 0 || t >= V) continue;
-            /* once per distinct token: mark by sign trick is unsafe, so check earlier occurrences */
-            size_t j = 0;
-            while (j < i && seen[j] != t) j++;
-            if (j < i) continue;
+            if (t < 0 || t >= V || !work[t]) continue;
+            work[t] = 0;
             logits[t] = logits[t] > 0 ? (float)(logits[t] / s->repetition_penalty)
                                       : (float)(logits[t] * s->repetition_penalty);
         }
+    }
     if (s->temperature <= 0) return nlp_argmax(logits, V);
     const float inv = (float)(1.0 / s->temperature);
     float mx = -INFINITY;
