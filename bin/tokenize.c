@@ -170,9 +170,8 @@ static int32_t eot_id(int required)
                             "told apart; name another token or use --no-special-tokens", o.eot);
         return id;
     }
-    static const char *known[] = {"<|endoftext|>", "</s>", "<eos>", "[SEP]"};
-    for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
-        int32_t id = find_token(known[i]);
+    for (size_t i = 0; nlp_eot_tokens[i]; i++) {
+        int32_t id = find_token(nlp_eot_tokens[i]);
         if (id >= 0 && !(required && template_adds(id))) return id;
     }
     if (required)

@@ -74,9 +74,8 @@ int mio_eot(const nlp_tokenizer *tk, const char *name, const char *tk_name)
         if (id < 0) cli_usage_error("--eot: '%s' is not a token of '%s'", name, tk_name);
         return id;
     }
-    static const char *known[] = {"<|endoftext|>", "</s>", "<eos>", "[SEP]"};
-    for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
-        int32_t id = nlp_tokenizer_token_to_id(tk, known[i], strlen(known[i]));
+    for (size_t i = 0; nlp_eot_tokens[i]; i++) {
+        int32_t id = nlp_tokenizer_token_to_id(tk, nlp_eot_tokens[i], strlen(nlp_eot_tokens[i]));
         if (id >= 0) return id;
     }
     return -1;

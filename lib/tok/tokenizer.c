@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *const nlp_eot_tokens[] = {"<|endoftext|>", "</s>", "<eos>", "[SEP]", NULL};
+
 struct nlp_tokenizer {
     nlp_tok_spec s;
     nlp_vocab *all; /* model vocabulary + added tokens, by id */

@@ -132,6 +132,11 @@ const char *nlp_tokenizer_id_to_token(const nlp_tokenizer *tk, int32_t id, size_
 /* Id of a token string (added tokens first, then the model), or -1. */
 int32_t nlp_tokenizer_token_to_id(const nlp_tokenizer *tk, const char *s, size_t n);
 
+/* The tokens that end a document in the tokenizers nlpipe meets, in the
+ * order tools look for them when none is named: <|endoftext|> (GPT-2),
+ * </s>, <eos>, [SEP] (BERT). NULL-terminated. */
+extern const char *const nlp_eot_tokens[];
+
 /* 1 if id is a special added token. */
 int nlp_tokenizer_is_special(const nlp_tokenizer *tk, int32_t id);
 
