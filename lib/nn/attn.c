@@ -37,15 +37,19 @@ static void softmax_row(const nlp_attn *a, int b, int t, float *row)
     int S = a->S, lim = row_limit(a, t);
     if (a->key_mask) {
         const uint8_t *km = a->key_mask + (size_t)b * a->bsm;
-        int any = 0;
+        int last = -1;
         for (int j = 0; j < lim; j++) {
-            any |= km[j];
-            if (!km[j]) row[j] = -FLT_MAX; /* exp() of it is 0 */
+            if (km[j]) last = j;
+            else row[j] = -FLT_MAX; /* exp() of it is 0 */
         }
-        if (!any) { /* every key masked: all scores equal, uniform */
+        if (last < 0) { /* every key masked: all scores equal, uniform */
             for (int j = 0; j < S; j++) row[j] = 1.0f / S;
             return;
         }
+        /* the sums stop at the last key that counts: a row padded with
+         * more masked keys (a longer sentence in its batch) gives the same
+         * bits as alone */
+        lim = last + 1;
     }
     float mx = -FLT_MAX, sum = 0;
 #pragma omp simd reduction(max : mx)
@@ -85,6 +89,20 @@ static int block_keys(const nlp_attn *a, int b, int t0, int rows)
         for (int t = t0; t < t0 + rows; t++)
             if (row_all_masked(a, b, t)) return a->S;
     return kn;
+}
+
+/* The forward pass's keys: block_keys without the masked keys after the
+ * last one that counts (padding), so that a padded row takes the same
+ * products as alone (the backward keeps block_keys: it writes every key's
+ * gradient). */
+static int block_keys_fwd(const nlp_attn *a, int b, int t0, int rows)
+{
+    int kn = block_keys(a, b, t0, rows);
+    if (!a->key_mask || kn < 1) return kn;
+    const uint8_t *km = a->key_mask + (size_t)b * a->bsm;
+    int last = kn - 1;
+    while (last >= 0 && !km[last]) last--;
+    return last < 0 ? kn : last + 1;
 }
 
 /* rows × D block of a strided matrix set to 0. */
@@ -130,7 +148,7 @@ int nlp_attn_forward(const nlp_attn *a, float *P)
                 float *p = P ? P + ((size_t)b * H + h) * T * S : scratch;
                 float *pd = drop ? scratch : p;
                 for (int t0 = 0; t0 < T; t0 += RB) {
-                    int rows = T - t0 < RB ? T - t0 : RB, kn = block_keys(a, b, t0, rows);
+                    int rows = T - t0 < RB ? T - t0 : RB, kn = block_keys_fwd(a, b, t0, rows);
                     float *pr = p + (size_t)t0 * S;
                     nlp_gemm(0, 1, rows, kn, D, alpha, q + (size_t)t0 * a->ldq, (int)a->ldq, k, (int)a->ldk, 0.0f, pr,
                              S);

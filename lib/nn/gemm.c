@@ -17,6 +17,15 @@
 void openblas_set_num_threads(int num_threads);
 
 static enum nlp_gemm_mode g_mode = NLP_GEMM_F32;
+static int g_row_invariant;
+
+int nlp_gemm_set_row_invariant(int on)
+{
+    int old = g_row_invariant;
+    g_row_invariant = on != 0;
+    nlp_gemv_set_k_split(!g_row_invariant);
+    return old;
+}
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 /* OpenBLAS's OpenMP build implements openblas_set_num_threads with
@@ -293,7 +302,7 @@ void nlp_gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, 
 {
     nlp_gemm_init();
     /* a few rows (incremental decoding): stream B once instead of packing it (gemv.h) */
-    if (M > 0 && M <= NLP_GEMV_MAX_M && !ta && alpha != 0.0f && (beta == 0.0f || beta == 1.0f) && N > 0 && K > 0) {
+    if ((M <= NLP_GEMV_MAX_M || g_row_invariant) && M > 0 && !ta && alpha != 0.0f && (beta == 0.0f || beta == 1.0f) && N > 0 && K > 0) {
         nlp_gemv(M, N, K, alpha, A, lda, B, ldb, tb, 0, beta, C, ldc);
         return;
     }

@@ -77,6 +77,17 @@ void nlp_gemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const 
 int nlp_gemm_set_mode(enum nlp_gemm_mode mode);
 enum nlp_gemm_mode nlp_gemm_get_mode(void);
 
+/* Row invariance: with on != 0, later products with op(A) = A go to the
+ * gemv.h kernels whatever M (4 rows at a time, each output a sum in a fixed
+ * order, K never split between threads), so a row of C comes out the same
+ * bits whether it is computed alone or among others and on any number of
+ * threads — what makes a translation independent of the batch it was
+ * decoded in. A BLAS is not row-invariant: OpenBLAS's small-matrix kernels
+ * and edge tiles sum in other orders as M changes. Off (the default), only
+ * products of up to NLP_GEMV_MAX_M rows go there; larger ones are faster in
+ * the BLAS. Returns the previous setting. */
+int nlp_gemm_set_row_invariant(int on);
+
 /* One-time set-up (idempotent; nlp_gemm calls it itself): switches OpenBLAS to
  * one thread per call. */
 void nlp_gemm_init(void);

@@ -137,10 +137,14 @@ static void kn_any(int M, int N, int k0, int k1, const float *x, int ldx, const 
 #undef KN
 }
 
+static int k_split = 1;
+
+void nlp_gemv_set_k_split(int on) { k_split = on != 0; }
+
 static void gemv_kn(int M, int N, int K, const float *x, int ldx, const void *W, int ldw, int bf, float alpha,
                     float beta, float *y, int ldy)
 {
-    int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
+    int nt = omp_in_parallel() || !k_split ? 1 : omp_get_max_threads();
     /* below ~64K weights a split is not worth waking threads */
     if ((size_t)K * N < 65536) nt = 1;
     if (nt > K / 4) nt = K / 4 > 0 ? K / 4 : 1;

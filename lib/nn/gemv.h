@@ -37,6 +37,10 @@
 void nlp_gemv(int M, int N, int K, float alpha, const float *x, int ldx, const void *W, int ldw, int trans_w,
               int w_bf16, float beta, float *y, int ldy);
 
+/* With on = 0, W[K,N] products are never split between threads (their
+ * partial sums would depend on the thread count); 1 (the default) allows it. */
+void nlp_gemv_set_k_split(int on);
+
 /* Rounds n floats to bfloat16 (nearest even; NaN stays NaN). */
 void nlp_to_bf16(const float *src, uint16_t *dst, size_t n);
 
