@@ -335,7 +335,7 @@ static void run_prompt(nlp_ids *prompt, const char *name, uint64_t line, nlp_rng
         nlp_beam_opts bo = {.beams = K, .max_new = (int)n, .alpha = o.length_penalty,
                             .eos = o.ignore_eos ? -1 : eot, .early_stop = 1};
         nlp_ids best = {0};
-        if ((rc = nlp_beam_search(model, c, 1, &bo, &best, NULL))) cli_fail(rc);
+        if ((rc = nlp_beam_search(model, c, 1, &bo, &best, NULL, NULL))) cli_fail(rc);
         for (size_t i = 0; i < best.n && !st.stopped; i++) on_token(NULL, 0, best.v[i]);
         nlp_ids_free(&best);
     }

@@ -170,7 +170,8 @@ typedef struct cand {
     int32_t beam, tok;
 } cand;
 
-int nlp_beam_search(nlp_model *m, nlp_cache *c, int G, const nlp_beam_opts *o, nlp_ids *out, float *scores_out)
+int nlp_beam_search(nlp_model *m, nlp_cache *c, int G, const nlp_beam_opts *o, nlp_ids *out, float *scores_out,
+                    float *norm_out)
 {
     const int K = o->beams, R = G * K, N = o->max_new;
     int V;
@@ -228,6 +229,9 @@ int nlp_beam_search(nlp_model *m, nlp_cache *c, int G, const nlp_beam_opts *o, n
         memcpy(score, nscore, (size_t)R * sizeof *score);
         memcpy(len, nlen, (size_t)R * sizeof *len);
         memcpy(done, ndone, (size_t)R);
+        if (o->group_max && o->eos >= 0) /* a group at its own limit ends as it would alone */
+            for (int g = 0; g < G; g++)
+                if (t + 1 >= o->group_max[g]) memset(done + (size_t)g * K, 1, (size_t)K);
         int32_t *sw = ys;
         ys = nys, nys = sw;
         steps = t + 1;
@@ -237,22 +241,34 @@ int nlp_beam_search(nlp_model *m, nlp_cache *c, int G, const nlp_beam_opts *o, n
         if ((rc = nlp_cache_reorder(c, src))) goto out;
         if ((rc = nlp_decode_feed(m, c, R, 1, tok))) goto out;
     }
+    const int NB = o->nbest > 1 ? (o->nbest < K ? o->nbest : K) : 1;
     for (int g = 0; g < G; g++) {
-        int best = g * K;
-        float bk = -INFINITY;
+        /* the group's rows by key, best first (the lower row on ties) */
+        int rank[K];
+        float key[K];
         for (int k = 0; k < K; k++) {
             const int r = g * K + k;
             const float lp = o->alpha != 0 ? (float)pow((5.0 + len[r]) / 6.0, o->alpha) : 1.0f;
-            const float key = score[r] / lp;
-            if (key > bk || k == 0) bk = key, best = r;
+            key[k] = score[r] / lp;
+            int j = k;
+            while (j > 0 && key[k] > key[rank[j - 1]]) {
+                rank[j] = rank[j - 1];
+                j--;
+            }
+            rank[j] = k;
         }
-        out[g].n = 0;
-        for (int t = 0; t < steps; t++) {
-            int32_t id = ys[(size_t)best * N + t];
-            if (o->eos >= 0 && id == o->eos) break;
-            if ((rc = nlp_ids_push(&out[g], id))) goto out;
+        for (int j = 0; j < NB; j++) {
+            const int best = g * K + rank[j];
+            nlp_ids *h = &out[(size_t)g * NB + j];
+            h->n = 0;
+            for (int t = 0; t < steps; t++) {
+                int32_t id = ys[(size_t)best * N + t];
+                if (o->eos >= 0 && id == o->eos) break;
+                if ((rc = nlp_ids_push(h, id))) goto out;
+            }
+            if (scores_out) scores_out[(size_t)g * NB + j] = score[best];
+            if (norm_out) norm_out[(size_t)g * NB + j] = key[rank[j]];
         }
-        if (scores_out) scores_out[g] = score[best];
     }
 out:
     free(logp), free(score), free(nscore), free(len), free(nlen), free(ys), free(nys), free(src), free(tok);

@@ -87,12 +87,18 @@ typedef struct nlp_beam_opts {
     double alpha;           /* length penalty α (0 = none: plain log-probability) */
     int32_t eos;            /* -1 = none: every hypothesis runs max_new steps */
     int early_stop;         /* stop when every hypothesis of every group has ended */
+    int nbest;              /* hypotheses returned per group, best first (<= beams; 0 = 1) */
+    const int *group_max;   /* [G] steps at most for group g (<= max_new), or NULL: a group
+                               stops where it would stop searched alone */
 } nlp_beam_opts;
 
 /* Beam search over G groups of o->beams rows each (the cache has
  * G·beams rows, every row of a group primed identically, the last logits
- * current). out[g] gets group g's best hypothesis (EOS excluded), scores[g]
- * (may be NULL) its summed log-probability. */
-int nlp_beam_search(nlp_model *m, nlp_cache *c, int G, const nlp_beam_opts *o, nlp_ids *out, float *scores);
+ * current). out[g·nb + j] (nb = max(1, nbest)) gets group g's j-th best
+ * hypothesis (EOS excluded), scores[g·nb + j] (may be NULL) its summed
+ * log-probability (EOS included) and norm[g·nb + j] (may be NULL) that
+ * divided by the length penalty, the figure it was ranked by. */
+int nlp_beam_search(nlp_model *m, nlp_cache *c, int G, const nlp_beam_opts *o, nlp_ids *out, float *scores,
+                    float *norm);
 
 #endif

@@ -62,6 +62,7 @@ int nlp_checkpoint_save(const char *dir, const nlp_model *m, const nlp_optim *o,
     if (!rc) rc = nlp_st_writer_add(w, "rng.model", NLP_DT_U64, 1, s4, m->rng.s, NLP_DT_U64);
     if (!rc) rc = nlp_st_writer_add(w, "rng.data", NLP_DT_U64, 1, s4, s->data_rng.s, NLP_DT_U64);
     if (!rc) rc = nlp_st_writer_add(w, "data.position", NLP_DT_U64, 1, s4, s->data_position, NLP_DT_U64);
+    if (!rc) rc = nlp_st_writer_add(w, "data.task", NLP_DT_U64, 1, s4, s->task_state, NLP_DT_U64);
     if (!rc) rc = nlp_st_writer_save(w, path);
     nlp_st_writer_free(w);
     if (rc) return rc;
@@ -163,6 +164,8 @@ int nlp_checkpoint_load(const char *dir, nlp_model **out, nlp_optim *o, nlp_trai
         (rc = u64x4(f, "rng.model", m->rng.s)) || (rc = u64x4(f, "rng.data", s->data_rng.s)) ||
         (rc = u64x4(f, "data.position", s->data_position)))
         goto fail;
+    memset(s->task_state, 0, sizeof s->task_state);
+    if (nlp_st_find(f, "data.task") && (rc = u64x4(f, "data.task", s->task_state))) goto fail;
     nlp_st_close(f);
     *out = m;
     return NLP_OK;

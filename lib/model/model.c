@@ -312,6 +312,19 @@ const float *nlp_model_logits(const nlp_model *m, int *rows, int *cols)
 
 const float *nlp_model_nsp_logits(const nlp_model *m) { return m->nsp_logits; }
 
+const float *nlp_model_cross_attention(const nlp_model *m, int layer, int *H)
+{
+    if (m->cfg.arch != NLP_ARCH_TRANSFORMER || m->infer || !m->act) return NULL;
+    const nlp_stack *st = &m->stack[1];
+    int n = 0, want = layer < 0 ? m->cfg.decoder_layers - 1 : layer;
+    for (int i = 0; i < st->n; i++)
+        if (st->sub[i].kind == NLP_SUB_CROSS && n++ == want) {
+            *H = m->cfg.heads;
+            return st->sub[i].P;
+        }
+    return NULL;
+}
+
 // --- incremental decoding
 
 int nlp_cache_new(nlp_cache **out, const nlp_model *m, int B, int max_len)

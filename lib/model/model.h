@@ -130,6 +130,11 @@ int nlp_model_backward(nlp_model *m);
 const float *nlp_model_logits(const nlp_model *m, int *rows, int *cols);
 /* bert: NSP logits [B,2] of the last forward. */
 const float *nlp_model_nsp_logits(const nlp_model *m);
+/* transformer: the cross-attention probabilities [B,H,T,S] of decoder
+ * layer `layer` (-1 = the last) in the last full forward pass (not
+ * incremental decoding; before dropout), *H gets the heads; NULL when
+ * there is none. Valid until the next forward. */
+const float *nlp_model_cross_attention(const nlp_model *m, int layer, int *H);
 
 // --- incremental decoding
 

@@ -38,6 +38,9 @@ double nlp_train_lr(const nlp_train_opts *o, long step, long total, int d_model)
     case NLP_SCHED_LINEAR: return nlp_lr_linear(step, o->warmup, total, o->lr, o->lr_min);
     case NLP_SCHED_CONSTANT: return nlp_lr_constant(step, o->warmup, o->lr);
     case NLP_SCHED_NOAM: return nlp_lr_noam(step, d_model, o->warmup > 0 ? o->warmup : 1, o->lr);
+    case NLP_SCHED_INVSQRT:
+        if (o->warmup > 0 && step < o->warmup) return o->lr * (double)step / (double)o->warmup;
+        return o->warmup > 0 ? o->lr * sqrt((double)o->warmup / (double)step) : o->lr / sqrt((double)step);
     default: return nlp_lr_cosine(step, o->warmup, total, o->lr, o->lr_min);
     }
 }
@@ -120,7 +123,9 @@ static void remove_stale(const char *dir)
     char p[4096];
     while ((e = readdir(d))) {
         const char *s = strstr(e->d_name, ".tmp.");
-        if (strncmp(e->d_name, ".step-", 6) != 0 || !s) continue;
+        if ((strncmp(e->d_name, ".step-", 6) != 0 && strncmp(e->d_name, ".best.", 6) != 0 &&
+             strncmp(e->d_name, ".average.", 9) != 0) || !s)
+            continue;
         long pid = strtol(s + 5, NULL, 10);
         if (pid > 0 && (pid == getpid() || kill((pid_t)pid, 0) != 0) && !join(p, sizeof p, dir, e->d_name))
             remove_tree(p);
@@ -154,6 +159,102 @@ int nlp_train_find_checkpoint(const char *dir, char *buf, size_t cap)
     return 0;
 }
 
+/* Puts directory tmp in the place of final in one step: exchanged with an
+ * existing final (which then goes), else renamed. */
+static int replace_dir(const char *tmp, const char *final)
+{
+    if (nlp_is_dir(final)) {
+        if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_EXCHANGE) == 0) {
+            remove_tree(tmp); /* the old one, now */
+            return 0;
+        }
+        if (errno != EINVAL && errno != ENOSYS)
+            return nlp_error_errno(NLP_EIO, "cannot replace '%s' with '%s'", final, tmp);
+        /* a file system without exchange: two renames */
+        char old[4200];
+        snprintf(old, sizeof old, "%s.old", tmp);
+        if (rename(final, old) == 0) remove_tree(old);
+    }
+    if (rename(tmp, final) != 0) return nlp_error_errno(NLP_EIO, "cannot rename '%s' to '%s'", tmp, final);
+    return 0;
+}
+
+/* Writes a model (weights only) with the caller's extras as DIR/name,
+ * through a hidden temporary directory. */
+static int save_model_dir(const nlp_train_opts *o, const nlp_model *m, const char *name)
+{
+    char tmp[4096], final[4096], hidden[128], p[4200];
+    snprintf(hidden, sizeof hidden, ".%s.tmp.%ld", name, (long)getpid());
+    int rc;
+    if ((rc = join(tmp, sizeof tmp, o->out_dir, hidden)) || (rc = join(final, sizeof final, o->out_dir, name)))
+        return rc;
+    remove_tree(tmp);
+    if (mkdir(tmp, 0777) != 0) return nlp_error_errno(NLP_EIO, "cannot create '%s'", tmp);
+    snprintf(p, sizeof p, "%s/model.safetensors", tmp);
+    if ((rc = nlp_model_save(m, p, NLP_DT_F32)) || (o->save_extra && (rc = o->save_extra(o->cb_ctx, tmp)))) {
+        int code = nlp_errcode() ? nlp_errcode() : rc;
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", nlp_errmsg());
+        remove_tree(tmp);
+        return nlp_error(code, "'%s' not written: %s", final, msg);
+    }
+    fsync_dir(tmp);
+    if ((rc = replace_dir(tmp, final))) {
+        remove_tree(tmp);
+        return rc;
+    }
+    fsync_dir(o->out_dir);
+    return 0;
+}
+
+int nlp_train_average(const nlp_train_opts *o, int n, int *used)
+{
+    long *steps;
+    size_t ns;
+    int rc;
+    *used = 0;
+    if ((rc = list_steps(o->out_dir, &steps, &ns))) return rc;
+    if (!ns) {
+        free(steps);
+        return nlp_error(NLP_EIO, "'%s' holds no checkpoint to average", o->out_dir);
+    }
+    size_t first = ns > (size_t)n ? ns - (size_t)n : 0;
+    nlp_model *avg = NULL;
+    double *sum = NULL;
+    size_t numel = 0;
+    char p[4096], name[64];
+    for (size_t i = first; i < ns; i++) {
+        nlp_model *m;
+        snprintf(name, sizeof name, "step-%08ld", steps[i]);
+        if ((rc = join(p, sizeof p, o->out_dir, name)) || (rc = nlp_model_load(&m, p))) goto out;
+        const float *w = nlp_params_data(nlp_model_params(m));
+        if (!avg) {
+            numel = nlp_params_numel(nlp_model_params(m));
+            if (!(sum = nlp_calloc(numel, sizeof *sum))) {
+                nlp_model_free(m);
+                rc = NLP_ENOMEM;
+                goto out;
+            }
+        } else if (nlp_params_numel(nlp_model_params(m)) != numel ||
+                   !nlp_model_config_equal(nlp_model_cfg(m), nlp_model_cfg(avg))) {
+            nlp_model_free(m);
+            rc = nlp_error(NLP_EFORMAT, "'%s' is another model than the run's other checkpoints", p);
+            goto out;
+        }
+        for (size_t k = 0; k < numel; k++) sum[k] += w[k];
+        if (!avg) avg = m;
+        else nlp_model_free(m);
+        (*used)++;
+    }
+    float *w = nlp_params_data(nlp_model_params(avg));
+    for (size_t k = 0; k < numel; k++) w[k] = (float)(sum[k] / *used);
+    rc = save_model_dir(o, avg, "average");
+out:
+    nlp_model_free(avg);
+    free(sum), free(steps);
+    return rc;
+}
+
 static int save_checkpoint(const nlp_train_opts *o, nlp_model *m, const nlp_optim *opt, const nlp_train_state *st,
                            char *final, size_t cap)
 {
@@ -172,13 +273,9 @@ static int save_checkpoint(const nlp_train_opts *o, nlp_model *m, const nlp_opti
         return nlp_error(code, "checkpoint at step %ld not written (the previous ones are kept): %s", opt->step, msg);
     }
     fsync_dir(tmp);
-    if (nlp_is_dir(final)) { /* the same step again (a resumed run saving where it started) */
-        char old[4096];
-        snprintf(name, sizeof name, ".step-%08ld.old.tmp.%ld", opt->step, (long)getpid());
-        if (!join(old, sizeof old, o->out_dir, name) && rename(final, old) == 0) remove_tree(old);
-    }
-    if (rename(tmp, final) != 0) {
-        rc = nlp_error_errno(NLP_EIO, "cannot rename '%s' to '%s'", tmp, final);
+    /* the same step again (a resumed run saving where it started) is
+     * exchanged with the old one */
+    if ((rc = replace_dir(tmp, final))) {
         remove_tree(tmp);
         return rc;
     }
@@ -312,6 +409,12 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
         elapsed = (double)st.data_position[2] / 1000.0;
         best = bitsd(st.data_position[3]);
         resumed = opt.step;
+        if (task->set_state && (rc = task->set_state(task->ctx, st.task_state))) {
+            nlp_model_free(m);
+            *mp = NULL;
+            nlp_optim_free(&opt);
+            return rc;
+        }
         snprintf(res->last_checkpoint, sizeof res->last_checkpoint, "%s", dir);
         if (o->report) {
             nlp_train_event e = {.kind = NLP_TRAIN_RESUME, .step = opt.step, .total = total, .tokens = tokens,
@@ -421,8 +524,13 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
             double t = now();
             nlp_model_set_training(m, 0);
             if ((rc = task->evaluate(task->ctx, m, &ev))) goto out;
-            int is_best = isnan(best) || ev.v[0] < best;
-            if (is_best) best = ev.v[0];
+            int bm = task->best_metric, hi = task->higher_is_better;
+            if (isnan(ev.v[bm])) bm = 0, hi = 0;
+            int is_best = !isnan(ev.v[bm]) && (isnan(best) || (hi ? ev.v[bm] > best : ev.v[bm] < best));
+            if (is_best) {
+                best = ev.v[bm];
+                if (o->out_dir && o->save_best && (rc = save_model_dir(o, m, "best"))) goto out;
+            }
             nlp_train_event ee = e;
             ee.kind = NLP_TRAIN_EVAL, ee.eval = &ev, ee.best = is_best;
             if (o->report) o->report(o->cb_ctx, &ee);
@@ -437,6 +545,7 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
             st.data_position[1] = (uint64_t)total;
             st.data_position[2] = (uint64_t)llround(elapsed * 1000);
             st.data_position[3] = dbits(best);
+            if (task->get_state) task->get_state(task->ctx, st.task_state);
             if ((rc = save_checkpoint(o, m, &opt, &st, res->last_checkpoint, sizeof res->last_checkpoint))) goto out;
             saved = opt.step;
             nlp_train_event se = e;
@@ -456,6 +565,7 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
             st.data_position[1] = (uint64_t)total;
             st.data_position[2] = (uint64_t)llround(elapsed * 1000);
             st.data_position[3] = dbits(best);
+            if (task->get_state) task->get_state(task->ctx, st.task_state);
             if ((rc = save_checkpoint(o, m, &opt, &st, res->last_checkpoint, sizeof res->last_checkpoint))) goto out;
         }
     }

@@ -13,7 +13,10 @@
  * `latest` to the newest. A checkpoint is written into a hidden temporary
  * directory and renamed into place, then `latest` is replaced (a link
  * renamed over it), then checkpoints beyond the newest `keep` are removed:
- * a crash at any moment leaves every completed checkpoint loadable.
+ * a crash at any moment leaves every completed checkpoint loadable. With
+ * save_best, the weights of the best validation so far go to DIR/best (a
+ * model directory, exchanged into place atomically), which --keep never
+ * removes.
  *
  * Determinism: with the same options, data, seed and thread count the loss
  * sequence is the same bit for bit, and a resumed run continues it exactly
@@ -41,6 +44,8 @@ enum nlp_schedule {
     NLP_SCHED_LINEAR = 1,   /* linear warm-up, linear decay to lr-min */
     NLP_SCHED_CONSTANT = 2, /* linear warm-up, then lr */
     NLP_SCHED_NOAM = 3,     /* Vaswani et al.: lr · d^-0.5 · min(s^-0.5, s · warmup^-1.5) */
+    NLP_SCHED_INVSQRT = 4,  /* linear warm-up to lr, then lr · sqrt(warmup / s) (fairseq's
+                               inverse_sqrt: the paper's shape with the peak given) */
 };
 
 /* Validation figures: metric k is names[k] (the task's eval_names). */
@@ -55,9 +60,15 @@ typedef struct nlp_task {
     int (*next_batch)(void *ctx, nlp_rng *r, nlp_batch *b);
     /* Evaluates m (dropout off) on the validation data; NULL = none. */
     int (*evaluate)(void *ctx, nlp_model *m, nlp_eval *out);
-    /* Names of the evaluate() figures ("loss", "ppl", "bpb"...), NULL-ended;
-     * the first is the one "best" refers to (lower is better). */
+    /* Names of the evaluate() figures ("loss", "ppl", "bpb"...), NULL-ended. */
     const char *const *eval_names;
+    /* The figure "best" refers to (an index into eval_names; a NaN value
+     * falls back to figure 0, lower better), and whether higher is better. */
+    int best_metric, higher_is_better;
+    /* The data generator's own position beyond `r` (an epoch and a batch,
+     * say), saved in checkpoints and restored on resume; NULL = none. */
+    void (*get_state)(void *ctx, uint64_t s[4]);
+    int (*set_state)(void *ctx, const uint64_t s[4]);
 } nlp_task;
 
 typedef enum nlp_train_event_kind {
@@ -94,6 +105,7 @@ typedef struct nlp_train_opts {
     long eval_every, save_every;/* steps; 0 = never (a final checkpoint is still written) */
     long eval_at_start;         /* 1: validate before the first step */
     int keep;                   /* checkpoints to keep; 0 = all */
+    int save_best;              /* write the model of the best validation to DIR/best */
     const char *log_path;       /* TSV log; NULL = none */
     uint64_t seed;              /* data generator seed (the model's own is set at creation) */
     /* The caller adds its files (tokenizer, options) to a checkpoint
@@ -129,6 +141,12 @@ void nlp_train_request_stop(int sig);
  * highest step-N), or dir itself when it holds model.safetensors. Writes
  * the path into buf. 0, or NLP_EIO "'dir' holds no checkpoint". */
 int nlp_train_find_checkpoint(const char *dir, char *buf, size_t cap);
+
+/* Averages the weights of the newest n checkpoints of o->out_dir (as
+ * Vaswani et al. did for their results) into o->out_dir/average, a model
+ * directory with o->save_extra's files; *used gets how many there were
+ * (fewer than n when the run kept fewer). */
+int nlp_train_average(const nlp_train_opts *o, int n, int *used);
 
 /* The learning rate of a 1-based step under the options' schedule. */
 double nlp_train_lr(const nlp_train_opts *o, long step, long total, int d_model);

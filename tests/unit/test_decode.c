@@ -197,7 +197,7 @@ static void test_beam(void)
         nlp_beam_opts bo = {.beams = K, .max_new = n, .alpha = 0, .eos = -1, .early_stop = 1};
         nlp_ids out = {0};
         float score;
-        CHECK(nlp_beam_search(m, c, 1, &bo, &out, &score) == 0);
+        CHECK(nlp_beam_search(m, c, 1, &bo, &out, &score, NULL) == 0);
         agree += out.n == (size_t)n && memcmp(out.v, exact, sizeof(int32_t) * n) == 0 && fabs(score - best) < 1e-4;
         /* a beam of 3 is never worse than greedy */
         nlp_cache_free(c);
@@ -225,7 +225,7 @@ static void test_beam(void)
         for (int k = 0; k < 3; k++) memcpy(rows + k * P, prompt, sizeof prompt);
         nlp_decode_feed(m, b3, 3, P, rows);
         nlp_beam_opts b3o = {.beams = 3, .max_new = n, .alpha = 0, .eos = -1, .early_stop = 1};
-        nlp_beam_search(m, b3, 1, &b3o, &o3, &score);
+        nlp_beam_search(m, b3, 1, &b3o, &o3, &score, NULL);
         better += score >= glp - 1e-4;
         nlp_ids_free(&hist), nlp_ids_free(&o3), nlp_ids_free(&out);
         nlp_cache_free(g), nlp_cache_free(b3);
@@ -248,7 +248,7 @@ static void test_beam(void)
     nlp_cache_new(&c1, m, 1, 12);
     nlp_decode_feed(m, c1, 1, 2, pr);
     nlp_ids o1 = {0};
-    CHECK(nlp_beam_search(m, c1, 1, &eo, &o1, NULL) == 0);
+    CHECK(nlp_beam_search(m, c1, 1, &eo, &o1, NULL, NULL) == 0);
     CHECK(o1.n == 0);
     nlp_ids_free(&o1);
     nlp_cache_free(c1);

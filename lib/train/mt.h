@@ -1,0 +1,108 @@
+/*
+ * mt.h — parallel text for the encoder-decoder: sentence pairs read from two
+ * aligned files or a TSV, tokenized in parallel, filtered by length; the
+ * translation task's batches (bucketed by length, sized in tokens, shuffled
+ * per epoch) and its validation (loss and perplexity, and BLEU through a
+ * caller's hook).
+ *
+ * Pairs: line i of the source file goes with line i of the target file (or
+ * the two fields of TSV line i). A pair with an empty side is dropped and
+ * counted; so is one whose source or target, with its end-of-sentence id,
+ * is longer than max_len. The model sees
+ *
+ *   src     x1 ... xn EOS
+ *   tgt_in  BOS y1 ... ym
+ *   tgt_out y1 ... ym EOS
+ *
+ * padded with the pad id (the reference's convention and the PyTorch twin's).
+ *
+ * Batches (as fairseq and the twin cut them): every epoch the pairs are
+ * sorted by (target length, source length, a random tie-break), cut in order
+ * into batches whose cost — sentences × the longer padded side — stays within
+ * max_tokens, and the batches shuffled. Epoch e's order comes from the seed
+ * and e alone, so the task's state is one number (the batches drawn), saved
+ * in checkpoints and restored on resume.
+ *
+ * Not here: the model (model.h), decoding for BLEU (the caller's hook: the
+ * training layer knows nothing of lib/decode or lib/eval).
+ */
+#ifndef NLP_TRAIN_MT_H
+#define NLP_TRAIN_MT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/model.h"
+#include "tok/tokenizer.h"
+#include "train/loop.h"
+
+/* Sentence pairs as ids (no BOS/EOS added), concatenated. */
+typedef struct nlp_pairs {
+    size_t n;                  /* pairs kept */
+    int32_t *src, *tgt;        /* ids of every kept pair, in order */
+    size_t *src_off, *tgt_off; /* [n + 1]: pair i is src[src_off[i] .. src_off[i+1]) */
+    uint64_t *line;            /* [n]: the 1-based input line of pair i */
+    char **ref;                /* [n] target text of each pair (only when asked for) */
+    uint64_t lines;            /* pairs read */
+    uint64_t empty;            /* dropped: a side is empty */
+    uint64_t too_long;         /* dropped: a side longer than max_len with EOS */
+    uint64_t repaired;         /* lines whose invalid UTF-8 was replaced */
+    size_t src_tokens, tgt_tokens;
+    int src_max, tgt_max;      /* longest kept side, ids */
+} nlp_pairs;
+
+typedef struct nlp_pairs_opts {
+    const nlp_tokenizer *src_tk, *tgt_tk;
+    int max_len;          /* with EOS, per side; 0 = no limit */
+    int keep_empty;       /* keep pairs with an empty side (validation: a line is a line) */
+    int keep_text;        /* keep each target line in ref[] (BLEU references) */
+    int threads;          /* <= 0: all CPUs */
+} nlp_pairs_opts;
+
+/* Reads src_path and tgt_path (aligned text files, "-" = standard input for
+ * one of them), or, with tgt_path NULL, a TSV of "source<TAB>target" lines.
+ * Errors: NLP_EDATA "'a' has N lines, 'b' has M" for files that do not
+ * align, "'f' line N: no tab" for a TSV line without one, the tokenizer's
+ * error naming file and line; NLP_EIO; NLP_ENOMEM. */
+int nlp_pairs_read(nlp_pairs *p, const char *src_path, const char *tgt_path, const nlp_pairs_opts *o);
+void nlp_pairs_free(nlp_pairs *p);
+
+/* Tokenizes text lines in parallel (one tokenizer state per thread): ids of
+ * line i at ids[off[i] .. off[i+1]). Invalid UTF-8 is repaired and counted
+ * in *repaired. `path` names the input in messages (line numbers from 1). */
+int nlp_tokenize_lines(const nlp_tokenizer *tk, const char *const *line, const size_t *len, size_t n,
+                       const char *path, int threads, int32_t **ids, size_t **off, uint64_t *repaired);
+
+typedef struct nlp_mt_task {
+    const nlp_pairs *train, *valid;
+    int32_t pad, bos, eos;
+    long max_tokens;           /* batch cost limit */
+    uint64_t seed;
+    /* batches of the current epoch: pair indices, cut at cut[k] */
+    uint32_t *order;
+    size_t *cut, nbatch;
+    uint64_t epoch;            /* the epoch `order` holds (0 = none yet) */
+    uint64_t drawn;            /* batches drawn since the start of the run */
+    int32_t *buf;              /* src, tgt_in, tgt_out of a batch */
+    size_t buf_cap;
+    /* validation: BLEU of the model on `valid` (NULL = loss only) */
+    int (*bleu)(void *ctx, nlp_model *m, double *bleu);
+    void *bleu_ctx;
+} nlp_mt_task;
+
+/* Sets up t and the nlp_task that drives it (valid may be NULL). The
+ * token budget must hold the longest pair: otherwise NLP_EINVAL naming
+ * both. */
+int nlp_mt_task_init(nlp_mt_task *t, nlp_task *task, const nlp_pairs *train, const nlp_pairs *valid,
+                     const nlp_model_config *cfg, long max_tokens, uint64_t seed);
+void nlp_mt_task_free(nlp_mt_task *t);
+
+/* Batches in an epoch, and target tokens (EOS included) of one epoch. */
+size_t nlp_mt_epoch_batches(nlp_mt_task *t);
+
+/* Teacher-forced validation of m on pairs p: out->v = {loss (nats per
+ * target token, no smoothing), ppl}; batched by tokens, dropout off. Pairs
+ * longer than the model's positions are skipped (*skipped, may be NULL). */
+int nlp_mt_score(nlp_mt_task *t, nlp_model *m, const nlp_pairs *p, nlp_eval *out, size_t *skipped);
+
+#endif
