@@ -1,10 +1,12 @@
 /*
- * pretrain — train a model from scratch (or continue one) on unlabelled
- * data: GPT as a causal language model on token streams or text.
+ * pretrain — train a model from scratch (or continue one): GPT as a causal
+ * language model on token streams or text; the encoder-decoder on parallel
+ * text (translation).
  *
- * Thin: the data (lib/train/data), the task (lib/train/lm) and the loop
- * with its checkpoints (lib/train/loop) are the library's; this file turns
- * options into them and prints progress.
+ * Thin: the data (lib/train/data, lib/train/mt), the tasks (lib/train/lm,
+ * lib/train/mt) and the loop with its checkpoints (lib/train/loop) are the
+ * library's; validation BLEU joins lib/decode and lib/eval through the MT
+ * task's hook. This file turns options into them and prints progress.
  */
 #include "base/err.h"
 #include "base/io.h"
@@ -12,13 +14,17 @@
 #include "base/thread.h"
 #include "common/cli.h"
 #include "common/modelio.h"
+#include "decode/translate.h"
+#include "eval/bleu.h"
 #include "model/config.h"
 #include "model/model.h"
 #include "nn/gemm.h"
+#include "text/utf8.h"
 #include "tok/tokfiles.h"
 #include "train/data.h"
 #include "train/lm.h"
 #include "train/loop.h"
+#include "train/mt.h"
 
 #include <math.h>
 #include <signal.h>
@@ -30,20 +36,33 @@
 
 static const char usage[] =
     "Usage: pretrain [OPTION]... [FILE]...\n"
-    "Train a model on unlabelled data: GPT as a causal language model.\n"
-    "FILEs (and --train) are token streams from 'tokenize --output-format bin' or, with\n"
-    "--tokenizer, text with one document per line; '-' is standard input.\n"
+    "Train a model: GPT as a causal language model on unlabelled text, or the\n"
+    "encoder-decoder (--arch transformer) on parallel text.\n"
+    "GPT: FILEs (and --train) are token streams from 'tokenize --output-format bin' or,\n"
+    "with --tokenizer, text with one document per line; '-' is standard input.\n"
+    "Transformer: --src and --tgt, two files aligned line by line, or FILEs (and\n"
+    "--train) as TSV 'source<TAB>target' lines.\n"
     "\n"
     "Data:\n"
     "      --train FILE          training data (also: FILE arguments)\n"
-    "      --valid FILE          validation data: loss, perplexity and bits per byte\n"
-    "      --tokenizer FILE      tokenizer for text input and for bits per byte of a\n"
-    "                            token stream; copied into every checkpoint\n"
-    "      --eot TOKEN           end-of-text token between documents of text input\n"
+    "      --valid FILE          validation data (gpt: loss, perplexity and bits per\n"
+    "                            byte; transformer: a TSV like --train)\n"
+    "      --tokenizer FILE      tokenizer for text input (transformer: shared by both\n"
+    "                            sides); copied into every checkpoint\n"
+    "      --eot TOKEN           gpt: end-of-text token between documents of text input\n"
     "                            (default: <|endoftext|>, </s>, <eos> or [SEP])\n"
+    "      --src FILE, --tgt FILE  transformer: parallel training text\n"
+    "      --valid-src FILE, --valid-tgt FILE  transformer: parallel validation text:\n"
+    "                            loss, perplexity and BLEU (greedy, detokenized, as\n"
+    "                            'bleu' computes it) at every evaluation\n"
+    "      --valid-bleu N        translate the first N validation pairs for BLEU\n"
+    "                            (default 0: all; -1: no BLEU, loss only)\n"
+    "      --src-tokenizer FILE, --tgt-tokenizer FILE  transformer: a tokenizer per side\n"
+    "                            (separate vocabularies) instead of --tokenizer\n"
     "Model:\n"
-    "      --arch ARCH           gpt (default); bert and transformer are not available yet\n"
-    "      --preset NAME         tiny, small (default), gpt2 (124M) or gpt2-medium (355M)\n"
+    "      --arch ARCH           gpt (default) or transformer; bert is not available yet\n"
+    "      --preset NAME         tiny, small (default), base, big (transformer: the\n"
+    "                            paper's), gpt2 (124M) or gpt2-medium (355M)\n"
     "      --init PATH           start from a model: ours, a checkpoint or run directory,\n"
     "                            or a HuggingFace GPT-2 directory (config.json +\n"
     "                            model.safetensors)\n"
@@ -51,39 +70,62 @@ static const char usage[] =
     "                            streams', else the preset's)\n"
     "      --d-model N, --heads N, --d-ff N, --layers N, --max-positions N,\n"
     "      --ln-eps F, --init-std F   sizes and initialisation (default: the preset's)\n"
+    "      --encoder-layers N, --decoder-layers N  transformer (--layers sets both)\n"
+    "      --norm post|pre       transformer: post-LN (the paper's, default) or pre-LN\n"
+    "      --positions P         transformer: sinusoidal (default) or learned\n"
+    "      --tie-output BOOL     transformer: output projection = target embedding\n"
+    "                            (default true)\n"
+    "      --label-smoothing F   transformer: epsilon_ls (default: the preset's, 0.1)\n"
     "      --dropout F           dropout on embeddings and residual branches (default 0.1)\n"
-    "      --attention-dropout F dropout on attention probabilities (default 0.1)\n"
+    "      --attention-dropout F dropout on attention probabilities (default 0.1;\n"
+    "                            transformer presets 0)\n"
     "Batches:\n"
-    "      --max-length N        tokens per training window (default: --max-positions)\n"
-    "  -B, --batch-size N        windows per micro-batch (default 8)\n"
-    "      --batch-tokens N      tokens per optimizer step, reached by gradient\n"
-    "                            accumulation over micro-batches (default: one micro-batch)\n"
-    "Optimisation:\n"
+    "      --max-length N        gpt: tokens per training window (default:\n"
+    "                            --max-positions); transformer: longest sentence kept,\n"
+    "                            per side with its end-of-sentence token (default 128;\n"
+    "                            longer pairs are dropped and counted)\n"
+    "  -B, --batch-size N        gpt: windows per micro-batch (default 8)\n"
+    "      --batch-tokens N      gpt: tokens per optimizer step, reached by gradient\n"
+    "                            accumulation over micro-batches (default: one\n"
+    "                            micro-batch); transformer: a batch's size, sentences x\n"
+    "                            the longer padded side (default 4500); pairs are\n"
+    "                            bucketed by length and the batches shuffled per epoch\n"
+    "Optimisation (-1: the architecture's default, given after gpt/transformer):\n"
     "      --steps N             optimizer steps (default 0: until --max-time)\n"
     "      --max-time MIN        stop after MIN minutes of training (evaluation not\n"
     "                            counted); with --steps 0 the schedule's length is\n"
     "                            estimated from the first 20 steps\n"
-    "      --lr F                peak learning rate (default 6e-4)\n"
-    "      --min-lr F            final learning rate (default -1: --lr / 10)\n"
-    "      --warmup N            linear warm-up steps (default 200)\n"
-    "      --schedule S          cosine (default), linear or constant after warm-up\n"
-    "      --weight-decay F      AdamW decoupled weight decay (default 0.1; not on biases\n"
-    "                            and LayerNorm)\n"
-    "      --beta1 F, --beta2 F, --eps F   AdamW (default 0.9, 0.95, 1e-8)\n"
-    "      --grad-clip F         clip the global gradient norm (default 1.0; 0 = off)\n"
+    "      --lr F                peak learning rate; noam: the scale factor\n"
+    "                            (6e-4 / 1)\n"
+    "      --min-lr F            final learning rate of cosine and linear (default -1:\n"
+    "                            --lr / 10)\n"
+    "      --warmup N            linear warm-up steps (200 / 4000)\n"
+    "      --schedule S          cosine, linear or constant after warm-up; noam (the\n"
+    "                            paper's: lr x d^-0.5 x min(s^-0.5, s x warmup^-1.5)), or\n"
+    "                            inverse-sqrt (warm-up to --lr, then x sqrt(warmup/s))\n"
+    "                            (cosine / noam)\n"
+    "      --weight-decay F      AdamW decoupled weight decay, not on biases and\n"
+    "                            LayerNorm (0.1 / 0: Adam)\n"
+    "      --beta1 F, --beta2 F, --eps F   Adam (0.9, 0.95, 1e-8 / 0.9, 0.98, 1e-9)\n"
+    "      --grad-clip F         clip the global gradient norm (1.0 / 0 = off)\n"
     "      --seed N              initialisation, dropout and data order (default 0)\n"
     "      --bf16                matrix products with bfloat16 operands and fp32\n"
     "                            accumulation (needs AVX-512 BF16; weights, gradients\n"
     "                            and Adam stay fp32)\n"
     "Run:\n"
-    "  -m, --model DIR           run directory for checkpoints (default 'run')\n"
+    "  -m, --model DIR           run directory for checkpoints (default 'run'); with\n"
+    "                            validation data, DIR/best holds the best model\n"
     "      --eval-every N        validate every N steps (default 500; 0 = at the end only)\n"
     "      --save-every N        checkpoint every N steps (default 1000; 0 = at the end only)\n"
     "      --keep N              keep the newest N checkpoints (default 3; 0 = all)\n"
+    "      --average N           at the end, write the average of the newest N\n"
+    "                            checkpoints to DIR/average (the paper averaged 5 or 20)\n"
     "      --resume DIR          continue a run (a run directory or a checkpoint): its\n"
     "                            options are read first, flags still win\n"
     "      --log FILE            write a TSV log: step, tokens, minutes, lr, loss,\n"
-    "                            grad_norm, tokens_per_s, valid_loss, valid_ppl, valid_bpb\n"
+    "                            grad_norm, tokens_per_s and the validation figures\n"
+    "                            (gpt: valid_loss, valid_ppl, valid_bpb; transformer:\n"
+    "                            valid_loss, valid_ppl, valid_bleu)\n"
     "      --log-every N         a progress line every N steps when not on a terminal\n"
     "                            (default 50)\n"
     "  -t, --threads N           threads (default: all CPUs); results depend on it\n"
@@ -102,37 +144,68 @@ static const char usage[] =
     "3 unreadable or incompatible model or tokenizer file.\n";
 
 static const char *const archs[] = {"gpt", "bert", "transformer", NULL};
-static const char *const schedules[] = {"cosine", "linear", "constant", NULL};
+static const char *const schedules[] = {"cosine", "linear", "constant", "noam", "inverse-sqrt", NULL};
+enum { ARCH_GPT = 0, ARCH_BERT = 1, ARCH_TRANSFORMER = 2 };
 
 /* Model keys: passed to nlp_model_config_resolve as they are. */
-static const char *const model_keys[] = {"vocab-size", "d-model",   "heads",   "d-ff",
-                                         "layers",     "max-positions", "ln-eps", "init-std",
-                                         "dropout",    "attention-dropout", NULL};
-#define NMK 10
+static const char *const model_keys[] = {"vocab-size",     "d-model",        "heads",          "d-ff",
+                                         "layers",         "max-positions",  "ln-eps",         "init-std",
+                                         "dropout",        "attention-dropout", "encoder-layers", "decoder-layers",
+                                         "norm",           "positions",      "tie-output",     "label-smoothing",
+                                         NULL};
+#define NMK 16
 
 static struct {
     const char *train, *valid, *tokenizer, *eot, *preset, *init, *model, *resume, *log;
+    const char *src, *tgt, *valid_src, *valid_tgt, *src_tokenizer, *tgt_tokenizer;
     const char *mk[NMK];
     int arch, schedule, progress, bf16;
     long max_length, batch_size, batch_tokens, steps, warmup, seed, eval_every, save_every, keep, log_every, threads;
+    long valid_bleu, average;
     double max_time, lr, min_lr, weight_decay, beta1, beta2, eps, grad_clip;
 } o = {
     .model = "run",
     .preset = "small",
     .batch_size = 8,
-    .warmup = 200,
-    .lr = 6e-4,
+    .batch_tokens = -1,
+    .max_length = -1,
+    .schedule = -1,
+    .warmup = -1,
+    .lr = -1,
     .min_lr = -1,
-    .weight_decay = 0.1,
+    .weight_decay = -1,
     .beta1 = 0.9,
-    .beta2 = 0.95,
-    .eps = 1e-8,
-    .grad_clip = 1.0,
+    .beta2 = -1,
+    .eps = -1,
+    .grad_clip = -1,
     .eval_every = 500,
     .save_every = 1000,
     .keep = 3,
     .log_every = 50,
 };
+
+/* --schedule: a name, or -1 (the architecture's default) until resolved */
+static int set_schedule(const struct cli_opt *opt, const char *arg, void *ctx)
+{
+    (void)ctx;
+    if (strcmp(arg, "default") == 0) {
+        *(int *)opt->dest = -1;
+        return 0;
+    }
+    for (int i = 0; schedules[i]; i++)
+        if (strcmp(arg, schedules[i]) == 0) {
+            *(int *)opt->dest = i;
+            return 0;
+        }
+    return nlp_error(NLP_EINVAL, "'%s': expected cosine, linear, constant, noam or inverse-sqrt", arg);
+}
+
+static const char *show_schedule(const struct cli_opt *opt, void *ctx)
+{
+    (void)ctx;
+    int v = *(int *)opt->dest;
+    return v < 0 ? "default" : schedules[v];
+}
 
 static struct cli_opt opts[] = {
     {.name = "train", .kind = CLI_STR, .dest = &o.train},
@@ -152,26 +225,40 @@ static struct cli_opt opts[] = {
     {.name = "init-std", .kind = CLI_STR, .dest = &o.mk[7]},
     {.name = "dropout", .kind = CLI_STR, .dest = &o.mk[8]},
     {.name = "attention-dropout", .kind = CLI_STR, .dest = &o.mk[9]},
-    {.name = "max-length", .kind = CLI_INT, .dest = &o.max_length, .min = 0, .max = 1 << 20},
+    {.name = "encoder-layers", .kind = CLI_STR, .dest = &o.mk[10]},
+    {.name = "decoder-layers", .kind = CLI_STR, .dest = &o.mk[11]},
+    {.name = "norm", .kind = CLI_STR, .dest = &o.mk[12]},
+    {.name = "positions", .kind = CLI_STR, .dest = &o.mk[13]},
+    {.name = "tie-output", .kind = CLI_STR, .dest = &o.mk[14]},
+    {.name = "label-smoothing", .kind = CLI_STR, .dest = &o.mk[15]},
+    {.name = "src", .kind = CLI_STR, .dest = &o.src},
+    {.name = "tgt", .kind = CLI_STR, .dest = &o.tgt},
+    {.name = "valid-src", .kind = CLI_STR, .dest = &o.valid_src},
+    {.name = "valid-tgt", .kind = CLI_STR, .dest = &o.valid_tgt},
+    {.name = "valid-bleu", .kind = CLI_INT, .dest = &o.valid_bleu, .min = -1, .max = 1e12},
+    {.name = "src-tokenizer", .kind = CLI_STR, .dest = &o.src_tokenizer},
+    {.name = "tgt-tokenizer", .kind = CLI_STR, .dest = &o.tgt_tokenizer},
+    {.name = "max-length", .kind = CLI_INT, .dest = &o.max_length, .min = -1, .max = 1 << 20},
     {.name = "batch-size", .key = 'B', .kind = CLI_INT, .dest = &o.batch_size, .min = 1, .max = 1 << 20},
-    {.name = "batch-tokens", .kind = CLI_INT, .dest = &o.batch_tokens, .min = 0, .max = 1e12},
+    {.name = "batch-tokens", .kind = CLI_INT, .dest = &o.batch_tokens, .min = -1, .max = 1e12},
     {.name = "steps", .kind = CLI_INT, .dest = &o.steps, .min = 0, .max = 1e15},
     {.name = "max-time", .kind = CLI_DOUBLE, .dest = &o.max_time, .min = 0, .max = 1e9},
-    {.name = "lr", .kind = CLI_DOUBLE, .dest = &o.lr, .min = 0, .max = 1e3},
+    {.name = "lr", .kind = CLI_DOUBLE, .dest = &o.lr, .min = -1, .max = 1e3},
     {.name = "min-lr", .kind = CLI_DOUBLE, .dest = &o.min_lr, .min = -1, .max = 1e3},
-    {.name = "warmup", .kind = CLI_INT, .dest = &o.warmup, .min = 0, .max = 1e15},
-    {.name = "schedule", .kind = CLI_CHOICE, .dest = &o.schedule, .choices = schedules},
-    {.name = "weight-decay", .kind = CLI_DOUBLE, .dest = &o.weight_decay, .min = 0, .max = 1e3},
+    {.name = "warmup", .kind = CLI_INT, .dest = &o.warmup, .min = -1, .max = 1e15},
+    {.name = "schedule", .kind = CLI_CALL, .dest = &o.schedule, .call = set_schedule, .show = show_schedule},
+    {.name = "weight-decay", .kind = CLI_DOUBLE, .dest = &o.weight_decay, .min = -1, .max = 1e3},
     {.name = "beta1", .kind = CLI_DOUBLE, .dest = &o.beta1, .min = 0, .max = 0.999999999},
-    {.name = "beta2", .kind = CLI_DOUBLE, .dest = &o.beta2, .min = 0, .max = 0.999999999},
-    {.name = "eps", .kind = CLI_DOUBLE, .dest = &o.eps, .min = 1e-30, .max = 1},
-    {.name = "grad-clip", .kind = CLI_DOUBLE, .dest = &o.grad_clip, .min = 0, .max = 1e30},
+    {.name = "beta2", .kind = CLI_DOUBLE, .dest = &o.beta2, .min = -1, .max = 0.999999999},
+    {.name = "eps", .kind = CLI_DOUBLE, .dest = &o.eps, .min = -1, .max = 1},
+    {.name = "grad-clip", .kind = CLI_DOUBLE, .dest = &o.grad_clip, .min = -1, .max = 1e30},
     {.name = "seed", .kind = CLI_INT, .dest = &o.seed, .min = 0, .max = 9.2e18},
     {.name = "bf16", .kind = CLI_BOOL, .dest = &o.bf16, .flags = CLI_NEGATABLE},
     {.name = "model", .key = 'm', .kind = CLI_STR, .dest = &o.model},
     {.name = "eval-every", .kind = CLI_INT, .dest = &o.eval_every, .min = 0, .max = 1e15},
     {.name = "save-every", .kind = CLI_INT, .dest = &o.save_every, .min = 0, .max = 1e15},
     {.name = "keep", .kind = CLI_INT, .dest = &o.keep, .min = 0, .max = 1e9},
+    {.name = "average", .kind = CLI_INT, .dest = &o.average, .min = 0, .max = 1e6},
     {.name = "resume", .kind = CLI_STR, .dest = &o.resume, .flags = CLI_NOCONFIG},
     {.name = "log", .kind = CLI_STR, .dest = &o.log},
     {.name = "log-every", .kind = CLI_INT, .dest = &o.log_every, .min = 1, .max = 1e15},
@@ -182,7 +269,9 @@ static struct cli_opt opts[] = {
 
 /* file scope: reachable at an error exit */
 static nlp_model *model;
-static nlp_tokenizer *tok;
+static nlp_tokenizer *tok;     /* gpt; transformer: the target side's (or shared) */
+static nlp_tokenizer *src_tok; /* transformer: the source side's (== tok when shared) */
+static nlp_pairs ptrain, pvalid;
 static nlp_corpus train = NLP_CORPUS_INIT, valid = NLP_CORPUS_INIT;
 static const char **inputs;
 static size_t ninputs;
@@ -223,7 +312,10 @@ static void report(void *ctx, const nlp_train_event *e)
         break;
     case NLP_TRAIN_EVAL:
         end_live();
-        if (isnan(e->eval->v[2]))
+        if (o.arch == ARCH_TRANSFORMER && !isnan(e->eval->v[2]))
+            fprintf(stderr, "pretrain: step %ld valid loss %.4f ppl %.2f BLEU %.2f%s\n", e->step, e->eval->v[0],
+                    e->eval->v[1], e->eval->v[2], e->best ? " (best)" : "");
+        else if (isnan(e->eval->v[2]))
             fprintf(stderr, "pretrain: step %ld valid loss %.4f ppl %.2f%s\n", e->step, e->eval->v[0], e->eval->v[1],
                     e->best ? " (best)" : "");
         else
@@ -255,6 +347,14 @@ static uint64_t fingerprint(const nlp_corpus *c)
     return h;
 }
 
+static uint64_t pairs_fingerprint(const nlp_pairs *p)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < p->src_off[p->n]; i++) h = (h ^ (uint32_t)p->src[i]) * 1099511628211ull;
+    for (size_t i = 0; i < p->tgt_off[p->n]; i++) h = (h ^ (uint32_t)p->tgt[i]) * 1099511628211ull;
+    return h ^ p->n;
+}
+
 static int save_extra(void *ctx, const char *dir)
 {
     (void)ctx;
@@ -263,6 +363,10 @@ static int save_extra(void *ctx, const char *dir)
     if (tok) {
         snprintf(p, sizeof p, "%s/tokenizer.json", dir);
         if ((rc = nlp_tokfiles_write(nlp_tokenizer_spec(tok), NLP_TOKF_JSON, p))) return rc;
+    }
+    if (src_tok && src_tok != tok) {
+        snprintf(p, sizeof p, "%s/src-tokenizer.json", dir);
+        if ((rc = nlp_tokfiles_write(nlp_tokenizer_spec(src_tok), NLP_TOKF_JSON, p))) return rc;
     }
     snprintf(p, sizeof p, "%s/run.yaml", dir);
     return nlp_write_file(p, run_yaml, strlen(run_yaml));
@@ -309,6 +413,11 @@ static char *make_run_yaml(const nlp_model_config *mc)
     yaml_path(&b, "model", o.model);
     yaml_path(&b, "train", ninputs == 1 ? inputs[0] : NULL);
     yaml_path(&b, "valid", o.valid);
+    yaml_path(&b, "src", o.src);
+    yaml_path(&b, "tgt", o.tgt);
+    yaml_path(&b, "valid-src", o.valid_src);
+    yaml_path(&b, "valid-tgt", o.valid_tgt);
+    if (o.arch == ARCH_TRANSFORMER) yaml_int(&b, "valid-bleu", o.valid_bleu);
     yaml_kv(&b, "eot", o.eot);
     yaml_int(&b, "max-length", o.max_length);
     yaml_int(&b, "batch-size", o.batch_size);
@@ -329,14 +438,19 @@ static char *make_run_yaml(const nlp_model_config *mc)
     yaml_int(&b, "eval-every", o.eval_every);
     yaml_int(&b, "save-every", o.save_every);
     yaml_int(&b, "keep", o.keep);
+    yaml_int(&b, "average", o.average);
     yaml_path(&b, "log", o.log);
     char num[40];
     nlp_format_double(num, sizeof num, mc->dropout);
     yaml_kv(&b, "dropout", num);
     nlp_format_double(num, sizeof num, mc->attention_dropout);
     yaml_kv(&b, "attention-dropout", num);
-    if (nlp_buf_printf(&b, "# data: %zu training tokens, fingerprint %016llx\n", train.n,
-                       (unsigned long long)fingerprint(&train)))
+    if (o.arch == ARCH_TRANSFORMER) {
+        if (nlp_buf_printf(&b, "# data: %zu training pairs, fingerprint %016llx\n", ptrain.n,
+                           (unsigned long long)pairs_fingerprint(&ptrain)))
+            cli_fail(NLP_ENOMEM);
+    } else if (nlp_buf_printf(&b, "# data: %zu training tokens, fingerprint %016llx\n", train.n,
+                              (unsigned long long)fingerprint(&train)))
         cli_fail(NLP_ENOMEM);
     return nlp_buf_detach(&b, NULL);
 }
@@ -422,6 +536,119 @@ static void check_ids(const nlp_corpus *c, const char *what, int vocab)
                     "with another tokenizer?)", what, i, c->ids[i], vocab);
 }
 
+// --- translation: special tokens, data, validation BLEU
+
+/* The id of the first of `names` the tokenizer has as a token, else -1. */
+static int32_t find_token(const nlp_tokenizer *tk, const char *const *names)
+{
+    for (int i = 0; names[i]; i++) {
+        int32_t id = nlp_tokenizer_token_to_id(tk, names[i], strlen(names[i]));
+        if (id >= 0) return id;
+    }
+    return -1;
+}
+
+static const char *const pad_names[] = {"<pad>", "[PAD]", "<|pad|>", NULL};
+static const char *const bos_names[] = {"<s>", "<bos>", "[BOS]", "<|startoftext|>", "[CLS]", NULL};
+static const char *const eos_names[] = {"</s>", "<eos>", "[EOS]", "<|endoftext|>", "[SEP]", NULL};
+
+/* pad, bos and eos of a translation tokenizer: without a padding token
+ * real text would be masked, so it is required; BOS defaults to EOS (as
+ * fairseq starts its decoder). */
+static void special_ids(const nlp_tokenizer *tk, const char *name, int32_t id[3])
+{
+    id[0] = find_token(tk, pad_names);
+    id[2] = find_token(tk, eos_names);
+    id[1] = find_token(tk, bos_names);
+    if (id[0] < 0 || id[2] < 0)
+        cli_die(NLP_EXIT_FORMAT, "'%s' has no %s token (%s): the transformer needs them; train the tokenizer with "
+                "--special-tokens '<pad>,<s>,</s>'", name, id[0] < 0 ? "padding" : "end-of-sentence",
+                id[0] < 0 ? "<pad>, [PAD]" : "</s>, <eos>, [EOS], <|endoftext|>");
+    if (id[1] < 0) id[1] = id[2];
+}
+
+static nlp_ids *vsrc; /* validation sources with EOS, for BLEU */
+static size_t nvsrc;
+
+/* Python's str.rstrip() for ASCII whitespace (as 'bleu' reads lines). */
+static size_t rstrip_len(const char *s, size_t n)
+{
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n' || s[n - 1] == '\v' ||
+                 s[n - 1] == '\f'))
+        n--;
+    return n;
+}
+
+/* Greedy translations of the first validation sources, scored against
+ * their references with sacreBLEU's default BLEU (what `bleu` prints). */
+static int valid_bleu(void *ctx, nlp_model *m, double *out)
+{
+    (void)ctx;
+    nlp_translate_opts to = nlp_translate_defaults();
+    to.beams = 1, to.batch = 64;
+    nlp_ids *hyp = nlp_calloc(nvsrc, sizeof *hyp);
+    nlp_bleu_params bp = nlp_bleu_defaults();
+    nlp_bleu *b = nlp_bleu_new(&bp);
+    double sum[2 + 2 * NLP_BLEU_MAX_ORDER] = {0}, seg[2 + 2 * NLP_BLEU_MAX_ORDER];
+    nlp_buf text = {0}, fix = {0};
+    int rc = !hyp || !b ? NLP_ENOMEM : nlp_translate(m, vsrc, nvsrc, &to, hyp, NULL);
+    for (size_t i = 0; i < nvsrc && !rc; i++) {
+        nlp_buf_reset(&text);
+        if ((rc = nlp_tokenizer_decode(tok, hyp[i].v, hyp[i].n, 1, &text, NULL))) break;
+        for (size_t k = 0; k < text.len; k++)
+            if (text.data[k] == '\n' || text.data[k] == '\r') text.data[k] = ' ';
+        const char *ref = pvalid.ref[i];
+        size_t rl = strlen(ref);
+        if (!nlp_utf8_valid(ref, rl, NULL)) {
+            nlp_buf_reset(&fix);
+            if ((rc = nlp_utf8_repair(ref, rl, &fix, NULL))) break;
+            ref = fix.data, rl = fix.len;
+        }
+        rl = rstrip_len(ref, rl);
+        if ((rc = nlp_bleu_segment(b, text.data ? text.data : "", rstrip_len(text.data, text.len), &ref, &rl, 1, seg)))
+            break;
+        for (int k = 0; k < nlp_bleu_nstats(&bp); k++) sum[k] += seg[k];
+    }
+    if (!rc) {
+        nlp_bleu_result r;
+        nlp_bleu_compute(&bp, sum, &r);
+        *out = r.score;
+    }
+    for (size_t i = 0; hyp && i < nvsrc; i++) nlp_ids_free(&hyp[i]);
+    free(hyp);
+    nlp_bleu_free(b);
+    nlp_buf_free(&text);
+    nlp_buf_free(&fix);
+    return rc;
+}
+
+static void report_pairs(const char *what, const nlp_pairs *p, long max_len)
+{
+    cli_info("%s: %llu pairs read, %zu kept (%zu + %zu tokens)%s", what, (unsigned long long)p->lines, p->n,
+             p->src_tokens, p->tgt_tokens, p->empty || p->too_long ? "; dropped:" : "");
+    if (p->empty) cli_info("  %llu with an empty side", (unsigned long long)p->empty);
+    if (p->too_long)
+        cli_info("  %llu longer than %ld tokens (--max-length, with end-of-sentence) on a side",
+                 (unsigned long long)p->too_long, max_len);
+    if (p->repaired) cli_warn("%s: %llu lines of invalid UTF-8 repaired (U+FFFD)", what, (unsigned long long)p->repaired);
+}
+
+/* Architecture defaults of the optimisation options left at -1. */
+static void arch_defaults(void)
+{
+    const int mt = o.arch == ARCH_TRANSFORMER;
+    if (o.schedule < 0) o.schedule = mt ? NLP_SCHED_NOAM : NLP_SCHED_COSINE;
+    if (o.lr < 0) o.lr = o.schedule == NLP_SCHED_NOAM ? 1.0 : mt ? 7e-4 : 6e-4;
+    if (o.warmup < 0) o.warmup = mt ? 4000 : 200;
+    if (o.weight_decay < 0) o.weight_decay = mt ? 0 : 0.1;
+    if (o.beta2 < 0) o.beta2 = mt ? 0.98 : 0.95;
+    if (o.eps < 0) o.eps = mt ? 1e-9 : 1e-8;
+    if (o.eps <= 0) cli_usage_error("--eps %g: must be positive", o.eps);
+    if (o.grad_clip < 0) o.grad_clip = mt ? 0 : 1.0;
+    if (o.batch_tokens < 0) o.batch_tokens = mt ? 4500 : 0;
+    if (o.max_length < 0) o.max_length = mt ? 128 : 0;
+}
+
 int main(int argc, char **argv)
 {
     nlp_threads_passive(argc, argv);
@@ -430,23 +657,44 @@ int main(int argc, char **argv)
     struct cli c = {"pretrain", usage, opts, NULL};
     int first = cli_parse(&c, argc, argv);
     if (cli_verbosity < 0) o.progress = 0;
+    const int mt = o.arch == ARCH_TRANSFORMER;
 
-    if (o.arch != 0)
-        cli_usage_error("--arch %s: not available yet; this version trains gpt", archs[o.arch]);
+    if (o.arch == ARCH_BERT) cli_usage_error("--arch bert: not available yet; this version trains gpt and transformer");
+    arch_defaults();
     size_t cap = (size_t)(argc - first) + 2;
     if (!(inputs = nlp_calloc(cap, sizeof *inputs))) cli_fail(NLP_ENOMEM);
     /* a resumed run's recorded --train gives way to FILE arguments */
     if (o.train && !(o.resume && first < argc && resume_train && strcmp(o.train, resume_train) == 0))
         inputs[ninputs++] = o.train;
     for (int i = first; i < argc; i++) inputs[ninputs++] = argv[i];
-    if (!ninputs && o.resume)
+    if (mt) {
+        if (!o.src != !o.tgt) cli_usage_error("--src and --tgt go together: the two sides of a parallel corpus");
+        if (!o.valid_src != !o.valid_tgt) cli_usage_error("--valid-src and --valid-tgt go together");
+        if (o.src && ninputs) cli_usage_error("give parallel text as --src/--tgt or as TSV files, not both");
+        if (o.valid && o.valid_src) cli_usage_error("give validation text as --valid-src/--valid-tgt or --valid, not both");
+        if (ninputs > 1) cli_usage_error("one TSV of parallel text (or --src and --tgt)");
+        if (!o.src && !ninputs) cli_usage_error("no training data: give --src FILE --tgt FILE, or a TSV file");
+        if (o.eot) cli_usage_error("--eot is for gpt; a transformer ends sentences with its tokenizer's </s>");
+        if (o.tokenizer && (o.src_tokenizer || o.tgt_tokenizer))
+            cli_usage_error("--tokenizer (shared) and --src-tokenizer/--tgt-tokenizer exclude each other");
+        if (!o.src_tokenizer != !o.tgt_tokenizer)
+            cli_usage_error("--src-tokenizer and --tgt-tokenizer go together (or one shared --tokenizer)");
+    } else {
+        if (o.src || o.tgt || o.valid_src || o.valid_tgt || o.src_tokenizer || o.tgt_tokenizer)
+            cli_usage_error("--src, --tgt, --valid-src, --valid-tgt, --src-tokenizer and --tgt-tokenizer are for "
+                            "--arch transformer");
+        if (o.schedule == NLP_SCHED_NOAM) cli_usage_error("--schedule noam is the transformer's");
+    }
+    if (!ninputs && !o.src && o.resume)
         cli_usage_error("no training data: the run was trained on several inputs or standard input; give them again");
-    if (!ninputs) cli_usage_error("no training data: give token streams or text files (or '-' for standard input)");
+    if (!ninputs && !mt) cli_usage_error("no training data: give token streams or text files (or '-' for standard input)");
     for (size_t i = 0; i < ninputs; i++)
         if (strcmp(inputs[i], "-") == 0 && o.valid && strcmp(o.valid, "-") == 0)
             cli_usage_error("--valid and the training data cannot both be standard input");
     if (o.init && o.resume) cli_usage_error("--init and --resume exclude each other: --resume continues a run");
     if (o.steps == 0 && o.max_time <= 0) cli_usage_error("give --steps N or --max-time MINUTES");
+    if (o.keep && o.average > o.keep)
+        cli_usage_error("--average %ld: only --keep %ld checkpoints are kept; raise --keep", o.average, o.keep);
     min_lr_given = o.min_lr;
     if (o.min_lr < 0) o.min_lr = o.lr / 10;
 
@@ -454,54 +702,105 @@ int main(int argc, char **argv)
     if (o.bf16 && nlp_gemm_set_mode(NLP_GEMM_BF16)) cli_usage_error("--bf16: %s", nlp_errmsg());
     cli_debug("%d thread%s", threads, threads == 1 ? "" : "s");
 
-    if (o.tokenizer) tok = mio_load_tokenizer(o.tokenizer);
-    const char *tk_name = o.tokenizer;
+    const char *tk_name = o.tokenizer ? o.tokenizer : o.tgt_tokenizer, *src_name = NULL;
+    if (tk_name) tok = mio_load_tokenizer(tk_name);
+    if (o.src_tokenizer) src_tok = mio_load_tokenizer(src_name = o.src_tokenizer);
     char resume_ck[4096] = "";
+    const char *from = NULL; /* where the model (and its tokenizers) come from */
     if (o.resume) {
         if (nlp_train_find_checkpoint(o.resume, resume_ck, sizeof resume_ck)) cli_fail(NLP_EIO);
-        if (!tok && (tok = mio_load_tokenizer_beside(resume_ck))) tk_name = resume_ck;
-    } else if (o.init && !tok && (tok = mio_load_tokenizer_beside(o.init)))
-        tk_name = o.init;
+        from = resume_ck;
+    } else if (o.init)
+        from = o.init;
+    if (from && !tok && (tok = mio_load_tokenizer_beside(from))) tk_name = from;
+    if (from && mt && !src_tok) {
+        char ck[4096], p[4200];
+        mio_resolve(from, ck, sizeof ck);
+        snprintf(p, sizeof p, "%s/src-tokenizer.json", ck);
+        if (nlp_is_dir(ck) && nlp_file_exists(p)) src_tok = mio_load_tokenizer(p), src_name = p;
+    }
+    if (mt && !src_tok) src_tok = tok, src_name = tk_name;
     if (o.resume || o.init)
         for (int k = 0; k < NMK; k++)
             if (o.mk[k] && strcmp(model_keys[k], "dropout") != 0 && strcmp(model_keys[k], "attention-dropout") != 0)
                 cli_usage_error("--%s: the model comes from %s '%s' and keeps its sizes", model_keys[k],
                                 o.resume ? "--resume" : "--init", o.resume ? o.resume : o.init);
-    int32_t eot = tok ? mio_eot(tok, o.eot, tk_name) : -1;
-    if (o.eot && !tok) cli_usage_error("--eot needs --tokenizer");
-    if (tok && eot < 0)
-        cli_warn("'%s' has no end-of-text token (<|endoftext|>, </s>, <eos>, [SEP]): documents of text input are "
-                 "joined without a separator; name one with --eot", tk_name);
+    int32_t eot = -1, sp[3] = {-1, -1, -1};
+    if (mt) {
+        if (!tok) cli_usage_error("the transformer reads text: give --tokenizer (or --src-tokenizer and --tgt-tokenizer)");
+        special_ids(tok, tk_name, sp);
+        if (src_tok != tok) {
+            int32_t ssp[3];
+            special_ids(src_tok, src_name, ssp);
+            if (ssp[0] != sp[0] || ssp[2] != sp[2])
+                cli_die(NLP_EXIT_FORMAT, "'%s' and '%s' give padding and end-of-sentence different ids (%d/%d and "
+                        "%d/%d): train both with the same --special-tokens first", src_name, tk_name, ssp[0], ssp[2],
+                        sp[0], sp[2]);
+        }
+    } else {
+        eot = tok ? mio_eot(tok, o.eot, tk_name) : -1;
+        if (o.eot && !tok) cli_usage_error("--eot needs --tokenizer");
+        if (tok && eot < 0)
+            cli_warn("'%s' has no end-of-text token (<|endoftext|>, </s>, <eos>, [SEP]): documents of text input are "
+                     "joined without a separator; name one with --eot", tk_name);
+    }
 
     /* data */
-    for (size_t i = 0; i < ninputs; i++) read_data(&train, inputs[i], eot, threads);
-    if (o.valid) {
-        read_data(&valid, o.valid, eot, threads);
-        if (!valid.bytes && tok && nlp_corpus_count_bytes(&valid, tok)) cli_fail(nlp_errcode());
-        if (!valid.bytes) cli_info("no tokenizer for the validation stream: bits per byte are not reported");
+    if (mt) {
+        nlp_pairs_opts po = {.src_tk = src_tok, .tgt_tk = tok, .max_len = (int)o.max_length, .threads = threads};
+        int rc = o.src ? nlp_pairs_read(&ptrain, o.src, o.tgt, &po) : nlp_pairs_read(&ptrain, inputs[0], NULL, &po);
+        if (rc) cli_fail(rc);
+        report_pairs(o.src ? o.src : inputs[0], &ptrain, o.max_length);
+        if (o.valid_src || o.valid) {
+            po.max_len = 0, po.keep_text = 1;
+            rc = o.valid_src ? nlp_pairs_read(&pvalid, o.valid_src, o.valid_tgt, &po)
+                             : nlp_pairs_read(&pvalid, o.valid, NULL, &po);
+            if (rc) cli_fail(rc);
+            if (pvalid.empty) cli_info("validation: %llu pairs with an empty side skipped", (unsigned long long)pvalid.empty);
+            if (!pvalid.n) cli_die(NLP_EXIT_FAILURE, "'%s': no validation pairs", o.valid_src ? o.valid_src : o.valid);
+        }
+    } else {
+        for (size_t i = 0; i < ninputs; i++) read_data(&train, inputs[i], eot, threads);
+        if (o.valid) {
+            read_data(&valid, o.valid, eot, threads);
+            if (!valid.bytes && tok && nlp_corpus_count_bytes(&valid, tok)) cli_fail(nlp_errcode());
+            if (!valid.bytes) cli_info("no tokenizer for the validation stream: bits per byte are not reported");
+        }
+        if (train.repaired + valid.repaired)
+            cli_warn("%llu line%s of invalid UTF-8 repaired (U+FFFD)",
+                     (unsigned long long)(train.repaired + valid.repaired),
+                     train.repaired + valid.repaired == 1 ? "" : "s");
     }
-    if (train.repaired + valid.repaired)
-        cli_warn("%llu line%s of invalid UTF-8 repaired (U+FFFD)", (unsigned long long)(train.repaired + valid.repaired),
-                 train.repaired + valid.repaired == 1 ? "" : "s");
     /* the model: a resumed run's, a loaded one, or a new one */
     const char *mname = o.resume ? o.resume : o.init ? o.init : "(new model)";
     if (o.resume) {
-        model = mio_load_model(resume_ck, NLP_ARCH_GPT); /* checks the kind; nlp_train loads it again with its state */
+        model = mio_load_model(resume_ck, o.arch); /* checks the kind; nlp_train loads it again with its state */
     } else if (o.init) {
-        model = mio_load_model(o.init, NLP_ARCH_GPT);
+        model = mio_load_model(o.init, o.arch);
     } else {
-        nlp_setting set[NMK + 2];
+        nlp_setting set[NMK + 8];
         size_t ns = 0;
+        static char vs[32], svs[32], ids[3][16];
         set[ns++] = (nlp_setting){"arch", archs[o.arch], "--arch", 0};
-        if (!o.mk[0] && (tok || train.vocab)) { /* the tokenizer's vocabulary, else the streams' */
-            static char vs[32];
+        if (mt) {
+            snprintf(vs, sizeof vs, "%zu", nlp_tokenizer_vocab_size(tok));
+            snprintf(svs, sizeof svs, "%zu", nlp_tokenizer_vocab_size(src_tok));
+            set[ns++] = (nlp_setting){"vocab-size", vs, tk_name, 0};
+            set[ns++] = (nlp_setting){"src-vocab-size", svs, src_name, 0};
+            set[ns++] = (nlp_setting){"shared-vocab", src_tok == tok ? "true" : "false", tk_name, 0};
+            static const char *const idk[3] = {"pad-id", "bos-id", "eos-id"};
+            for (int k = 0; k < 3; k++) {
+                snprintf(ids[k], sizeof ids[k], "%d", sp[k]);
+                set[ns++] = (nlp_setting){idk[k], ids[k], tk_name, 0};
+            }
+        } else if (!o.mk[0] && (tok || train.vocab)) { /* the tokenizer's vocabulary, else the streams' */
             snprintf(vs, sizeof vs, "%zu", tok ? nlp_tokenizer_vocab_size(tok) : (size_t)train.vocab);
             set[ns++] = (nlp_setting){"vocab-size", vs, tok ? o.tokenizer : inputs[0], 0};
         }
         for (int k = 0; k < NMK; k++)
             if (o.mk[k]) set[ns++] = (nlp_setting){model_keys[k], o.mk[k], model_keys[k], 0};
         nlp_model_config mc;
-        nlp_setting all[NMK + 3];
+        nlp_setting all[NMK + 9];
         all[0] = (nlp_setting){"preset", o.preset, "--preset", 0};
         memcpy(all + 1, set, ns * sizeof *set);
         int rc = nlp_model_config_resolve(&mc, all, ns + 1);
@@ -516,33 +815,65 @@ int main(int argc, char **argv)
         if (nlp_model_set_dropout(model, d, ad)) cli_usage_error("--dropout: %s", nlp_errmsg());
     }
     const nlp_model_config *mc = nlp_model_cfg(model);
-    if (tok) mio_check_vocab(tok, tk_name, model, mname);
-    if (!o.max_length) o.max_length = mc->max_positions;
-    if (o.max_length < 2 || o.max_length > mc->max_positions)
-        cli_usage_error("--max-length %ld: must be in [2, %d], the model's positions", o.max_length, mc->max_positions);
-    const long micro = o.batch_size * o.max_length;
-    long accum = o.batch_tokens > 0 ? (o.batch_tokens + micro / 2) / micro : 1;
-    if (accum < 1) accum = 1;
-    if (o.batch_tokens > 0 && accum * micro != o.batch_tokens)
-        cli_info("--batch-tokens %ld: %ld micro-batches of %ld tokens make %ld", o.batch_tokens, accum, micro,
-                 accum * micro);
-
-    check_ids(&train, ninputs == 1 ? inputs[0] : "the training data", mc->vocab_size);
-    check_ids(&valid, o.valid ? o.valid : "", mc->vocab_size);
-    if (train.n < (size_t)o.max_length)
-        cli_die(NLP_EXIT_FAILURE, "%s: %zu tokens, fewer than one training window of %ld (--max-length)",
-                ninputs == 1 ? inputs[0] : "the training data", train.n, o.max_length);
-    if (o.valid && valid.n < 2)
-        cli_die(NLP_EXIT_FAILURE, "'%s': %zu tokens: nothing to validate on", o.valid, valid.n);
-    cli_info("%s: %zu parameters, %zu training tokens (%llu documents)%s", archs[o.arch],
-             nlp_model_param_count(model), train.n, (unsigned long long)train.docs,
-             o.valid ? "" : "; no validation data");
-    if (o.valid) cli_debug("validation: %zu tokens, %llu bytes", valid.n, (unsigned long long)valid.bytes);
-
-    nlp_lm_task lm;
     nlp_task task;
-    int rc = nlp_lm_task_init(&lm, &task, &train, o.valid ? &valid : NULL, (int)o.batch_size, (int)o.max_length);
-    if (rc) cli_fail(rc);
+    nlp_lm_task lm;
+    nlp_mt_task mtt;
+    memset(&lm, 0, sizeof lm), memset(&mtt, 0, sizeof mtt);
+    long accum = 1;
+    if (mt) {
+        mio_check_vocab(tok, tk_name, model, mname);
+        if (nlp_tokenizer_vocab_size(src_tok) > (size_t)mc->src_vocab_size)
+            cli_die(NLP_EXIT_FORMAT, "'%s': %zu ids, but the model '%s' has a source vocabulary of %d", src_name,
+                    nlp_tokenizer_vocab_size(src_tok), mname, mc->src_vocab_size);
+        if (mc->pad_id != sp[0] || mc->eos_id != sp[2])
+            cli_die(NLP_EXIT_FORMAT, "'%s' pads with id %d and ends sentences with %d, the model '%s' with %d and %d: "
+                    "not its tokenizer", tk_name, sp[0], sp[2], mname, mc->pad_id, mc->eos_id);
+        if (o.max_length > mc->max_positions)
+            cli_usage_error("--max-length %ld: the model has %d positions", o.max_length, mc->max_positions);
+        int rc = nlp_mt_task_init(&mtt, &task, &ptrain, pvalid.n ? &pvalid : NULL, mc, o.batch_tokens,
+                                  (uint64_t)o.seed);
+        if (rc) cli_fail(rc);
+        if (pvalid.n && o.valid_bleu >= 0) {
+            nvsrc = o.valid_bleu > 0 && (size_t)o.valid_bleu < pvalid.n ? (size_t)o.valid_bleu : pvalid.n;
+            if (!(vsrc = nlp_calloc(nvsrc, sizeof *vsrc))) cli_fail(NLP_ENOMEM);
+            for (size_t i = 0; i < nvsrc; i++) {
+                size_t a = pvalid.src_off[i], n = pvalid.src_off[i + 1] - a;
+                if (n + 1 > (size_t)mc->max_positions) n = (size_t)mc->max_positions - 1;
+                if (nlp_ids_append(&vsrc[i], pvalid.src + a, n) || nlp_ids_push(&vsrc[i], mc->eos_id))
+                    cli_fail(NLP_ENOMEM);
+            }
+            mtt.bleu = valid_bleu;
+            task.best_metric = 2, task.higher_is_better = 1;
+        }
+        cli_info("transformer: %zu parameters, %zu training pairs, %zu batches per epoch of at most %ld tokens%s",
+                 nlp_model_param_count(model), ptrain.n, nlp_mt_epoch_batches(&mtt), o.batch_tokens,
+                 pvalid.n ? "" : "; no validation data");
+    } else {
+        if (tok) mio_check_vocab(tok, tk_name, model, mname);
+        if (!o.max_length) o.max_length = mc->max_positions;
+        if (o.max_length < 2 || o.max_length > mc->max_positions)
+            cli_usage_error("--max-length %ld: must be in [2, %d], the model's positions", o.max_length,
+                            mc->max_positions);
+        const long micro = o.batch_size * o.max_length;
+        accum = o.batch_tokens > 0 ? (o.batch_tokens + micro / 2) / micro : 1;
+        if (accum < 1) accum = 1;
+        if (o.batch_tokens > 0 && accum * micro != o.batch_tokens)
+            cli_info("--batch-tokens %ld: %ld micro-batches of %ld tokens make %ld", o.batch_tokens, accum, micro,
+                     accum * micro);
+        check_ids(&train, ninputs == 1 ? inputs[0] : "the training data", mc->vocab_size);
+        check_ids(&valid, o.valid ? o.valid : "", mc->vocab_size);
+        if (train.n < (size_t)o.max_length)
+            cli_die(NLP_EXIT_FAILURE, "%s: %zu tokens, fewer than one training window of %ld (--max-length)",
+                    ninputs == 1 ? inputs[0] : "the training data", train.n, o.max_length);
+        if (o.valid && valid.n < 2)
+            cli_die(NLP_EXIT_FAILURE, "'%s': %zu tokens: nothing to validate on", o.valid, valid.n);
+        cli_info("%s: %zu parameters, %zu training tokens (%llu documents)%s", archs[o.arch],
+                 nlp_model_param_count(model), train.n, (unsigned long long)train.docs,
+                 o.valid ? "" : "; no validation data");
+        if (o.valid) cli_debug("validation: %zu tokens, %llu bytes", valid.n, (unsigned long long)valid.bytes);
+        int rc = nlp_lm_task_init(&lm, &task, &train, o.valid ? &valid : NULL, (int)o.batch_size, (int)o.max_length);
+        if (rc) cli_fail(rc);
+    }
     run_yaml = make_run_yaml(mc);
     if (!run_yaml) cli_fail(NLP_ENOMEM);
     if (resume_yaml) { /* the same data, or a continuation that cannot match */
@@ -557,6 +888,7 @@ int main(int argc, char **argv)
 
     nlp_optim_config oc = nlp_optim_default();
     oc.beta1 = o.beta1, oc.beta2 = o.beta2, oc.eps = o.eps, oc.weight_decay = o.weight_decay;
+    if (o.weight_decay == 0) oc.kind = NLP_OPTIM_ADAM;
     nlp_train_opts to = {
         .out_dir = o.model,
         .steps = o.steps,
@@ -571,6 +903,7 @@ int main(int argc, char **argv)
         .eval_every = o.eval_every,
         .save_every = o.save_every,
         .keep = (int)o.keep,
+        .save_best = task.evaluate != NULL,
         .log_path = o.log,
         .seed = (uint64_t)o.seed,
         .save_extra = save_extra,
@@ -582,7 +915,7 @@ int main(int argc, char **argv)
     }
     catch_signals();
     nlp_train_result res;
-    rc = nlp_train(&model, &task, &to, o.resume, &res);
+    int rc = nlp_train(&model, &task, &to, o.resume, &res);
     end_live();
     if (rc) cli_fail(rc);
     if (res.signal && !res.last_checkpoint[0]) {
@@ -595,8 +928,22 @@ int main(int argc, char **argv)
         return 128 + res.signal;
     }
     cli_info("done: step %ld, checkpoint '%s'", res.step, res.last_checkpoint);
+    if (task.evaluate && !isnan(res.best))
+        cli_info("best validation %s %.4f: '%s/best'", task.eval_names[task.best_metric], res.best, o.model);
+    if (o.average > 1) {
+        int used;
+        if ((rc = nlp_train_average(&to, (int)o.average, &used))) cli_fail(rc);
+        if (used < o.average) cli_warn("--average %ld: the run has %d checkpoints", o.average, used);
+        cli_info("average of the newest %d checkpoints: '%s/average'", used, o.model);
+    }
     nlp_lm_task_free(&lm);
+    nlp_mt_task_free(&mtt);
+    for (size_t i = 0; i < nvsrc; i++) nlp_ids_free(&vsrc[i]);
+    free(vsrc);
+    nlp_pairs_free(&ptrain);
+    nlp_pairs_free(&pvalid);
     nlp_model_free(model);
+    if (src_tok != tok) nlp_tokenizer_free(src_tok);
     nlp_tokenizer_free(tok);
     nlp_corpus_free(&train);
     nlp_corpus_free(&valid);

@@ -15,11 +15,23 @@
  *       6·params·tokens + attention, see nlp_model_train_flops) and the median
  *       step time on stderr.
  *
+ *   trainbench train encdec [-t THREADS] [-r REPS] [--bf16]
+ *       the encoder-decoder of shared/peers/pytorch_bench.py: 3+3 layers,
+ *       d 256, 4 heads, ff 1024, V 8000 shared, B 32, S = T = 64, label
+ *       smoothing 0.1, dropout 0; Adam β (0.9, 0.98) ε 1e-9. Prints
+ *       encdec_train (target tokens/s) and encdec_train_gflops.
+ *   trainbench beam encdec [-t THREADS] [-r REPS]
+ *       beam 4 (length penalty 0.6) over 32 random source sentences of 64
+ *       tokens, 64 decode steps, as the peer's encdec_beam: one batch through
+ *       nlp_translate (lib/decode), the path `translate` takes. Prints
+ *       encdec_beam (sentences/s).
+ *
  * Output lines: name<TAB>value<TAB>unit, medians of REPS timed runs after one
  * untimed warm-up.
  */
 #include "base/err.h"
 #include "base/thread.h"
+#include "decode/translate.h"
 #include "model/model.h"
 #include "nn/gemm.h"
 #include "nn/optim.h"
@@ -153,15 +165,18 @@ static void fail(int rc)
 static int train(const char *name, int reps, const char *const *sets)
 {
     const char *preset;
-    int B, T;
+    int B, T, S = 0, mt = 0;
     if (!strcmp(name, "gpt_small")) preset = "small", B = 8, T = 256;
     else if (!strcmp(name, "gpt2_124m")) preset = "gpt2", B = 4, T = 64;
+    else if (!strcmp(name, "encdec")) preset = "small", B = 32, T = 64, S = 64, mt = 1;
     else {
-        fprintf(stderr, "trainbench: unknown workload '%s' (gpt_small, gpt2_124m)\n", name);
+        fprintf(stderr, "trainbench: unknown workload '%s' (gpt_small, gpt2_124m, encdec)\n", name);
         return 2;
     }
-    /* as the peer: a 1024-row position table, no dropout */
-    const char *base[] = {"arch=gpt", "max-positions=1024", "dropout=0", "attention-dropout=0"};
+    /* as the peer: a 1024-row position table (gpt), 256 (encdec), no dropout */
+    const char *gbase[] = {"arch=gpt", "max-positions=1024", "dropout=0", "attention-dropout=0"};
+    const char *ebase[] = {"arch=transformer", "vocab-size=8000", "max-positions=256", "dropout=0"};
+    const char *const *base = mt ? ebase : gbase;
     const char *ov[64];
     int n = 0;
     for (int i = 0; i < 4; i++) ov[n++] = base[i];
@@ -177,13 +192,27 @@ static int train(const char *name, int reps, const char *const *sets)
     if ((rc = nlp_params_enable_grad(p))) fail(rc);
     nlp_optim_config oc = nlp_optim_default();
     oc.weight_decay = 0.1;
+    if (mt) oc.kind = NLP_OPTIM_ADAM, oc.weight_decay = 0, oc.beta2 = 0.98, oc.eps = 1e-9;
     nlp_optim opt;
     if ((rc = nlp_optim_init(&opt, &oc, nlp_params_numel(p)))) fail(rc);
-    int32_t *ids = malloc((size_t)B * T * sizeof *ids);
+    int32_t *ids = malloc((size_t)B * (T + 1 + S) * sizeof *ids);
     nlp_rng r;
     nlp_rng_seed(&r, 1);
-    for (int i = 0; i < B * T; i++) ids[i] = (int32_t)nlp_rng_below(&r, (uint64_t)cfg.vocab_size);
+    for (int i = 0; i < B * (T + 1 + S); i++) ids[i] = 3 + (int32_t)nlp_rng_below(&r, (uint64_t)cfg.vocab_size - 3);
     nlp_batch b = {.B = B, .T = T, .ids = ids, .labels = ids};
+    int32_t *tin = ids + (size_t)B * S, *tout = NULL;
+    if (mt) { /* src [B,S]; decoder input BOS y and targets y shifted, from one [B,T+1] block */
+        tout = malloc((size_t)B * T * sizeof *tout);
+        for (int i = 0; i < B; i++) {
+            int32_t *row = tin + (size_t)i * (T + 1);
+            row[0] = cfg.bos_id;
+            memcpy(tout + (size_t)i * T, row + 1, (size_t)T * sizeof *tout);
+        }
+        int32_t *in = malloc((size_t)B * T * sizeof *in);
+        for (int i = 0; i < B; i++) memcpy(in + (size_t)i * T, tin + (size_t)i * (T + 1), (size_t)T * sizeof *in);
+        tin = in;
+        b = (nlp_batch){.B = B, .T = T, .S = S, .src = ids, .tgt_in = tin, .tgt_out = tout};
+    }
     double t[256];
     double loss = 0;
     for (int k = -1; k < reps && k < 256; k++) {
@@ -200,11 +229,52 @@ static int train(const char *name, int reps, const char *const *sets)
     fprintf(stderr, "trainbench: %s: %zu parameters, %.1f GFLOP per step, median step %.4f s of %d (loss %.3f), %d threads%s\n",
             name, nlp_model_param_count(m), flops / 1e9, s, reps, loss, omp_get_max_threads(),
             nlp_gemm_get_mode() == NLP_GEMM_BF16 ? ", bf16 products" : "");
-    printf("%s_train\t%.1f\ttokens/s\n", name, B * T / s);
+    printf("%s_train\t%.1f\t%s\n", name, B * T / s, mt ? "tgt tokens/s" : "tokens/s");
     printf("%s_train_gflops\t%.1f\tGFLOP/s\n", name, flops / s / 1e9);
     nlp_optim_free(&opt);
     nlp_model_free(m);
+    if (mt) free(tin), free(tout);
     free(ids);
+    return 0;
+}
+
+// --- beam search
+
+static int beam(const char *name, int reps)
+{
+    if (strcmp(name, "encdec") != 0) {
+        fprintf(stderr, "trainbench: unknown beam workload '%s' (encdec)\n", name);
+        return 2;
+    }
+    const int B = 32, S = 64;
+    const char *ov[] = {"arch=transformer", "vocab-size=8000", "max-positions=256", "dropout=0", NULL};
+    nlp_model_config cfg;
+    int rc = nlp_model_config_build(&cfg, "small", NULL, 0, ov);
+    if (rc) fail(rc);
+    nlp_model *m;
+    if ((rc = nlp_model_new(&m, &cfg, 0))) fail(rc);
+    nlp_rng r;
+    nlp_rng_seed(&r, 1);
+    nlp_ids src[32] = {{0}}, hyp[32] = {{0}};
+    for (int i = 0; i < B; i++)
+        for (int k = 0; k < S; k++) nlp_ids_push(&src[i], 3 + (int32_t)nlp_rng_below(&r, (uint64_t)cfg.vocab_size - 3));
+    nlp_translate_opts o = nlp_translate_defaults();
+    o.beams = 4, o.alpha = 0.6, o.max_len = 64, o.batch = B;
+    double t[256];
+    size_t out = 0;
+    for (int k = -1; k < reps && k < 256; k++) {
+        double t0 = now();
+        if ((rc = nlp_translate(m, src, B, &o, hyp, NULL))) fail(rc);
+        if (k >= 0) t[k] = now() - t0;
+        out = 0;
+        for (int i = 0; i < B; i++) out += hyp[i].n;
+    }
+    double s = median(t, reps < 256 ? reps : 256);
+    fprintf(stderr, "trainbench: encdec beam 4: %d sentences of %d tokens, %.1f output tokens each, median %.4f s of %d, "
+            "%d threads\n", B, S, (double)out / B, s, reps, omp_get_max_threads());
+    printf("encdec_beam\t%.2f\tsentences/s\n", B / s);
+    for (int i = 0; i < B; i++) nlp_ids_free(&src[i]), nlp_ids_free(&hyp[i]);
+    nlp_model_free(m);
     return 0;
 }
 
@@ -221,7 +291,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "-s") && i + 1 < argc && nsets < 63) sets[nsets++] = argv[++i];
         else if (!strcmp(argv[i], "--bf16")) bf16 = 1;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("Usage: trainbench peak|train [NAME] [-t THREADS] [-r REPS] [--bf16] [-s KEY=VALUE]...\n");
+            printf("Usage: trainbench peak|train|beam [NAME] [-t THREADS] [-r REPS] [--bf16] [-s KEY=VALUE]...\n");
             return 0;
         } else if (!cmd) cmd = argv[i];
         else if (!what) what = argv[i];
@@ -242,6 +312,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (cmd && !strcmp(cmd, "train") && what) return train(what, reps, sets);
-    fprintf(stderr, "trainbench: expected 'peak' or 'train NAME'\n");
+    if (cmd && !strcmp(cmd, "beam") && what) return beam(what, reps);
+    fprintf(stderr, "trainbench: expected 'peak', 'train NAME' or 'beam NAME'\n");
     return 2;
 }
