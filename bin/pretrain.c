@@ -82,8 +82,9 @@ static const char usage[] =
     "Batches:\n"
     "      --max-length N        gpt: tokens per training window (default:\n"
     "                            --max-positions); transformer: longest sentence kept,\n"
-    "                            per side with its end-of-sentence token (default 128;\n"
-    "                            longer pairs are dropped and counted)\n"
+    "                            per side with its end-of-sentence token (default 128,\n"
+    "                            or the model's positions if fewer; longer pairs are\n"
+    "                            dropped and counted)\n"
     "  -B, --batch-size N        gpt: windows per micro-batch (default 8)\n"
     "      --batch-tokens N      gpt: tokens per optimizer step, reached by gradient\n"
     "                            accumulation over micro-batches (default: one\n"
@@ -188,7 +189,7 @@ static struct {
 static int set_schedule(const struct cli_opt *opt, const char *arg, void *ctx)
 {
     (void)ctx;
-    if (strcmp(arg, "default") == 0) {
+    if (!arg || strcmp(arg, "default") == 0) {
         *(int *)opt->dest = -1;
         return 0;
     }
@@ -646,7 +647,7 @@ static void arch_defaults(void)
     if (o.eps <= 0) cli_usage_error("--eps %g: must be positive", o.eps);
     if (o.grad_clip < 0) o.grad_clip = mt ? 0 : 1.0;
     if (o.batch_tokens < 0) o.batch_tokens = mt ? 4500 : 0;
-    if (o.max_length < 0) o.max_length = mt ? 128 : 0;
+    if (o.max_length < 0 && !mt) o.max_length = 0; /* transformer: 128, or the model's positions if fewer */
 }
 
 int main(int argc, char **argv)
@@ -669,6 +670,8 @@ int main(int argc, char **argv)
     for (int i = first; i < argc; i++) inputs[ninputs++] = argv[i];
     if (mt) {
         if (!o.src != !o.tgt) cli_usage_error("--src and --tgt go together: the two sides of a parallel corpus");
+        if (o.src && strcmp(o.src, "-") == 0 && strcmp(o.tgt, "-") == 0)
+            cli_usage_error("--src and --tgt cannot both be standard input");
         if (!o.valid_src != !o.valid_tgt) cli_usage_error("--valid-src and --valid-tgt go together");
         if (o.src && ninputs) cli_usage_error("give parallel text as --src/--tgt or as TSV files, not both");
         if (o.valid && o.valid_src) cli_usage_error("give validation text as --valid-src/--valid-tgt or --valid, not both");
@@ -745,21 +748,8 @@ int main(int argc, char **argv)
                      "joined without a separator; name one with --eot", tk_name);
     }
 
-    /* data */
-    if (mt) {
-        nlp_pairs_opts po = {.src_tk = src_tok, .tgt_tk = tok, .max_len = (int)o.max_length, .threads = threads};
-        int rc = o.src ? nlp_pairs_read(&ptrain, o.src, o.tgt, &po) : nlp_pairs_read(&ptrain, inputs[0], NULL, &po);
-        if (rc) cli_fail(rc);
-        report_pairs(o.src ? o.src : inputs[0], &ptrain, o.max_length);
-        if (o.valid_src || o.valid) {
-            po.max_len = 0, po.keep_text = 1;
-            rc = o.valid_src ? nlp_pairs_read(&pvalid, o.valid_src, o.valid_tgt, &po)
-                             : nlp_pairs_read(&pvalid, o.valid, NULL, &po);
-            if (rc) cli_fail(rc);
-            if (pvalid.empty) cli_info("validation: %llu pairs with an empty side skipped", (unsigned long long)pvalid.empty);
-            if (!pvalid.n) cli_die(NLP_EXIT_FAILURE, "'%s': no validation pairs", o.valid_src ? o.valid_src : o.valid);
-        }
-    } else {
+    /* data (the transformer's after its model: --max-length defaults to its positions) */
+    if (!mt) {
         for (size_t i = 0; i < ninputs; i++) read_data(&train, inputs[i], eot, threads);
         if (o.valid) {
             read_data(&valid, o.valid, eot, threads);
@@ -815,6 +805,21 @@ int main(int argc, char **argv)
         if (nlp_model_set_dropout(model, d, ad)) cli_usage_error("--dropout: %s", nlp_errmsg());
     }
     const nlp_model_config *mc = nlp_model_cfg(model);
+    if (mt) {
+        if (o.max_length < 0) o.max_length = mc->max_positions < 128 ? mc->max_positions : 128;
+        nlp_pairs_opts po = {.src_tk = src_tok, .tgt_tk = tok, .max_len = (int)o.max_length, .threads = threads};
+        int rc = o.src ? nlp_pairs_read(&ptrain, o.src, o.tgt, &po) : nlp_pairs_read(&ptrain, inputs[0], NULL, &po);
+        if (rc) cli_fail(rc);
+        report_pairs(o.src ? o.src : inputs[0], &ptrain, o.max_length);
+        if (o.valid_src || o.valid) {
+            po.max_len = 0, po.keep_text = 1;
+            rc = o.valid_src ? nlp_pairs_read(&pvalid, o.valid_src, o.valid_tgt, &po)
+                             : nlp_pairs_read(&pvalid, o.valid, NULL, &po);
+            if (rc) cli_fail(rc);
+            if (pvalid.empty) cli_info("validation: %llu pairs with an empty side skipped", (unsigned long long)pvalid.empty);
+            if (!pvalid.n) cli_die(NLP_EXIT_FAILURE, "'%s': no validation pairs", o.valid_src ? o.valid_src : o.valid);
+        }
+    }
     nlp_task task;
     nlp_lm_task lm;
     nlp_mt_task mtt;

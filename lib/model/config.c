@@ -453,18 +453,27 @@ int nlp_model_config_to_json(const nlp_model_config *c, nlp_buf *j, const char *
                               "\"dropout\": %s}",
                               c->vocab_size, c->d_model, c->layers, c->heads, c->d_ff, c->max_positions,
                               c->type_vocab_size, eps, dr);
-    case NLP_ARCH_TRANSFORMER:
+    case NLP_ARCH_TRANSFORMER: {
         *kind = "encdec";
+        /* the reference has one dropout; a different attention dropout
+         * (our presets: none) travels in a key of its own */
+        char adr[64] = "";
+        if (c->attention_dropout != c->dropout) {
+            char v[32];
+            nlp_format_double(v, sizeof v, c->attention_dropout);
+            snprintf(adr, sizeof adr, ", \"attention_dropout\": %s", v);
+        }
         return nlp_buf_printf(
             j,
             "{\"src_vocab\": %d, \"tgt_vocab\": %d, \"shared_vocab\": %s, \"tie_output\": %s, \"d_model\": %d, "
             "\"n_heads\": %d, \"d_ff\": %d, \"n_enc\": %d, \"n_dec\": %d, \"max_len\": %d, \"pre_ln\": %s, "
             "\"pos\": \"%s\", \"pad_id\": %d, \"bos_id\": %d, \"eos_id\": %d, \"label_smoothing\": %s, "
-            "\"smoothing_mode\": \"%s\", \"ln_eps\": %s, \"dropout\": %s}",
+            "\"smoothing_mode\": \"%s\", \"ln_eps\": %s, \"dropout\": %s%s}",
             c->src_vocab_size, c->vocab_size, c->shared_vocab ? "true" : "false", c->tie_output ? "true" : "false",
             c->d_model, c->heads, c->d_ff, c->encoder_layers, c->decoder_layers, c->max_positions,
             c->pre_ln ? "true" : "false", POSS[c->learned_pos], c->pad_id, c->bos_id, c->eos_id, ls,
-            SMOOTHS[c->smoothing_mode], eps, dr);
+            SMOOTHS[c->smoothing_mode], eps, dr, adr);
+    }
     }
     return NLP_EINVAL;
 }
@@ -601,7 +610,9 @@ int nlp_model_config_from_json(nlp_model_config *c, const char *kind, const char
         TRY(j_choice(o, "smoothing_mode", (int *)&c->smoothing_mode, SMOOTHS, NULL, NULL, origin));
         TRY(j_dbl(o, "ln_eps", &c->ln_eps, origin));
         TRY(j_dbl(o, "dropout", &drop, origin));
-        adrop = drop; /* the reference uses one dropout everywhere */
+        if (drop < 0) drop = 0; /* absent: EncDecConfig's default, 0.0 */
+        adrop = drop;           /* the reference uses one dropout everywhere... */
+        TRY(j_dbl(o, "attention_dropout", &adrop, origin)); /* ...ours may differ */
         break;
     }
     }
