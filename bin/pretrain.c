@@ -460,6 +460,14 @@ static const char *resume_yaml, *resume_train;
 static char **resume_argv;   /* argv with the run's run.yaml first */
 static nlp_config resume_cf; /* that run.yaml, for its 'train' */
 
+/* A resumed run given another --max-time than its run.yaml's. */
+static int resume_budget_changed(void)
+{
+    if (!resume_yaml) return 0;
+    const nlp_config_entry *e = nlp_config_get(&resume_cf, "max-time");
+    return e && e->value && strtod(e->value, NULL) != o.max_time;
+}
+
 /* --resume DIR: DIR's run.yaml is read as the first config file, so the
  * run continues with its own options unless flags say otherwise. */
 static char **with_resume_config(int *argc, char **argv)
@@ -539,33 +547,15 @@ static void check_ids(const nlp_corpus *c, const char *what, int vocab)
 
 // --- translation: special tokens, data, validation BLEU
 
-/* The id of the first of `names` the tokenizer has as a token, else -1. */
-static int32_t find_token(const nlp_tokenizer *tk, const char *const *names)
-{
-    for (int i = 0; names[i]; i++) {
-        int32_t id = nlp_tokenizer_token_to_id(tk, names[i], strlen(names[i]));
-        if (id >= 0) return id;
-    }
-    return -1;
-}
-
-static const char *const pad_names[] = {"<pad>", "[PAD]", "<|pad|>", NULL};
-static const char *const bos_names[] = {"<s>", "<bos>", "[BOS]", "<|startoftext|>", "[CLS]", NULL};
-static const char *const eos_names[] = {"</s>", "<eos>", "[EOS]", "<|endoftext|>", "[SEP]", NULL};
-
 /* pad, bos and eos of a translation tokenizer: without a padding token
- * real text would be masked, so it is required; BOS defaults to EOS (as
- * fairseq starts its decoder). */
+ * real text would be masked, so it is required. */
 static void special_ids(const nlp_tokenizer *tk, const char *name, int32_t id[3])
 {
-    id[0] = find_token(tk, pad_names);
-    id[2] = find_token(tk, eos_names);
-    id[1] = find_token(tk, bos_names);
+    mio_special_ids(tk, id);
     if (id[0] < 0 || id[2] < 0)
         cli_die(NLP_EXIT_FORMAT, "'%s' has no %s token (%s): the transformer needs them; train the tokenizer with "
                 "--special-tokens '<pad>,<s>,</s>'", name, id[0] < 0 ? "padding" : "end-of-sentence",
                 id[0] < 0 ? "<pad>, [PAD]" : "</s>, <eos>, [EOS], <|endoftext|>");
-    if (id[1] < 0) id[1] = id[2];
 }
 
 static nlp_ids *vsrc; /* validation sources with EOS, for BLEU */
@@ -594,10 +584,7 @@ static int valid_bleu(void *ctx, nlp_model *m, double *out)
     nlp_buf text = {0}, fix = {0};
     int rc = !hyp || !b ? NLP_ENOMEM : nlp_translate(m, vsrc, nvsrc, &to, hyp, NULL);
     for (size_t i = 0; i < nvsrc && !rc; i++) {
-        nlp_buf_reset(&text);
-        if ((rc = nlp_tokenizer_decode(tok, hyp[i].v, hyp[i].n, 1, &text, NULL))) break;
-        for (size_t k = 0; k < text.len; k++)
-            if (text.data[k] == '\n' || text.data[k] == '\r') text.data[k] = ' ';
+        if ((rc = mio_decode_line(tok, hyp[i].v, hyp[i].n, &text))) break;
         const char *ref = pvalid.ref[i];
         size_t rl = strlen(ref);
         if (!nlp_utf8_valid(ref, rl, NULL)) {
@@ -898,6 +885,7 @@ int main(int argc, char **argv)
         .out_dir = o.model,
         .steps = o.steps,
         .max_seconds = o.max_time * 60,
+        .new_budget = resume_budget_changed(),
         .accum = (int)accum,
         .schedule = (enum nlp_schedule)o.schedule,
         .lr = o.lr,

@@ -231,9 +231,9 @@ static void encode_line(const char *s, size_t n, const char *name, uint64_t line
         parse_ids(s, n, name, line, out);
         return;
     }
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) n--;
-    while (n && (*s == ' ' || *s == '\t')) s++, n--;
-    if (!n) return; /* empty stays empty */
+    size_t blank = 0; /* a blank line stays empty; other lines go as they are, as pretrain read them */
+    while (blank < n && (s[blank] == ' ' || s[blank] == '\t')) blank++;
+    if (blank == n) return;
     nlp_buf fix = {0};
     if (!nlp_utf8_valid(s, n, NULL)) {
         if (nlp_utf8_repair(s, n, &fix, NULL)) cli_fail(NLP_ENOMEM);
@@ -311,11 +311,8 @@ static void write_hyp(const nlp_ids *h, nlp_buf *text)
         for (size_t i = 0; i < h->n; i++) printf(i ? " %d" : "%d", h->v[i]);
         return;
     }
-    nlp_buf_reset(text);
-    int rc = nlp_tokenizer_decode(tgt_tok, h->v, h->n, 1, text, NULL);
+    int rc = mio_decode_line(tgt_tok, h->v, h->n, text);
     if (rc) cli_fail(rc);
-    for (size_t i = 0; i < text->len; i++) /* one line per sentence */
-        if (text->data[i] == '\n' || text->data[i] == '\r') text->data[i] = ' ';
     out_write(text->data, text->len);
 }
 
@@ -423,12 +420,14 @@ int main(int argc, char **argv)
                 sname, nlp_tokenizer_vocab_size(src_tok), o.model, cfg->src_vocab_size);
     if (src_tok && !(src_st = nlp_tok_state_new(src_tok))) cli_fail(NLP_ENOMEM);
     /* the special tokens the model was trained with must be the tokenizer's */
-    if (tgt_tok) {
-        size_t n;
-        const char *e = nlp_tokenizer_id_to_token(tgt_tok, cfg->eos_id, &n);
-        if (e && !nlp_tokenizer_is_special(tgt_tok, cfg->eos_id))
-            cli_warn("'%s': the model's end-of-sentence id %d is '%.*s', not a special token: is this the model's "
-                     "tokenizer?", tname, cfg->eos_id, (int)n, e);
+    for (int side = 0; side < 2; side++) {
+        const nlp_tokenizer *tk = side ? src_tok : tgt_tok;
+        if (!tk || (side && tk == tgt_tok)) continue;
+        int32_t sp[3];
+        mio_special_ids(tk, sp);
+        if (sp[0] != cfg->pad_id || sp[2] != cfg->eos_id)
+            cli_die(NLP_EXIT_FORMAT, "'%s' is not this model's tokenizer: its padding and end-of-sentence ids are %d "
+                    "and %d, the model's %d and %d", side ? sname : tname, sp[0], sp[2], cfg->pad_id, cfg->eos_id);
     }
     int rc;
     if (o.attention && (rc = nlp_writer_open(&attw, o.attention, 0))) cli_fail(rc);

@@ -2,6 +2,7 @@
  * modelio.c — loading models and their tokenizers for the model tools. See modelio.h.
  */
 #include "common/modelio.h"
+#include "text/utf8.h"
 #include "base/err.h"
 #include "base/io.h"
 #include "common/cli.h"
@@ -79,4 +80,44 @@ int mio_eot(const nlp_tokenizer *tk, const char *name, const char *tk_name)
         if (id >= 0) return id;
     }
     return -1;
+}
+
+int mio_decode_line(const nlp_tokenizer *tk, const int32_t *ids, size_t n, nlp_buf *out)
+{
+    nlp_buf_reset(out);
+    int rc = nlp_tokenizer_decode(tk, ids, n, 1, out, NULL);
+    if (rc) return rc;
+    if (out->len && !nlp_utf8_valid(out->data, out->len, NULL)) {
+        nlp_buf fix = {0};
+        if (nlp_utf8_repair(out->data, out->len, &fix, NULL)) {
+            nlp_buf_free(&fix);
+            return NLP_ENOMEM;
+        }
+        nlp_buf_reset(out);
+        if (nlp_buf_append(out, fix.data, fix.len)) rc = NLP_ENOMEM;
+        nlp_buf_free(&fix);
+    }
+    for (size_t i = 0; i < out->len; i++)
+        if (out->data[i] == '\n' || out->data[i] == '\r') out->data[i] = ' ';
+    return rc;
+}
+
+static int32_t find_token(const nlp_tokenizer *tk, const char *const *names)
+{
+    for (int i = 0; names[i]; i++) {
+        int32_t id = nlp_tokenizer_token_to_id(tk, names[i], strlen(names[i]));
+        if (id >= 0) return id;
+    }
+    return -1;
+}
+
+void mio_special_ids(const nlp_tokenizer *tk, int32_t id[3])
+{
+    static const char *const pad[] = {"<pad>", "[PAD]", "<|pad|>", NULL};
+    static const char *const bos[] = {"<s>", "<bos>", "[BOS]", "<|startoftext|>", "[CLS]", NULL};
+    static const char *const eos[] = {"</s>", "<eos>", "[EOS]", "<|endoftext|>", "[SEP]", NULL};
+    id[0] = find_token(tk, pad);
+    id[1] = find_token(tk, bos);
+    id[2] = find_token(tk, eos);
+    if (id[1] < 0) id[1] = id[2];
 }

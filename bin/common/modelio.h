@@ -34,6 +34,18 @@ nlp_tokenizer *mio_load_tokenizer(const char *path);
  * ("'tok': N ids, but the model 'm' has V"). */
 void mio_check_vocab(const nlp_tokenizer *tk, const char *tk_name, const nlp_model *m, const char *m_name);
 
+/* The text of ids (special tokens dropped) into out (reset first), as one
+ * line: newlines become spaces, and bytes that are no UTF-8 (a byte-level
+ * model may end a character halfway) become U+FFFD, as HF's decode with
+ * errors="replace" does. 0 or the tokenizer's error status. */
+int mio_decode_line(const nlp_tokenizer *tk, const int32_t *ids, size_t n, nlp_buf *out);
+
+/* A translation tokenizer's padding, start and end-of-sentence ids
+ * (<pad>/[PAD], <s>/<bos>/[BOS]/[CLS], </s>/<eos>/[EOS]/<|endoftext|>/[SEP];
+ * the start defaults to the end-of-sentence token, as fairseq starts its
+ * decoder); -1 for one it lacks. */
+void mio_special_ids(const nlp_tokenizer *tk, int32_t id[3]);
+
 /* The end-of-text id: the token `name` when given (usage error if absent),
  * else <|endoftext|>, </s>, <eos> or [SEP], else -1. */
 int mio_eot(const nlp_tokenizer *tk, const char *name, const char *tk_name);

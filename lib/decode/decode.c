@@ -238,7 +238,7 @@ int nlp_beam_search(nlp_model *m, nlp_cache *c, int G, const nlp_beam_opts *o, n
         int all = 1;
         for (int r = 0; r < R; r++) all &= done[r];
         if ((o->early_stop && all) || t == N - 1) break;
-        if ((rc = nlp_cache_reorder(c, src))) goto out;
+        if ((rc = nlp_cache_reorder_self(c, src))) goto out; /* a group's rows share their source */
         if ((rc = nlp_decode_feed(m, c, R, 1, tok))) goto out;
     }
     const int NB = o->nbest > 1 ? (o->nbest < K ? o->nbest : K) : 1;

@@ -372,8 +372,13 @@ void nlp_cache_reset(nlp_cache *c)
 
 /* In each of n blocks of B rows `stride` floats apart, row i takes the first
  * `row` floats of row rows[i]. */
+/* Row i of each of the n blocks takes row rows[i]'s contents; only the
+ * rows that change are copied (beam search keeps most rows in place). */
 static int permute_rows(nlp_cache *c, float *base, int n, size_t stride, size_t row, const int32_t *rows)
 {
+    int moved = 0;
+    for (int i = 0; i < c->B && !moved; i++) moved = rows[i] != i;
+    if (!moved || !row) return NLP_OK;
     size_t need = (size_t)c->B * row;
     if (need > c->tmp_cap) {
         float *t = nlp_realloc(c->tmp, need * sizeof(float));
@@ -381,12 +386,27 @@ static int permute_rows(nlp_cache *c, float *base, int n, size_t stride, size_t 
         c->tmp = t;
         c->tmp_cap = need;
     }
+    uint8_t *src = nlp_calloc((size_t)c->B, 1); /* rows whose contents another row takes */
+    if (!src) return NLP_ENOMEM;
+    for (int i = 0; i < c->B; i++)
+        if (rows[i] != i) src[rows[i]] = 1;
     for (int l = 0; l < n; l++) {
         float *blk = base + (size_t)l * c->B * stride;
-        for (int i = 0; i < c->B; i++) memcpy(c->tmp + (size_t)i * row, blk + (size_t)i * stride, row * sizeof(float));
-        for (int i = 0; i < c->B; i++) memcpy(blk + (size_t)i * stride, c->tmp + (size_t)rows[i] * row, row * sizeof(float));
+        for (int i = 0; i < c->B; i++)
+            if (src[i]) memcpy(c->tmp + (size_t)i * row, blk + (size_t)i * stride, row * sizeof(float));
+        for (int i = 0; i < c->B; i++)
+            if (rows[i] != i) memcpy(blk + (size_t)i * stride, c->tmp + (size_t)rows[i] * row, row * sizeof(float));
     }
+    free(src);
     return NLP_OK;
+}
+
+int nlp_cache_reorder_self(nlp_cache *c, const int32_t *rows)
+{
+    for (int i = 0; i < c->B; i++)
+        if (rows[i] < 0 || rows[i] >= c->B) return nlp_error(NLP_EINVAL, "reorder: row %d out of range", rows[i]);
+    size_t C2 = 2 * (size_t)c->C;
+    return permute_rows(c, c->self, c->n_self, (size_t)c->max_len * C2, (size_t)c->len * C2, rows);
 }
 
 int nlp_cache_reorder(nlp_cache *c, const int32_t *rows)

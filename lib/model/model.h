@@ -154,6 +154,10 @@ void nlp_cache_reset(nlp_cache *c);
 /* Beam search: row i takes the cached state of row rows[i] (i < B), the
  * source side included. 0 or NLP_ENOMEM. */
 int nlp_cache_reorder(nlp_cache *c, const int32_t *rows);
+/* The same for the decoded positions only, the source side staying: for
+ * beam search, whose rows only ever take the state of rows that encoded the
+ * same source. */
+int nlp_cache_reorder_self(nlp_cache *c, const int32_t *rows);
 
 /* transformer: runs the encoder over b->src [B,S] and stores every decoder
  * layer's cross-attention keys and values and the source padding mask in the

@@ -297,11 +297,65 @@ static void gemm1(int ta, int tb, int M, int N, int K, float alpha, const float 
     else sgemm1(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+/* Row-invariant products with a large W[N,K] (nn.Linear weights, an output
+ * embedding): the BLAS, but every call of the same shape — 32 rows (the last
+ * block padded with zero rows in scratch) by a fixed 512-column slice — so
+ * that a row's result depends on neither the number of rows nor the
+ * threads: within one call shape OpenBLAS computes every row and column
+ * position with the same operations (checked by tests/unit/test_mt.c). */
+#define RI_ROWS 32
+#define RI_COLS 512
+
+static void ri_sgemm(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta,
+                     float *C, int ldc)
+{
+    const int nrb = (M + RI_ROWS - 1) / RI_ROWS, ncb = (N + RI_COLS - 1) / RI_COLS;
+    int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
+    if (nt > nrb * ncb) nt = nrb * ncb;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        float *a = NULL, *c = NULL;
+#pragma omp for schedule(dynamic, 1)
+        for (int t = 0; t < nrb * ncb; t++) {
+            const int i0 = t / ncb * RI_ROWS, j0 = t % ncb * RI_COLS;
+            const int rows = M - i0 < RI_ROWS ? M - i0 : RI_ROWS, cols = N - j0 < RI_COLS ? N - j0 : RI_COLS;
+            const float *bj = B + (size_t)j0 * ldb;
+            if (rows == RI_ROWS) {
+                sgemm1(0, 1, RI_ROWS, cols, K, alpha, A + (size_t)i0 * lda, lda, bj, ldb, beta, C + (size_t)i0 * ldc + j0,
+                       ldc);
+                continue;
+            }
+            if (!a) { /* a partial block: through zero-padded scratch */
+                a = calloc((size_t)RI_ROWS * K, sizeof *a);
+                c = malloc((size_t)RI_ROWS * RI_COLS * sizeof *c);
+            }
+            if (!a || !c) { /* no memory for a few hundred KB: right, if not row-invariant */
+                sgemm1(0, 1, rows, cols, K, alpha, A + (size_t)i0 * lda, lda, bj, ldb, beta, C + (size_t)i0 * ldc + j0,
+                       ldc);
+                continue;
+            }
+            for (int r = 0; r < rows; r++) {
+                memcpy(a + (size_t)r * K, A + (size_t)(i0 + r) * lda, (size_t)K * sizeof *a);
+                if (beta != 0) memcpy(c + (size_t)r * cols, C + (size_t)(i0 + r) * ldc + j0, (size_t)cols * sizeof *c);
+            }
+            for (int r = rows; r < RI_ROWS; r++) memset(a + (size_t)r * K, 0, (size_t)K * sizeof *a);
+            sgemm1(0, 1, RI_ROWS, cols, K, alpha, a, K, bj, ldb, beta, c, cols);
+            for (int r = 0; r < rows; r++)
+                memcpy(C + (size_t)(i0 + r) * ldc + j0, c + (size_t)r * cols, (size_t)cols * sizeof *c);
+        }
+        free(a), free(c);
+    }
+}
+
 void nlp_gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
               float beta, float *C, int ldc)
 {
     nlp_gemm_init();
     /* a few rows (incremental decoding): stream B once instead of packing it (gemv.h) */
+    if (g_row_invariant && !ta && tb && M > 0 && (size_t)N * K >= 65536 && K > 0) {
+        ri_sgemm(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
     if ((M <= NLP_GEMV_MAX_M || g_row_invariant) && M > 0 && !ta && alpha != 0.0f && (beta == 0.0f || beta == 1.0f) && N > 0 && K > 0) {
         nlp_gemv(M, N, K, alpha, A, lda, B, ldb, tb, 0, beta, C, ldc);
         return;

@@ -89,36 +89,64 @@ ALWAYS_INLINE void kn_rows(int M, int N, int k0, int k1, const float *x, int ldx
     }
 }
 
-/* W[N,K]: y[m, n] = x[m,:]·W[n,:] for n in [n0,n1), m < M <= 4: each row of W
- * read start to end (one sequential stream), four accumulators per row of x. */
+typedef float v8 __attribute__((vector_size(32)));
+typedef float v4 __attribute__((vector_size(16)));
+
+/* The sum of 16 lanes as a fixed halving tree (8 + 8, 4 + 4, 2 + 2, 1 + 1):
+ * the order every W[N,K] output is summed in, whatever the path. */
+ALWAYS_INLINE float hsum_tree(v16 v)
+{
+    v8 a = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+           __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+    v4 b = __builtin_shufflevector(a, a, 0, 1, 2, 3) + __builtin_shufflevector(a, a, 4, 5, 6, 7);
+    return (b[0] + b[2]) + (b[1] + b[3]);
+}
+
+/* W[N,K]: y[m, n] = alpha · x[m,:]·W[n,:] for n in [n0,n0+NC), m < M <= 4.
+ * Every output has one accumulator, fed 16 products at a time along K
+ * (fused), summed by hsum_tree, then the K % 16 products left one by one:
+ * the same operations for an output whichever M and NC compute it, so a row
+ * of y does not depend on the other rows (gemm.h's row invariance). */
+ALWAYS_INLINE void nk_tile(int M, int NC, int n0, int K, const float *x, int ldx, const void *W, int ldw, int bf,
+                           float alpha, float *out, int ldo)
+{
+    v16 acc[NLP_GEMV_MAX_M][8];
+#pragma GCC unroll 4
+    for (int m = 0; m < M; m++)
+#pragma GCC unroll 8
+        for (int j = 0; j < NC; j++) acc[m][j] = (v16){0};
+    int k = 0;
+    for (; k + 16 <= K; k += 16) {
+        v16 w[8];
+#pragma GCC unroll 8
+        for (int j = 0; j < NC; j++) w[j] = ldwv(W, (size_t)(n0 + j) * ldw + k, bf);
+#pragma GCC unroll 4
+        for (int m = 0; m < M; m++) {
+            v16 xv = ld(x + (size_t)m * ldx + k);
+#pragma GCC unroll 8
+            for (int j = 0; j < NC; j++) acc[m][j] += xv * w[j];
+        }
+    }
+#pragma GCC unroll 4
+    for (int m = 0; m < M; m++)
+#pragma GCC unroll 8
+        for (int j = 0; j < NC; j++) {
+            float s = hsum_tree(acc[m][j]);
+            const size_t r = (size_t)(n0 + j) * ldw;
+            for (int kk = k; kk < K; kk++) s += x[(size_t)m * ldx + kk] * ldw1(W, r + kk, bf);
+            out[(size_t)m * ldo + n0 + j] = alpha * s;
+        }
+}
+
+/* Columns [n0, n1) in tiles of NC (8 for one row, so that eight sums are in
+ * flight; 4 otherwise), the rest one at a time. */
 ALWAYS_INLINE void nk_rows(int M, int n0, int n1, int K, const float *x, int ldx, const void *W, int ldw, int bf,
                            float alpha, float *out, int ldo)
 {
-    for (int n = n0; n < n1; n++) {
-        v16 acc[NLP_GEMV_MAX_M][4];
-        for (int m = 0; m < M; m++)
-            for (int j = 0; j < 4; j++) acc[m][j] = (v16){0};
-        const size_t r = (size_t)n * ldw;
-        int k = 0;
-        for (; k + 64 <= K; k += 64) {
-            v16 w0 = ldwv(W, r + k, bf), w1 = ldwv(W, r + k + 16, bf), w2 = ldwv(W, r + k + 32, bf),
-                w3 = ldwv(W, r + k + 48, bf);
-            for (int m = 0; m < M; m++) {
-                const float *xm = x + (size_t)m * ldx + k;
-                acc[m][0] += ld(xm) * w0, acc[m][1] += ld(xm + 16) * w1, acc[m][2] += ld(xm + 32) * w2,
-                    acc[m][3] += ld(xm + 48) * w3;
-            }
-        }
-        for (; k + 16 <= K; k += 16) {
-            v16 w0 = ldwv(W, r + k, bf);
-            for (int m = 0; m < M; m++) acc[m][0] += ld(x + (size_t)m * ldx + k) * w0;
-        }
-        for (int m = 0; m < M; m++) {
-            float s = hsum(acc[m][0] + acc[m][1] + acc[m][2] + acc[m][3]);
-            for (int kk = k; kk < K; kk++) s += x[(size_t)m * ldx + kk] * ldw1(W, r + kk, bf);
-            out[(size_t)m * ldo + n] = alpha * s;
-        }
-    }
+    const int NC = M == 1 ? 8 : 4;
+    int n = n0;
+    for (; n + NC <= n1; n += NC) nk_tile(M, NC, n, K, x, ldx, W, ldw, bf, alpha, out, ldo);
+    for (; n < n1; n++) nk_tile(M, 1, n, K, x, ldx, W, ldw, bf, alpha, out, ldo);
 }
 
 static void kn_any(int M, int N, int k0, int k1, const float *x, int ldx, const void *W, int ldw, int bf, float *acc)
@@ -232,9 +260,51 @@ static void gemv_nk(int M, int N, int K, const float *x, int ldx, const void *W,
     }
 }
 
+/* W[N,K] with many rows of x: the same dot products as gemv_nk (each output
+ * summed in the same order, so the same bits), with the columns in blocks
+ * whose rows of W stay in L2 while every row of x passes over them, instead
+ * of W streamed from memory once per 4 rows. One parallel region, the
+ * columns split between threads. */
+static void gemv_nk_many(int M, int N, int K, const float *x, int ldx, const void *W, int ldw, int bf, float alpha,
+                         float beta, float *y, int ldy)
+{
+    if (beta != 0) {
+        float *tmp = nlp_malloc((size_t)M * N * sizeof *tmp);
+        if (!tmp) { /* no scratch: four rows at a time */
+            for (int m0 = 0; m0 < M; m0 += NLP_GEMV_MAX_M)
+                gemv_nk(M - m0 < NLP_GEMV_MAX_M ? M - m0 : NLP_GEMV_MAX_M, N, K, x + (size_t)m0 * ldx, ldx, W, ldw, bf,
+                        alpha, beta, y + (size_t)m0 * ldy, ldy);
+            return;
+        }
+        gemv_nk_many(M, N, K, x, ldx, W, ldw, bf, alpha, 0.0f, tmp, N);
+        for (int m = 0; m < M; m++)
+            for (int n = 0; n < N; n++) y[(size_t)m * ldy + n] += tmp[(size_t)m * N + n];
+        free(tmp);
+        return;
+    }
+    int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
+    if ((double)M * N * K < 262144.0) nt = 1;
+    const int NB = K > 0 && 8192 / K >= 4 ? 8192 / K : 4; /* 32 KB of fp32 weights per block */
+#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
+    for (int t = 0; t < nt; t++) {
+        int per = (N / 4 + nt - 1) / nt * 4;
+        int n0 = t * per, n1 = t == nt - 1 ? N : (n0 + per < N ? n0 + per : N);
+        for (int b0 = n0; b0 < n1; b0 += NB) {
+            int b1 = b0 + NB < n1 ? b0 + NB : n1;
+            for (int m0 = 0; m0 < M; m0 += NLP_GEMV_MAX_M)
+                nk_any(M - m0 < NLP_GEMV_MAX_M ? M - m0 : NLP_GEMV_MAX_M, b0, b1, K, x + (size_t)m0 * ldx, ldx, W, ldw,
+                       bf, alpha, y + (size_t)m0 * ldy, ldy);
+        }
+    }
+}
+
 void nlp_gemv(int M, int N, int K, float alpha, const float *x, int ldx, const void *W, int ldw, int trans_w,
               int w_bf16, float beta, float *y, int ldy)
 {
+    if (trans_w && M > NLP_GEMV_MAX_M) {
+        gemv_nk_many(M, N, K, x, ldx, W, ldw, w_bf16, alpha, beta, y, ldy);
+        return;
+    }
     for (int m0 = 0; m0 < M; m0 += NLP_GEMV_MAX_M) {
         int mm = M - m0 < NLP_GEMV_MAX_M ? M - m0 : NLP_GEMV_MAX_M;
         const float *xm = x + (size_t)m0 * ldx;

@@ -406,6 +406,11 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
         *mp = m;
         tokens = st.data_position[0];
         if (!o->steps) total = (long)st.data_position[1];
+        if (!o->steps && o->new_budget && o->max_seconds > 0 && st.data_position[2] > 0) {
+            double done = (double)st.data_position[2] / 1000.0;
+            long est = (long)((double)opt.step * o->max_seconds / done);
+            total = est > opt.step ? est : opt.step + 1;
+        }
         elapsed = (double)st.data_position[2] / 1000.0;
         best = bitsd(st.data_position[3]);
         resumed = opt.step;

@@ -96,6 +96,8 @@ typedef struct nlp_train_opts {
     const char *out_dir;        /* run directory (created); NULL = no checkpoints */
     long steps;                 /* optimizer steps; 0 = until max_seconds */
     double max_seconds;         /* training time budget (evaluation excluded); 0 = none */
+    int new_budget;             /* resume with steps 0: max_seconds differs from the run's own, so
+                                   the schedule's length is estimated again from the pace so far */
     int accum;                  /* micro-batches per step (>= 1) */
     enum nlp_schedule schedule;
     double lr, lr_min;

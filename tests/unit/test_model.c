@@ -168,6 +168,25 @@ static void test_json(void)
         CHECK_MSG(nlp_model_config_equal(&c, &c2), "json round trip of %s", presets[i]);
         nlp_buf_free(&j);
     }
+    /* encdec: an attention dropout of its own round-trips (the reference has
+     * one dropout; its key is ours), and no dropout key means the
+     * reference's EncDecConfig default, 0.0 */
+    nlp_model_config_preset(&c, "small", NLP_ARCH_TRANSFORMER);
+    c.preset[0] = 0;
+    CHECK(c.dropout == 0.1 && c.attention_dropout == 0);
+    {
+        nlp_buf j = {0};
+        const char *kind;
+        CHECK_EQ_INT(nlp_model_config_to_json(&c, &j, &kind), 0);
+        CHECK(strstr(j.data, "\"attention_dropout\": 0") != NULL);
+        CHECK_EQ_INT(nlp_model_config_from_json(&c2, kind, j.data, j.len, "meta"), 0);
+        CHECK(nlp_model_config_equal(&c, &c2));
+        nlp_buf_free(&j);
+    }
+    const char *nodrop = "{\"src_vocab\": 50, \"tgt_vocab\": 50, \"d_model\": 32, \"n_heads\": 4, \"d_ff\": 64, "
+                         "\"n_enc\": 1, \"n_dec\": 1}";
+    CHECK_EQ_INT(nlp_model_config_from_json(&c, "encdec", nodrop, strlen(nodrop), "config.json"), 0);
+    CHECK(c.dropout == 0 && c.attention_dropout == 0);
     CHECK_EQ_INT(nlp_model_config_from_json(&c, "gpt", "{\"n_embd\": \"big\"}", 17, "x.json"), NLP_EFORMAT);
     CHECK(strstr(nlp_errmsg(), "'x.json': config key 'n_embd' is not a non-negative integer") != NULL);
     CHECK_EQ_INT(nlp_model_config_from_json(&c, NULL, "{\"n_embd\": 7,", 13, "x.json"), NLP_EFORMAT);
