@@ -911,23 +911,24 @@ int main(int argc, char **argv)
     int rc = nlp_train(&model, &task, &to, o.resume, &res);
     end_live();
     if (rc) cli_fail(rc);
+    int status = 0;
     if (res.signal && !res.last_checkpoint[0]) {
         cli_warn("stopped by %s before the first step; nothing was saved", res.signal == SIGINT ? "SIGINT" : "SIGTERM");
-        return 128 + res.signal;
-    }
-    if (res.signal) {
+        status = 128 + res.signal;
+    } else if (res.signal) {
         cli_warn("stopped by %s at step %ld; '%s' holds the run (continue with --resume %s)",
                  res.signal == SIGINT ? "SIGINT" : "SIGTERM", res.step, res.last_checkpoint, o.model);
-        return 128 + res.signal;
-    }
-    cli_info("done: step %ld, checkpoint '%s'", res.step, res.last_checkpoint);
-    if (task.evaluate && !isnan(res.best))
-        cli_info("best validation %s %.4f: '%s/best'", task.eval_names[task.best_metric], res.best, o.model);
-    if (o.average > 1) {
-        int used;
-        if ((rc = nlp_train_average(&to, (int)o.average, &used))) cli_fail(rc);
-        if (used < o.average) cli_warn("--average %ld: the run has %d checkpoints", o.average, used);
-        cli_info("average of the newest %d checkpoints: '%s/average'", used, o.model);
+        status = 128 + res.signal;
+    } else {
+        cli_info("done: step %ld, checkpoint '%s'", res.step, res.last_checkpoint);
+        if (task.evaluate && !isnan(res.best))
+            cli_info("best validation %s %.4f: '%s/best'", task.eval_names[task.best_metric], res.best, o.model);
+        if (o.average > 1) {
+            int used;
+            if ((rc = nlp_train_average(&to, (int)o.average, &used))) cli_fail(rc);
+            if (used < o.average) cli_warn("--average %ld: the run has %d checkpoints", o.average, used);
+            cli_info("average of the newest %d checkpoints: '%s/average'", used, o.model);
+        }
     }
     nlp_lm_task_free(&lm);
     nlp_mt_task_free(&mtt);
@@ -945,5 +946,5 @@ int main(int argc, char **argv)
     free(resume_argv);
     nlp_config_free(&resume_cf);
     cli_free();
-    return 0;
+    return status;
 }

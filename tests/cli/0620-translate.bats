@@ -125,9 +125,8 @@ losses() { cut -f1,2,4,5,6,8- "$1"; }
   [[ "$stderr" == *"average of the newest 3 checkpoints"* ]]
   [ -s "$T/r/average/model.safetensors" ] && [ -s "$T/r/average/tokenizer.json" ]
   ! cmp -s "$T/r/average/model.safetensors" "$T/r/latest/model.safetensors"
-  run_split bash -c "head -5 '$W/valid.en' | translate -m '$T/r/average' -b 2"
-  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
-  [ "${#lines[@]}" -eq 5 ]
+  head -5 "$W/valid.en" | translate -m "$T/r/average" -b 2 >"$T/out"
+  [ "$(wc -l <"$T/out")" -eq 5 ]
 }
 
 @test "translate: one line out per line in, empty lines kept, the same at any batch size and thread count" {
@@ -171,8 +170,8 @@ losses() { cut -f1,2,4,5,6,8- "$1"; }
   [ "$(cat "$T/dec.txt")" = "$(translate -m "$W/model" "$T/in.en")" ]
   # the run directory means its newest checkpoint; DIR/best its best validation
   [ "$(translate -m "$W/model" "$T/in.en")" = "$(translate -m "$W/model/latest" "$T/in.en")" ]
-  run_split translate -m "$W/model/best" "$T/in.en"
-  [ "$status" -eq 0 ] && [ "${#lines[@]}" -eq 4 ]
+  translate -m "$W/model/best" "$T/in.en" >"$T/best.txt"
+  [ "$(wc -l <"$T/best.txt")" -eq 4 ]
 }
 
 @test "translate: --attention writes each sentence's cross-attention; plot-attention draws it" {
