@@ -253,13 +253,24 @@ static void encode_line(const char *s, size_t n, const char *name, uint64_t line
     }
 }
 
-/* A token's piece for the attention table (tabs and newlines as spaces),
- * or its id when there is no tokenizer. */
+/* A token for the attention table: its text as decoding gives it, with
+ * spaces written as U+2581 (SentencePiece's mark), when that is whole UTF-8;
+ * else its stored piece (a byte-level token in the middle of a character),
+ * tabs and newlines as spaces; its id when there is no tokenizer. */
 static void put_piece(const nlp_tokenizer *tk, int32_t id)
 {
+    static nlp_buf t;
     size_t n;
-    const char *s = tk ? nlp_tokenizer_id_to_token(tk, id, &n) : NULL;
     int rc = 0;
+    nlp_buf_reset(&t);
+    if (tk && nlp_tokenizer_decode(tk, &id, 1, 0, &t, NULL) == 0 && t.len && nlp_utf8_valid(t.data, t.len, NULL)) {
+        for (size_t i = 0; i < t.len && !rc; i++)
+            rc = t.data[i] == ' ' ? nlp_buf_puts(&att, "\u2581")
+                                  : nlp_buf_putc(&att, t.data[i] == '\t' || t.data[i] == '\n' || t.data[i] == '\r' ? ' ' : t.data[i]);
+        if (rc) cli_fail(NLP_ENOMEM);
+        return;
+    }
+    const char *s = tk ? nlp_tokenizer_id_to_token(tk, id, &n) : NULL;
     if (!s) rc = nlp_buf_printf(&att, "%d", id);
     for (size_t i = 0; s && i < n && !rc; i++)
         rc = nlp_buf_putc(&att, s[i] == '\t' || s[i] == '\n' || s[i] == '\r' ? ' ' : s[i]);
