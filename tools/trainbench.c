@@ -30,6 +30,7 @@
  * untimed warm-up.
  */
 #include "base/err.h"
+#include "base/prof.h"
 #include "base/thread.h"
 #include "decode/translate.h"
 #include "model/model.h"
@@ -162,7 +163,36 @@ static void fail(int rc)
     exit(nlp_exit_code(rc));
 }
 
-static int train(const char *name, int reps, const char *const *sets)
+/* The per-phase table of --profile: each phase's milliseconds per step, its
+ * share of the step, and its rate (GFLOP/s for products, GB/s for passes
+ * over memory, from the bytes each phase must read and write at least). */
+static void profile_report(double step_s, int steps, double peak)
+{
+    const nlp_prof_row *r;
+    int n = nlp_prof_rows(&r);
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += r[i].sec;
+    fprintf(stderr, "%-22s %9s %7s %12s %8s\n", "phase", "ms/step", "% step", "rate", "% peak");
+    for (int i = 0; i < n; i++) {
+        double ms = r[i].sec / steps * 1e3, pc = 100 * r[i].sec / steps / step_s;
+        char rate[32] = "", pk[16] = "";
+        if (r[i].flops > 0) {
+            double g = r[i].flops / r[i].sec / 1e9;
+            snprintf(rate, sizeof rate, "%.1f GFLOP/s", g);
+            if (peak > 0) snprintf(pk, sizeof pk, "%.1f", 100 * g / peak);
+        } else if (r[i].bytes > 0) {
+            snprintf(rate, sizeof rate, "%.1f GB/s", r[i].bytes / r[i].sec / 1e9);
+        }
+        fprintf(stderr, "%-22s %9.2f %7.1f %12s %8s\n", r[i].name, ms, pc, rate, pk);
+    }
+    double other = step_s - sum / steps;
+    fprintf(stderr, "%-22s %9.2f %7.1f\n", "(not in a phase)", other * 1e3, 100 * other / step_s);
+    fprintf(stderr, "%-22s %9.2f %7.1f\n", "step", step_s * 1e3, 100.0);
+}
+
+static double profile_peak; /* the FMA peak measured before a profiled run */
+
+static int train(const char *name, int reps, const char *const *sets, int profile)
 {
     const char *preset;
     int B, T, S = 0, mt = 0;
@@ -213,17 +243,20 @@ static int train(const char *name, int reps, const char *const *sets)
         tin = in;
         b = (nlp_batch){.B = B, .T = T, .S = S, .src = ids, .tgt_in = tin, .tgt_out = tout};
     }
-    double t[256];
+    double t[256], total = 0;
     double loss = 0;
+    const size_t np = nlp_params_numel(p);
     for (int k = -1; k < reps && k < 256; k++) {
+        if (k == 0 && profile) nlp_prof_enable(1); /* after the warm-up step */
         double t0 = now();
-        nlp_params_zero_grad(p);
+        NLP_PROF("gradient zeroing", 0, 4.0 * np, nlp_params_zero_grad(p));
         nlp_losses L;
         if ((rc = nlp_model_forward(m, &b, &L)) || (rc = nlp_model_backward(m))) fail(rc);
-        nlp_optim_step(&opt, p, nlp_params_grad(p), 3e-4);
-        if (k >= 0) t[k] = now() - t0;
+        NLP_PROF("optimizer", 0, 28.0 * np, nlp_optim_step(&opt, p, nlp_params_grad(p), 3e-4));
+        if (k >= 0) t[k] = now() - t0, total += t[k];
         loss = L.loss;
     }
+    nlp_prof_enable(0);
     double s = median(t, reps < 256 ? reps : 256);
     double flops = nlp_model_train_flops(m, B, T);
     fprintf(stderr, "trainbench: %s: %zu parameters, %.1f GFLOP per step, median step %.4f s of %d (loss %.3f), %d threads%s\n",
@@ -231,6 +264,11 @@ static int train(const char *name, int reps, const char *const *sets)
             nlp_gemm_get_mode() == NLP_GEMM_BF16 ? ", bf16 products" : "");
     printf("%s_train\t%.1f\t%s\n", name, B * T / s, mt ? "tgt tokens/s" : "tokens/s");
     printf("%s_train_gflops\t%.1f\tGFLOP/s\n", name, flops / s / 1e9);
+    if (profile) {
+        fprintf(stderr, "trainbench: %s per phase, mean of %d steps (%.4f s), fp32 products on %s:\n", name, reps,
+                total / reps, nlp_gemm_kernel_name());
+        profile_report(total / reps, reps, profile_peak);
+    }
     nlp_optim_free(&opt);
     nlp_model_free(m);
     if (mt) free(tin), free(tout);
@@ -281,7 +319,7 @@ static int beam(const char *name, int reps)
 int main(int argc, char **argv)
 {
     nlp_threads_passive(argc, argv);
-    int threads = 2, reps = 5, bf16 = 0;
+    int threads = 2, reps = 5, bf16 = 0, profile = 0;
     const char *sets[64] = {0};
     int nsets = 0;
     const char *cmd = NULL, *what = NULL;
@@ -290,8 +328,9 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-s") && i + 1 < argc && nsets < 63) sets[nsets++] = argv[++i];
         else if (!strcmp(argv[i], "--bf16")) bf16 = 1;
+        else if (!strcmp(argv[i], "--profile")) profile = 1;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("Usage: trainbench peak|train|beam [NAME] [-t THREADS] [-r REPS] [--bf16] [-s KEY=VALUE]...\n");
+            printf("Usage: trainbench peak|train|beam [NAME] [-t THREADS] [-r REPS] [--bf16] [--profile] [-s KEY=VALUE]...\n");
             return 0;
         } else if (!cmd) cmd = argv[i];
         else if (!what) what = argv[i];
@@ -311,7 +350,10 @@ int main(int argc, char **argv)
         printf("fp32_sgemm_peak\t%.1f\tGFLOP/s\n", sgemm_peak(reps));
         return 0;
     }
-    if (cmd && !strcmp(cmd, "train") && what) return train(what, reps, sets);
+    if (cmd && !strcmp(cmd, "train") && what) {
+        if (profile) profile_peak = fma_peak(10);
+        return train(what, reps, sets, profile);
+    }
     if (cmd && !strcmp(cmd, "beam") && what) return beam(what, reps);
     fprintf(stderr, "trainbench: expected 'peak', 'train NAME' or 'beam NAME'\n");
     return 2;

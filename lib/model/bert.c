@@ -40,11 +40,13 @@ static int bert_build(nlp_model *m)
         f->kind = NLP_SUB_FFN;
         f->site = 12 + 4 * l;
         const char *qkv[3] = {"query", "key", "value"};
+        char names[3][160];
+        const char *np[3] = {names[0], names[1], names[2]};
         nlp_lref *dst[3] = {&a->q, &a->k, &a->v};
-        for (int i = 0; i < 3; i++) {
-            snprintf(name, sizeof name, "bert.encoder.layer.%d.attention.self.%s", l, qkv[i]);
-            if ((*dst[i] = nlp_net_linear(p, name, C, C, NLP_W_OUT_IN, 1)).w < 0) return nlp_errcode();
-        }
+        for (int i = 0; i < 3; i++)
+            snprintf(names[i], sizeof names[i], "bert.encoder.layer.%d.attention.self.%s", l, qkv[i]);
+        rc = nlp_net_linears(p, np, 3, C, C, dst);
+        if (rc) return rc;
         snprintf(name, sizeof name, "bert.encoder.layer.%d.attention.output.dense", l);
         if ((a->o = nlp_net_linear(p, name, C, C, NLP_W_OUT_IN, 1)).w < 0) return nlp_errcode();
         snprintf(name, sizeof name, "bert.encoder.layer.%d.attention.output.LayerNorm", l);

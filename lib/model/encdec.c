@@ -5,6 +5,7 @@
 #include "model/encdec.h"
 #include "base/err.h"
 #include "base/mem.h"
+#include "base/prof.h"
 #include "nn/act.h"
 #include "nn/embed.h"
 #include "nn/gemm.h"
@@ -16,13 +17,14 @@
 
 static int attn_block(nlp_params *p, const char *prefix, nlp_sub *s, int C)
 {
-    char name[160];
-    const char *nm[4] = {"q_proj", "k_proj", "v_proj", "o_proj"};
-    nlp_lref *dst[4] = {&s->q, &s->k, &s->v, &s->o};
-    for (int i = 0; i < 4; i++) {
-        snprintf(name, sizeof name, "%s.%s", prefix, nm[i]);
-        if ((*dst[i] = nlp_net_linear(p, name, C, C, NLP_W_OUT_IN, 1)).w < 0) return nlp_errcode();
-    }
+    char names[3][160], name[160];
+    const char *nm[3] = {"q_proj", "k_proj", "v_proj"}, *np[3] = {names[0], names[1], names[2]};
+    nlp_lref *dst[3] = {&s->q, &s->k, &s->v};
+    for (int i = 0; i < 3; i++) snprintf(names[i], sizeof names[i], "%s.%s", prefix, nm[i]);
+    int rc = nlp_net_linears(p, np, 3, C, C, dst); /* q|k|v weights together: one product */
+    if (rc) return rc;
+    snprintf(name, sizeof name, "%s.o_proj", prefix);
+    if ((s->o = nlp_net_linear(p, name, C, C, NLP_W_OUT_IN, 1)).w < 0) return nlp_errcode();
     return NLP_OK;
 }
 
@@ -162,17 +164,21 @@ static nlp_xent encdec_xent(const nlp_model *m)
 static void embed(nlp_model *m, float *x, const int32_t *ids, int B, int T, int table, int pos, int site, int offset)
 {
     const int C = m->cfg.d_model;
-    nlp_embed_forward(x, nlp_net_w(m, table), ids, B * T, C, sqrtf((float)C), 0);
-    nlp_pos_forward(x, pos >= 0 ? nlp_net_w(m, pos) : m->pe, B, T, C, offset);
-    nlp_dropout(x, x, (size_t)B * T * C, nlp_net_dropout(m), nlp_net_seed(m, site));
+    NLP_PROF("embedding fwd", 0, 12.0 * B * T * C, {
+        nlp_embed_forward(x, nlp_net_w(m, table), ids, B * T, C, sqrtf((float)C), 0);
+        nlp_pos_forward(x, pos >= 0 ? nlp_net_w(m, pos) : m->pe, B, T, C, offset);
+        nlp_dropout(x, x, (size_t)B * T * C, nlp_net_dropout(m), nlp_net_seed(m, site));
+    });
 }
 
 static void embed_backward(nlp_model *m, float *d, const int32_t *ids, int B, int T, int table, int pos, int site)
 {
     const int C = m->cfg.d_model;
-    nlp_dropout(d, d, (size_t)B * T * C, nlp_net_dropout(m), nlp_net_seed(m, site));
-    nlp_embed_backward(nlp_net_g(m, table), d, ids, B * T, C, sqrtf((float)C));
-    if (pos >= 0) nlp_pos_backward(nlp_net_g(m, pos), d, B, T, C, 0);
+    NLP_PROF("embedding bwd", 0, 12.0 * B * T * C, {
+        nlp_dropout(d, d, (size_t)B * T * C, nlp_net_dropout(m), nlp_net_seed(m, site));
+        nlp_embed_backward(nlp_net_g(m, table), d, ids, B * T, C, sqrtf((float)C));
+        if (pos >= 0) nlp_pos_backward(nlp_net_g(m, pos), d, B, T, C, 0);
+    });
 }
 
 static int src_table(const nlp_model *m) { return m->src_emb >= 0 ? m->src_emb : m->tok_emb; }
@@ -213,7 +219,7 @@ static int encdec_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
     memcpy(m->target, b->tgt_out, (size_t)N * sizeof(int32_t));
     nlp_xent x = encdec_xent(m);
     nlp_xent_result res;
-    nlp_xent_forward(&x, m->lse, &res);
+    NLP_PROF("loss fwd", 0, 4.0 * N * x.V, nlp_xent_forward(&x, m->lse, &res));
     out->loss = res.loss;
     out->nll = res.nll;
     out->tokens = res.count;
@@ -228,7 +234,7 @@ static int encdec_backward(nlp_model *m)
     const float *y = dst->lnf_g >= 0 ? dst->lnf : dst->sub[dst->n - 1].out;
     nlp_xent x = encdec_xent(m);
     nlp_net_output_backward(m, &x, m->lse, out_table(m), y, m->dres);
-    memset(m->dmem, 0, (size_t)B * S * C * sizeof(float));
+    NLP_PROF("gradient zeroing", 0, 4.0 * B * S * C, memset(m->dmem, 0, (size_t)B * S * C * sizeof(float)));
     nlp_run enc, dec;
     runs(m, &enc, &dec, memory_of(m));
     int rc = nlp_net_stack_backward(&dec, dst, m->dres);
@@ -243,7 +249,7 @@ static int encdec_backward(nlp_model *m)
  * layer's cross-attention k|v of it into the cache. */
 static int encdec_encode(nlp_model *m, const nlp_batch *b, struct nlp_cache *c)
 {
-    const int B = b->B, S = b->S, C = m->cfg.d_model;
+    const int B = b->B, S = b->S;
     const int pad = m->cfg.pad_id;
     for (int i = 0; i < B * S; i++) c->src_mask[i] = b->src[i] != pad;
     embed(m, m->stack[0].x0, b->src, B, S, src_table(m), m->src_pos, 0, 0);
@@ -255,10 +261,7 @@ static int encdec_encode(nlp_model *m, const nlp_batch *b, struct nlp_cache *c)
     for (int i = 0; i < dec->n; i++) {
         const nlp_sub *s = &dec->sub[i];
         if (s->kind != NLP_SUB_CROSS) continue;
-        float *kv = nlp_cache_cross(c, s->slot);
-        nlp_linear k = nlp_net_lin(m, &s->k), v = nlp_net_lin(m, &s->v);
-        nlp_linear_forward(&k, B * S, mem, C, kv, 2 * C);
-        nlp_linear_forward(&v, B * S, mem, C, kv + C, 2 * C);
+        nlp_net_kv_forward(m, s, B * S, mem, nlp_cache_cross(c, s->slot));
     }
     return NLP_OK;
 }

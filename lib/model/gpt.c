@@ -2,6 +2,7 @@
  * gpt.c — GPT-2: parameters, initialisation, forward and backward. See gpt.h.
  */
 #include "model/gpt.h"
+#include "base/prof.h"
 #include "base/err.h"
 #include "base/mem.h"
 #include "nn/act.h"
@@ -107,9 +108,11 @@ static int gpt_logits(nlp_model *m, const int32_t *ids, int B, int T, int offset
 {
     const int C = m->cfg.d_model, V = m->cfg.vocab_size, N = B * T;
     nlp_stack *st = &m->stack[0];
-    nlp_embed_forward(st->x0, nlp_net_w(m, m->tok_emb), ids, N, C, 1.0f, 0);
-    nlp_pos_forward(st->x0, nlp_net_w(m, m->pos_emb), B, T, C, offset);
-    nlp_dropout(st->x0, st->x0, (size_t)N * C, nlp_net_dropout(m), nlp_net_seed(m, 0));
+    NLP_PROF("embedding fwd", 0, 12.0 * N * C, {
+        nlp_embed_forward(st->x0, nlp_net_w(m, m->tok_emb), ids, N, C, 1.0f, 0);
+        nlp_pos_forward(st->x0, nlp_net_w(m, m->pos_emb), B, T, C, offset);
+        nlp_dropout(st->x0, st->x0, (size_t)N * C, nlp_net_dropout(m), nlp_net_seed(m, 0));
+    });
     nlp_run r = {.m = m, .B = B, .T = T, .cache = c};
     const float *h;
     int rc = nlp_net_stack_forward(&r, st, &h);
@@ -130,7 +133,7 @@ static int gpt_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
             m->target[(size_t)i * T + t] = t + 1 < T ? b->labels[(size_t)i * T + t + 1] : IGNORE;
     nlp_xent x = gpt_xent(m);
     nlp_xent_result res;
-    nlp_xent_forward(&x, m->lse, &res);
+    NLP_PROF("loss fwd", 0, 4.0 * x.N * x.V, nlp_xent_forward(&x, m->lse, &res));
     out->loss = out->nll = res.loss;
     out->tokens = res.count;
     m->have_loss = 1;
@@ -151,9 +154,11 @@ static int gpt_backward(nlp_model *m)
     nlp_run r = {.m = m, .B = B, .T = T};
     int rc = nlp_net_stack_backward(&r, st, m->dres);
     if (rc) return rc;
-    nlp_dropout(m->dres, m->dres, (size_t)N * C, nlp_net_dropout(m), nlp_net_seed(m, 0));
-    nlp_embed_backward(nlp_net_g(m, m->tok_emb), m->dres, m->in_ids, N, C, 1.0f);
-    nlp_pos_backward(nlp_net_g(m, m->pos_emb), m->dres, B, T, C, 0);
+    NLP_PROF("embedding bwd", 0, 12.0 * N * C, {
+        nlp_dropout(m->dres, m->dres, (size_t)N * C, nlp_net_dropout(m), nlp_net_seed(m, 0));
+        nlp_embed_backward(nlp_net_g(m, m->tok_emb), m->dres, m->in_ids, N, C, 1.0f);
+        nlp_pos_backward(nlp_net_g(m, m->pos_emb), m->dres, B, T, C, 0);
+    });
     return NLP_OK;
 }
 

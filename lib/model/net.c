@@ -4,6 +4,7 @@
 #include "model/net.h"
 #include "nn/gemv.h"
 #include "base/err.h"
+#include "base/prof.h"
 #include "nn/act.h"
 #include "nn/gemm.h"
 #include "nn/norm.h"
@@ -29,6 +30,22 @@ nlp_lref nlp_net_linear(nlp_params *p, const char *name, int in, int out, enum n
     }
     r.w = w;
     return r;
+}
+
+int nlp_net_linears(nlp_params *p, const char *const *names, int n, int in, int out, nlp_lref **dst)
+{
+    char buf[256];
+    int64_t shape[2] = {out, in}, bs[1] = {out};
+    for (int i = 0; i < n; i++) {
+        *dst[i] = (nlp_lref){.w = -1, .b = -1, .in = in, .out = out, .layout = NLP_W_OUT_IN};
+        snprintf(buf, sizeof buf, "%s.weight", names[i]);
+        if ((dst[i]->w = nlp_params_add(p, buf, 2, shape, 0)) < 0) return dst[i]->w;
+    }
+    for (int i = 0; i < n; i++) {
+        snprintf(buf, sizeof buf, "%s.bias", names[i]);
+        if ((dst[i]->b = nlp_params_add(p, buf, 1, bs, 1)) < 0) return dst[i]->b;
+    }
+    return NLP_OK;
 }
 
 int nlp_net_layernorm(nlp_params *p, const char *name, int C, int *g, int *b)
@@ -60,7 +77,7 @@ void nlp_net_logits(nlp_model *m, int N, const float *h, int table)
     const int C = m->cfg.d_model, V = m->cfg.vocab_size;
     const uint16_t *wb = nlp_net_wbf(m, table);
     if (wb && N <= NLP_LINEAR_BF16_ROWS) nlp_gemv(N, V, C, 1.0f, h, C, wb, C, 1, 1, 0.0f, m->logits, V);
-    else nlp_gemm(0, 1, N, V, C, 1.0f, h, C, nlp_net_w(m, table), C, 0.0f, m->logits, V);
+    else NLP_PROF("logits fwd", 2.0 * N * V * C, 0, nlp_gemm(0, 1, N, V, C, 1.0f, h, C, nlp_net_w(m, table), C, 0.0f, m->logits, V));
 }
 
 nlp_linear nlp_net_lin(const nlp_model *m, const nlp_lref *r)
@@ -89,9 +106,11 @@ void nlp_net_output_backward(nlp_model *m, const nlp_xent *x, const float *lse, 
 {
     const int N = x->N, V = x->V, C = m->cfg.d_model;
     float *dl = (float *)x->logits;
-    nlp_xent_backward(x, lse, 1.0f, dl, x->ld);
-    nlp_gemm(0, 0, N, C, V, 1.0f, dl, (int)x->ld, nlp_net_w(m, w), C, 0.0f, dh, C);
-    nlp_gemm(1, 0, V, C, N, 1.0f, dl, (int)x->ld, h, C, 1.0f, nlp_net_g(m, w), C);
+    NLP_PROF("loss bwd", 0, 8.0 * N * V, nlp_xent_backward(x, lse, 1.0f, dl, x->ld));
+    NLP_PROF("logits bwd", 4.0 * N * V * C, 0, {
+        nlp_gemm(0, 0, N, C, V, 1.0f, dl, (int)x->ld, nlp_net_w(m, w), C, 0.0f, dh, C);
+        nlp_gemm(1, 0, V, C, N, 1.0f, dl, (int)x->ld, h, C, 1.0f, nlp_net_g(m, w), C);
+    });
 }
 
 int nlp_net_check_ids(const int32_t *ids, int B, int T, int V, int32_t allow, const char *what)
@@ -233,6 +252,105 @@ static nlp_attn attn_of(const nlp_run *r, const nlp_sub *s)
     return a;
 }
 
+/* Flops of the attention products, forward (passes 1) or backward (2):
+ * Q·Kᵀ and P·V per (batch, head), each 2·T·S·D (causal: about half). */
+static double attn_flops(const nlp_attn *a, int passes)
+{
+    double f = 4.0 * a->B * a->H * (double)a->T * a->S * a->D * passes;
+    return a->causal && !a->q_offset && a->T == a->S ? f / 2 : f;
+}
+
+/* Whether the weights and biases of linear layers l[0..n) lie one after
+ * another in the arena, so that they act as one [n·out, in] layer. */
+static int adjacent(const nlp_model *m, const nlp_lref *const *l, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (l[i]->layout != NLP_W_OUT_IN || l[i]->in != l[0]->in || l[i]->out != l[0]->out || l[i]->w < 0 ||
+            (l[i]->b < 0) != (l[0]->b < 0))
+            return 0;
+    const float *w0 = nlp_net_w(m, l[0]->w), *b0 = nlp_net_w(m, l[0]->b);
+    const size_t io = (size_t)l[0]->in * l[0]->out;
+    for (int i = 1; i < n; i++)
+        if (nlp_net_w(m, l[i]->w) != w0 + i * io || (b0 && nlp_net_w(m, l[i]->b) != b0 + (size_t)i * l[0]->out))
+            return 0;
+    return nlp_net_wbf(m, l[0]->w) == NULL; /* bf16 inference copies go layer by layer */
+}
+
+/* n adjacent layers as one, with their gradients (adjacent too: one arena). */
+static nlp_linear joined(const nlp_model *m, const nlp_lref *l0, int n)
+{
+    nlp_linear l = nlp_net_lin(m, l0);
+    l.out *= n;
+    return l;
+}
+
+/* q|k|v of self-attention into s->qkv_a [N, 3C]: one product where the
+ * three weights lie together (every element the same chain of operations
+ * as three products: sgemm.h). */
+static void qkv_forward(nlp_model *m, nlp_sub *s, int N, const float *h)
+{
+    const int C = m->cfg.d_model;
+    const nlp_lref *p[3] = {&s->q, &s->k, &s->v};
+    if (s->fused || adjacent(m, p, 3)) {
+        nlp_linear l = s->fused ? nlp_net_lin(m, &s->qkv) : joined(m, &s->q, 3);
+        nlp_linear_forward(&l, N, h, C, s->qkv_a, 3 * C);
+        return;
+    }
+    for (int i = 0; i < 3; i++) {
+        nlp_linear l = nlp_net_lin(m, p[i]);
+        nlp_linear_forward(&l, N, h, C, s->qkv_a + i * C, 3 * C);
+    }
+}
+
+static void qkv_backward(nlp_model *m, nlp_sub *s, int N, const float *h, const float *dqkv, float *dh, float beta)
+{
+    const int C = m->cfg.d_model;
+    const nlp_lref *p[3] = {&s->q, &s->k, &s->v};
+    if (s->fused || adjacent(m, p, 3)) {
+        nlp_linear l = s->fused ? nlp_net_lin(m, &s->qkv) : joined(m, &s->q, 3);
+        nlp_linear_backward(&l, N, h, C, dqkv, 3 * C, dh, C, beta);
+        return;
+    }
+    for (int i = 0; i < 3; i++) {
+        nlp_linear l = nlp_net_lin(m, p[i]);
+        nlp_linear_backward(&l, N, h, C, dqkv + i * C, 3 * C, dh, C, i ? 1.0f : beta);
+    }
+}
+
+/* Cross-attention k|v of the memory [M, C] into kv [M, 2C]. */
+void nlp_net_kv_forward(const nlp_model *m, const nlp_sub *s, int M, const float *mem, float *kv)
+{
+    const int C = m->cfg.d_model;
+    const nlp_lref *p[2] = {&s->k, &s->v};
+    if (adjacent(m, p, 2)) {
+        nlp_linear l = joined(m, &s->k, 2);
+        nlp_linear_forward(&l, M, mem, C, kv, 2 * C);
+        return;
+    }
+    nlp_linear k = nlp_net_lin(m, &s->k), v = nlp_net_lin(m, &s->v);
+    nlp_linear_forward(&k, M, mem, C, kv, 2 * C);
+    nlp_linear_forward(&v, M, mem, C, kv + C, 2 * C);
+}
+
+static void kv_forward(nlp_model *m, nlp_sub *s, int M, const float *mem, float *kv)
+{
+    nlp_net_kv_forward(m, s, M, mem, kv);
+}
+
+static void kv_backward(nlp_model *m, nlp_sub *s, int M, const float *mem, const float *dkv, float *dmem)
+{
+    const int C = m->cfg.d_model;
+    const nlp_lref *p[2] = {&s->k, &s->v};
+    if (adjacent(m, p, 2)) {
+        nlp_linear l = joined(m, &s->k, 2);
+        nlp_linear_backward(&l, M, mem, C, dkv, 2 * C, dmem, C, 1);
+        return;
+    }
+    nlp_linear k = nlp_net_lin(m, &s->k), v = nlp_net_lin(m, &s->v);
+    nlp_linear_backward(&k, M, mem, C, dkv, 2 * C, dmem, C, 1);
+    nlp_linear_backward(&v, M, mem, C, dkv + C, 2 * C, dmem, C, 1);
+}
+
 static int sub_forward(const nlp_run *r, nlp_sub *s, const float *x)
 {
     nlp_model *m = r->m;
@@ -242,22 +360,13 @@ static int sub_forward(const nlp_run *r, nlp_sub *s, const float *x)
     const float *h = x;
     int rc = NLP_OK;
     if (m->cfg.pre_ln) {
-        nlp_layernorm_forward(s->ln, s->mean, s->rstd, x, nlp_net_w(m, s->ln_g), nlp_net_w(m, s->ln_b), N, C, eps);
+        NLP_PROF("layernorm fwd", 0, 8.0 * NC, nlp_layernorm_forward(s->ln, s->mean, s->rstd, x, nlp_net_w(m, s->ln_g), nlp_net_w(m, s->ln_b), N, C, eps));
         h = s->ln;
     }
     float *f = m->tmp[0];
     switch (s->kind) {
     case NLP_SUB_SELF: {
-        if (s->fused) {
-            nlp_linear l = nlp_net_lin(m, &s->qkv);
-            nlp_linear_forward(&l, N, h, C, s->qkv_a, 3 * C);
-        } else {
-            const nlp_lref *p[3] = {&s->q, &s->k, &s->v};
-            for (int i = 0; i < 3; i++) {
-                nlp_linear l = nlp_net_lin(m, p[i]);
-                nlp_linear_forward(&l, N, h, C, s->qkv_a + i * C, 3 * C);
-            }
-        }
+        NLP_PROF("linear qkv fwd", 6.0 * N * C * C, 0, qkv_forward(m, s, N, h));
         if (r->cache) { /* append this pass's k|v to the cache */
             const struct nlp_cache *c = r->cache;
             float *kv = nlp_cache_self(c, s->slot);
@@ -267,41 +376,42 @@ static int sub_forward(const nlp_run *r, nlp_sub *s, const float *x)
                            2 * (size_t)C * sizeof(float));
         }
         nlp_attn a = attn_of(r, s);
-        if ((rc = nlp_attn_forward(&a, s->P))) return rc;
+        NLP_PROF("attention fwd", attn_flops(&a, 1), 0, rc = nlp_attn_forward(&a, s->P));
+        if (rc) return rc;
         nlp_linear o = nlp_net_lin(m, &s->o);
-        nlp_linear_forward(&o, N, s->att, C, f, C);
+        NLP_PROF("linear out fwd", 2.0 * N * C * C, 0, nlp_linear_forward(&o, N, s->att, C, f, C));
         break;
     }
     case NLP_SUB_CROSS: {
-        nlp_linear q = nlp_net_lin(m, &s->q), k = nlp_net_lin(m, &s->k), v = nlp_net_lin(m, &s->v);
-        nlp_linear_forward(&q, N, h, C, s->qkv_a, C);
-        if (!r->cache) {
-            nlp_linear_forward(&k, M, r->mem, C, s->kv_a, 2 * C);
-            nlp_linear_forward(&v, M, r->mem, C, s->kv_a + C, 2 * C);
-        }
+        nlp_linear q = nlp_net_lin(m, &s->q);
+        NLP_PROF("linear qkv fwd", 2.0 * N * C * C + (r->cache ? 0 : 4.0 * M * C * C), 0, {
+            nlp_linear_forward(&q, N, h, C, s->qkv_a, C);
+            if (!r->cache) kv_forward(m, s, M, r->mem, s->kv_a);
+        });
         nlp_attn a = attn_of(r, s);
-        if ((rc = nlp_attn_forward(&a, s->P))) return rc;
+        NLP_PROF("attention fwd", attn_flops(&a, 1), 0, rc = nlp_attn_forward(&a, s->P));
+        if (rc) return rc;
         nlp_linear o = nlp_net_lin(m, &s->o);
-        nlp_linear_forward(&o, N, s->att, C, f, C);
+        NLP_PROF("linear out fwd", 2.0 * N * C * C, 0, nlp_linear_forward(&o, N, s->att, C, f, C));
         break;
     }
     case NLP_SUB_FFN: {
         nlp_linear fc1 = nlp_net_lin(m, &s->fc1), fc2 = nlp_net_lin(m, &s->fc2);
-        nlp_linear_forward(&fc1, N, h, C, s->h1, F);
-        nlp_act_forward(m->cfg.activation, s->h2, s->h1, (size_t)N * F);
+        NLP_PROF("linear ffn fwd", 2.0 * N * C * F, 0, nlp_linear_forward(&fc1, N, h, C, s->h1, F));
+        NLP_PROF("activation fwd", 0, 8.0 * N * F, nlp_act_forward(m->cfg.activation, s->h2, s->h1, (size_t)N * F));
         if (m->cfg.arch == NLP_ARCH_TRANSFORMER)
-            nlp_dropout(s->h2, s->h2, (size_t)N * F, nlp_net_dropout(m), nlp_net_seed(m, s->site + 1));
-        nlp_linear_forward(&fc2, N, s->h2, F, f, C);
+            NLP_PROF("dropout", 0, 8.0 * N * F, nlp_dropout(s->h2, s->h2, (size_t)N * F, nlp_net_dropout(m), nlp_net_seed(m, s->site + 1)));
+        NLP_PROF("linear ffn fwd", 2.0 * N * C * F, 0, nlp_linear_forward(&fc2, N, s->h2, F, f, C));
         break;
     }
     }
-    nlp_dropout(f, f, NC, nlp_net_dropout(m), nlp_net_seed(m, s->site));
+    NLP_PROF("dropout", 0, 8.0 * NC, nlp_dropout(f, f, NC, nlp_net_dropout(m), nlp_net_seed(m, s->site)));
     if (m->cfg.pre_ln) {
-        nlp_add(s->out, x, f, NC);
+        NLP_PROF("residual add", 0, 12.0 * NC, nlp_add(s->out, x, f, NC));
     } else {
-        nlp_add(s->sum, x, f, NC);
-        nlp_layernorm_forward(s->out, s->mean, s->rstd, s->sum, nlp_net_w(m, s->ln_g), nlp_net_w(m, s->ln_b), N, C,
-                              eps);
+        NLP_PROF("residual add", 0, 12.0 * NC, nlp_add(s->sum, x, f, NC));
+        NLP_PROF("layernorm fwd", 0, 8.0 * NC, nlp_layernorm_forward(s->out, s->mean, s->rstd, s->sum, nlp_net_w(m, s->ln_g), nlp_net_w(m, s->ln_b), N, C,
+                              eps));
     }
     return NLP_OK;
 }
@@ -319,13 +429,15 @@ static int sub_backward(const nlp_run *r, nlp_sub *s, const float *x, float *dre
     if (pre) {
         df = dres;
     } else {
-        nlp_layernorm_backward(t1, 0, nlp_net_g(m, s->ln_g), nlp_net_g(m, s->ln_b), dres, s->sum, s->mean, s->rstd,
-                               nlp_net_w(m, s->ln_g), N, C);
-        memcpy(dres, t1, NC * sizeof(float));
+        NLP_PROF("layernorm bwd", 0, 16.0 * NC, {
+            nlp_layernorm_backward(t1, 0, nlp_net_g(m, s->ln_g), nlp_net_g(m, s->ln_b), dres, s->sum, s->mean, s->rstd,
+                                   nlp_net_w(m, s->ln_g), N, C);
+            memcpy(dres, t1, NC * sizeof(float));
+        });
         df = t1;
     }
     if (p > 0) {
-        nlp_dropout(t0, df, NC, p, nlp_net_seed(m, s->site));
+        NLP_PROF("dropout", 0, 8.0 * NC, nlp_dropout(t0, df, NC, p, nlp_net_seed(m, s->site)));
         df = t0;
     }
     const float *h = pre ? s->ln : x;
@@ -335,46 +447,41 @@ static int sub_backward(const nlp_run *r, nlp_sub *s, const float *x, float *dre
     switch (s->kind) {
     case NLP_SUB_SELF: {
         nlp_linear o = nlp_net_lin(m, &s->o);
-        nlp_linear_backward(&o, N, s->att, C, df, C, t3, C, 0);
+        NLP_PROF("linear out bwd", 4.0 * N * C * C, 0, nlp_linear_backward(&o, N, s->att, C, df, C, t3, C, 0));
         nlp_attn a = attn_of(r, s);
-        if ((rc = nlp_attn_backward(&a, s->P, t3, big, big + C, big + 2 * C))) return rc;
-        if (s->fused) {
-            nlp_linear l = nlp_net_lin(m, &s->qkv);
-            nlp_linear_backward(&l, N, h, C, big, 3 * C, dh, C, beta);
-        } else {
-            const nlp_lref *pr[3] = {&s->q, &s->k, &s->v};
-            for (int i = 0; i < 3; i++) {
-                nlp_linear l = nlp_net_lin(m, pr[i]);
-                nlp_linear_backward(&l, N, h, C, big + i * C, 3 * C, dh, C, i ? 1.0f : beta);
-            }
-        }
+        NLP_PROF("attention bwd", attn_flops(&a, 2), 0, rc = nlp_attn_backward(&a, s->P, t3, big, big + C, big + 2 * C));
+        if (rc) return rc;
+        NLP_PROF("linear qkv bwd", 12.0 * N * C * C, 0, qkv_backward(m, s, N, h, big, dh, beta));
         break;
     }
     case NLP_SUB_CROSS: {
         nlp_linear o = nlp_net_lin(m, &s->o);
-        nlp_linear_backward(&o, N, s->att, C, df, C, t3, C, 0);
+        NLP_PROF("linear out bwd", 4.0 * N * C * C, 0, nlp_linear_backward(&o, N, s->att, C, df, C, t3, C, 0));
         nlp_attn a = attn_of(r, s);
         float *dq = big, *dkv = big + NC;
-        if ((rc = nlp_attn_backward(&a, s->P, t3, dq, dkv, dkv + C))) return rc;
-        nlp_linear q = nlp_net_lin(m, &s->q), k = nlp_net_lin(m, &s->k), v = nlp_net_lin(m, &s->v);
-        nlp_linear_backward(&q, N, h, C, dq, C, dh, C, beta);
-        nlp_linear_backward(&k, M, r->mem, C, dkv, 2 * C, r->dmem, C, 1);
-        nlp_linear_backward(&v, M, r->mem, C, dkv + C, 2 * C, r->dmem, C, 1);
+        NLP_PROF("attention bwd", attn_flops(&a, 2), 0, rc = nlp_attn_backward(&a, s->P, t3, dq, dkv, dkv + C));
+        if (rc) return rc;
+        nlp_linear q = nlp_net_lin(m, &s->q);
+        NLP_PROF("linear qkv bwd", 4.0 * N * C * C + 8.0 * M * C * C, 0, {
+            nlp_linear_backward(&q, N, h, C, dq, C, dh, C, beta);
+            kv_backward(m, s, M, r->mem, dkv, r->dmem);
+        });
         break;
     }
     case NLP_SUB_FFN: {
         nlp_linear fc1 = nlp_net_lin(m, &s->fc1), fc2 = nlp_net_lin(m, &s->fc2);
         size_t NF = (size_t)N * F;
-        nlp_linear_backward(&fc2, N, s->h2, F, df, C, big, F, 0);
-        if (m->cfg.arch == NLP_ARCH_TRANSFORMER) nlp_dropout(big, big, NF, p, nlp_net_seed(m, s->site + 1));
-        nlp_act_backward(m->cfg.activation, big, big, s->h1, NF, 0);
-        nlp_linear_backward(&fc1, N, h, C, big, F, dh, C, beta);
+        NLP_PROF("linear ffn bwd", 4.0 * N * C * F, 0, nlp_linear_backward(&fc2, N, s->h2, F, df, C, big, F, 0));
+        if (m->cfg.arch == NLP_ARCH_TRANSFORMER)
+            NLP_PROF("dropout", 0, 8.0 * NF, nlp_dropout(big, big, NF, p, nlp_net_seed(m, s->site + 1)));
+        NLP_PROF("activation bwd", 0, 12.0 * NF, nlp_act_backward(m->cfg.activation, big, big, s->h1, NF, 0));
+        NLP_PROF("linear ffn bwd", 4.0 * N * C * F, 0, nlp_linear_backward(&fc1, N, h, C, big, F, dh, C, beta));
         break;
     }
     }
     if (pre)
-        nlp_layernorm_backward(dres, 1, nlp_net_g(m, s->ln_g), nlp_net_g(m, s->ln_b), t2, x, s->mean, s->rstd,
-                               nlp_net_w(m, s->ln_g), N, C);
+        NLP_PROF("layernorm bwd", 0, 16.0 * NC, nlp_layernorm_backward(dres, 1, nlp_net_g(m, s->ln_g), nlp_net_g(m, s->ln_b), t2, x, s->mean, s->rstd,
+                               nlp_net_w(m, s->ln_g), N, C));
     return NLP_OK;
 }
 
@@ -388,8 +495,9 @@ int nlp_net_stack_forward(const nlp_run *r, nlp_stack *st, const float **out)
     }
     if (st->lnf_g >= 0) {
         nlp_model *m = r->m;
-        nlp_layernorm_forward(st->lnf, st->lnf_mean, st->lnf_rstd, x, nlp_net_w(m, st->lnf_g), nlp_net_w(m, st->lnf_b),
-                              r->B * r->T, m->cfg.d_model, (float)m->cfg.ln_eps);
+        NLP_PROF("layernorm fwd", 0, 8.0 * r->B * r->T * m->cfg.d_model,
+                 nlp_layernorm_forward(st->lnf, st->lnf_mean, st->lnf_rstd, x, nlp_net_w(m, st->lnf_g),
+                                       nlp_net_w(m, st->lnf_b), r->B * r->T, m->cfg.d_model, (float)m->cfg.ln_eps));
         x = st->lnf;
     }
     *out = x;
@@ -402,9 +510,11 @@ int nlp_net_stack_backward(const nlp_run *r, nlp_stack *st, float *dres)
     const int C = m->cfg.d_model, N = r->B * r->T;
     if (st->lnf_g >= 0) {
         const float *x = st->n ? st->sub[st->n - 1].out : st->x0;
-        nlp_layernorm_backward(m->tmp[1], 0, nlp_net_g(m, st->lnf_g), nlp_net_g(m, st->lnf_b), dres, x, st->lnf_mean,
-                               st->lnf_rstd, nlp_net_w(m, st->lnf_g), N, C);
-        memcpy(dres, m->tmp[1], (size_t)N * C * sizeof(float));
+        NLP_PROF("layernorm bwd", 0, 16.0 * N * C, {
+            nlp_layernorm_backward(m->tmp[1], 0, nlp_net_g(m, st->lnf_g), nlp_net_g(m, st->lnf_b), dres, x, st->lnf_mean,
+                                   st->lnf_rstd, nlp_net_w(m, st->lnf_g), N, C);
+            memcpy(dres, m->tmp[1], (size_t)N * C * sizeof(float));
+        });
     }
     for (int i = st->n - 1; i >= 0; i--) {
         int rc = sub_backward(r, &st->sub[i], i ? st->sub[i - 1].out : st->x0, dres);

@@ -174,6 +174,13 @@ static inline float *nlp_bump_take(nlp_bump *b, size_t n)
 /* Declares a linear layer's parameters ("<name>.weight", "<name>.bias") and
  * returns its reference; on failure returns w = -1 with the error set. */
 nlp_lref nlp_net_linear(nlp_params *p, const char *name, int in, int out, enum nlp_wlayout layout, int bias);
+/* n linear layers W[out,in] with biases, named names[i], into *dst[i]: the n
+ * weights first, one after another, then the n biases, so that the layers
+ * also act as one [n·out, in] layer (q|k|v in one product). Returns 0 or the
+ * error of nlp_params_add. */
+int nlp_net_linears(nlp_params *p, const char *const *names, int n, int in, int out, nlp_lref **dst);
+/* Cross-attention k|v of s for the memory mem [M, C] into kv [M, 2C]. */
+void nlp_net_kv_forward(const nlp_model *m, const nlp_sub *s, int M, const float *mem, float *kv);
 /* Declares "<name>.weight" and "<name>.bias" of a LayerNorm of size C; 0 or an error. */
 int nlp_net_layernorm(nlp_params *p, const char *name, int C, int *g, int *b);
 

@@ -60,7 +60,15 @@ static inline float dact(enum nlp_act a, float v)
 void nlp_act_backward(enum nlp_act a, float *dx, const float *dy, const float *x, size_t n, int accumulate)
 {
     long N = (long)n;
-    if (a == NLP_ACT_GELU_TANH && !accumulate) { /* the hot one, vectorised */
+    if (a == NLP_ACT_RELU) { /* vectorised: the generic loop below calls dact per element */
+        if (accumulate) {
+#pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
+            for (long i = 0; i < N; i++) dx[i] += x[i] > 0 ? dy[i] : 0.0f;
+        } else {
+#pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
+            for (long i = 0; i < N; i++) dx[i] = x[i] > 0 ? dy[i] : 0.0f;
+        }
+    } else if (a == NLP_ACT_GELU_TANH && !accumulate) { /* the hot one, vectorised */
 #pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
         for (long i = 0; i < N; i++) {
             float v = x[i], t = nlp_tanhf(SQRT_2_OVER_PI * (v + GELU_C * v * v * v));

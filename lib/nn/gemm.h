@@ -2,54 +2,50 @@
  * gemm.h — the one matrix product of libnlpipe, and what the CPU can do.
  *
  * Every matrix product of the neural engine goes through nlp_gemm(): row-major
- * C = alpha * op(A) op(B) + beta * C, as cblas_sgemm. The fp32 path is OpenBLAS
- * cblas_sgemm. An opt-in bf16 path (nlp_gemm_set_mode(NLP_GEMM_BF16), for the
- * whole process) rounds op(A) and op(B) to bfloat16 (nearest even) and
- * multiplies them with the AVX-512 BF16 dot-product instruction (vdpbf16ps),
- * accumulating in fp32; it can be selected only where the CPU reports
- * avx512_bf16 at run time (nlp_cpu_has_avx512bf16()), and products with M or N
- * below 16 or K below 32 stay fp32. fp32 is the default and the only mode the
- * parity tests use.
+ * C = alpha * op(A) op(B) + beta * C, as cblas_sgemm. fp32 products run on
+ * nlpipe's own kernels (sgemm.h), chosen from what CPUID reports: AVX-512F,
+ * AVX2 + FMA, or plain C. An opt-in bf16 path (nlp_gemm_set_mode(NLP_GEMM_BF16),
+ * for the whole process) rounds op(A) and op(B) to bfloat16 (nearest even)
+ * and multiplies them with the AVX-512 BF16 dot-product instruction
+ * (vdpbf16ps), accumulating in fp32; it can be selected only where the CPU
+ * reports avx512_bf16 at run time (nlp_cpu_has_avx512bf16()), and products
+ * with M or N below 16 or K below 32 stay fp32. fp32 is the default and the
+ * only mode the parity tests use. NLPIPE_GEMM=openblas in the environment
+ * sends fp32 products to OpenBLAS instead (for comparison).
  *
  * Threads. nlp_gemm() called outside an OpenMP parallel region splits C into
- * one contiguous block of rows or columns (the longer side) per OpenMP thread,
- * and each thread calls the single-threaded OpenBLAS kernel on its block;
- * called inside a parallel region (attention heads) it runs on the calling
- * thread. OpenBLAS's own threading is switched off (nlp_gemm_init): the
- * workers of Debian's default pthread build busy-wait, which collapses on a
- * shared machine and oversubscribes the cores beside our OpenMP threads,
- * while OpenMP with OMP_WAIT_POLICY=PASSIVE sleeps. The OpenMP build of
- * OpenBLAS (libopenblas0-openmp) would compose with our regions, but it was
- * not faster and implements openblas_set_num_threads() with
- * omp_set_num_threads(), so nlp_gemm_init restores OpenMP's count after it.
- * Each element of C is computed by one thread with the whole K sum, so results
- * are identical from run to run for a given thread count.
+ * one contiguous block of rows or columns (the longer side, whole micro-tiles)
+ * per OpenMP thread, and each thread runs the single-threaded kernels on its
+ * block; called inside a parallel region (attention heads) it runs on the
+ * calling thread. Each element of C is computed by one thread with the whole
+ * K sum, in the same order whatever the split (sgemm.h), so results do not
+ * depend on the thread count. OpenBLAS's own threading is switched off
+ * (nlp_gemm_init): its workers busy-wait beside our OpenMP threads.
  *
- * Why OpenBLAS. tools/gemm-compare times the candidates on the products of one
- * GPT training step (forward, dgrad and wgrad shapes of GPT small and GPT-2
- * 124M), interleaved rep by rep (OpenBLAS's own pool apart: its workers spin
- * after each call and slow whatever runs next). On the development machine
- * (AMD EPYC Zen 4, 2 vCPUs shared with other jobs; FMA peak 223 GFLOP/s,
- * OpenBLAS sgemm 180 on 2048² squares), 2 threads, GFLOP/s over the step's
- * products, range of four runs (two with each OpenBLAS build):
+ * Why our own kernels. Debian's OpenBLAS picks its kernels from its own guess
+ * about the CPU, which the environment can override: this workplace's AMD
+ * machines set OPENBLAS_CORETYPE=Haswell (older OpenBLAS builds fail on them),
+ * and OpenBLAS then runs AVX2 kernels at half the AVX-512 rate. Ours are
+ * chosen from CPUID alone, are row-invariant by construction (translation
+ * needs it), and take packed weights for decoding. tools/gemm-compare times
+ * the candidates on the products of the GPT small, GPT-2 124M and
+ * encoder-decoder training steps, interleaved rep by rep. On a 2-core Intel
+ * Xeon (Sapphire Rapids class, AVX-512 and AMX; FMA peak 463 GFLOP/s,
+ * OpenBLAS 0.3.21 choosing its SkylakeX kernels), 2 threads, GFLOP/s over each
+ * step's products, one run on 2026-11-24:
  *
- *                                     GPT small      GPT-2 124M
- *   OpenBLAS 0.3.21, our split        178 – 192      150 – 180
- *   OpenBLAS, its own thread pool     165 – 187      162 – 185
- *   oneDNN 2.6.3 dnnl_sgemm           185 – 198      155 – 191
- *   BLIS 0.9.0 (OpenMP)               160 – 189       81 – 150
- *   our bf16 kernel (opt-in)          258 – 297      257 – 303
+ *                           GPT small   GPT-2 124M   encoder-decoder
+ *   nlpipe (ours)             292.8       299.1          325.8
+ *   OpenBLAS, our split       276.6       297.6          300.0
+ *   OpenBLAS, its own pool    274.6       304.8          296.4
+ *   oneDNN 2.7 dnnl_sgemm     265.8       326.6          316.2
+ *   BLIS 0.9.0 (OpenMP)       193.3       203.4          208.3
+ *   our bf16 kernel           175.9       187.2          183.7
  *
- * Single shapes vary by up to 2× between runs on this shared machine; the
- * step figures much less. BLIS falls behind on the skinny products of small
- * batches (GPT-2 124M at 256 tokens). oneDNN's sgemm is 3–7% ahead of
- * OpenBLAS here, which would be 2–5% of a training step: not worth a second
- * BLAS dependency (libdnnl) for fp32. OpenBLAS's own pool is within noise of
- * our split but spins. For bf16, Debian's OpenBLAS has no sbgemm and oneDNN
- * 2.6 offers bf16 only through its matmul primitive (a primitive per shape),
- * so the bf16 kernel is ours: 1.45–1.8× our fp32 products, limited by the
- * rounding and packing of both operands on every call (the micro-kernel
- * itself runs at the bf16 peak, 64 flops per cycle per core).
+ * Our micro-kernel runs at 88% of one core's FMA peak on data in L1 (12×32
+ * fp32 block, 24 zmm accumulators); what is lost on whole products is lost
+ * to memory (packing Bᵀ, reading A). The bf16 kernel pays for rounding and
+ * packing both operands on every call.
  *
  * Not here: anything but matrix products (layers live in their own modules).
  */
@@ -58,6 +54,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "nn/sgemm.h"
 
 enum nlp_gemm_mode {
     NLP_GEMM_F32 = 0,  /* fp32 everywhere (default) */
@@ -88,13 +86,15 @@ enum nlp_gemm_mode nlp_gemm_get_mode(void);
  * the BLAS. Returns the previous setting. */
 int nlp_gemm_set_row_invariant(int on);
 
+/* Which fp32 kernels products run on: "avx512", "avx2" or "generic" (ours,
+ * sgemm.h), or "openblas (CORE)" under NLPIPE_GEMM=openblas. For figures
+ * that must say what they measured. */
+const char *nlp_gemm_kernel_name(void);
+
 /* One-time set-up (idempotent; nlp_gemm calls it itself): switches OpenBLAS to
  * one thread per call. */
 void nlp_gemm_init(void);
 
-/* CPU features, from CPUID and XGETBV (the OS must save the AVX-512 state). */
-int nlp_cpu_has_avx512f(void);
-int nlp_cpu_has_avx512bf16(void);
 
 /* Flop count of one product, 2*M*N*K, as a double. */
 static inline double nlp_gemm_flops(int M, int N, int K) { return 2.0 * M * (double)N * K; }

@@ -1,12 +1,14 @@
 /*
- * gemmcmp — compares matrix-product libraries on the products of one GPT
- * training step (the shapes of nlp_gemm calls for GPT small and GPT-2 124M),
- * for the choice recorded in lib/nn/gemm.h. Built and run by tools/gemm-compare
- * (it needs libblis-dev and libdnnl-dev, which nlpipe itself does not).
+ * gemmcmp — compares matrix-product libraries on the products of one
+ * training step (the shapes of nlp_gemm calls for GPT small, GPT-2 124M and
+ * the encoder-decoder), for the choice recorded in lib/nn/gemm.h. Built and
+ * run by tools/gemm-compare (it needs libblis-dev and libdnnl-dev, which
+ * nlpipe itself does not).
  *
  * Candidates, all fp32, THREADS threads:
- *   nlp_gemm        OpenBLAS single-threaded kernels, C split over OpenMP threads (nlp_gemm's choice)
- *   split-m/-n      the same, C always split by rows / by columns
+ *   nlpipe          nlp_gemm: our kernels (sgemm.h), C split over OpenMP threads
+ *   openblas        OpenBLAS single-threaded kernels, C split the same way
+ *                   (nlp_gemm under NLPIPE_GEMM=openblas)
  *   openblas-own    cblas_sgemm with OpenBLAS's own (pthread) thread pool
  *   blis            bli_sgemm, BLIS's OpenMP threading
  *   onednn          dnnl_sgemm (row-major), oneDNN's OpenMP threading
@@ -32,6 +34,7 @@
 
 void openblas_set_num_threads(int);
 int openblas_get_parallel(void);
+char *openblas_get_corename(void);
 
 static double now(void)
 {
@@ -62,6 +65,20 @@ static const struct shape SMALL[] = {
     {"dW fc", 256, 1024, 2048, 1, 0, 4},  {"dW fc.proj", 1024, 256, 2048, 1, 0, 4},
     {"dW lm", 8192, 256, 2048, 1, 0, 1},  {0},
 };
+/* encoder-decoder small: N=B·T=2048 (32 × 64, source and target), C=256,
+ * F=1024, V=8000, 3+3 layers: q|k|v as one product, cross-attention k|v as one */
+static const struct shape ENCDEC[] = {
+    {"qkv", 2048, 768, 256, 0, 1, 6},     {"q (cross)", 2048, 256, 256, 0, 1, 3},
+    {"kv (cross)", 2048, 512, 256, 0, 1, 3}, {"out", 2048, 256, 256, 0, 1, 9},
+    {"fc1", 2048, 1024, 256, 0, 1, 6},    {"fc2", 2048, 256, 1024, 0, 1, 6},
+    {"logits", 2048, 8000, 256, 0, 1, 1}, {"dx qkv", 2048, 256, 768, 0, 0, 6},
+    {"dx kv", 2048, 256, 512, 0, 0, 3},   {"dx q/out", 2048, 256, 256, 0, 0, 12},
+    {"dx fc1", 2048, 256, 1024, 0, 0, 6}, {"dx fc2", 2048, 1024, 256, 0, 0, 6},
+    {"dh logits", 2048, 256, 8000, 0, 0, 1}, {"dW qkv", 768, 256, 2048, 1, 0, 6},
+    {"dW kv", 512, 256, 2048, 1, 0, 3},   {"dW q/out", 256, 256, 2048, 1, 0, 12},
+    {"dW fc1", 1024, 256, 2048, 1, 0, 6}, {"dW fc2", 256, 1024, 2048, 1, 0, 6},
+    {"dW logits", 8000, 256, 2048, 1, 0, 1}, {0},
+};
 /* GPT-2 124M: N=B·T=256, C=768, F=3072, V=50257, 12 layers */
 static const struct shape G124[] = {
     {"qkv", 256, 2304, 768, 0, 0, 12},    {"attn.proj", 256, 768, 768, 0, 0, 12},
@@ -74,13 +91,15 @@ static const struct shape G124[] = {
     {"dW lm", 50257, 768, 256, 1, 0, 1},  {0},
 };
 
-enum { SPLIT, SPLIT_M, SPLIT_N, OWN, BLIS, DNNL, BF16, NLIB };
-static const char *LIB[NLIB] = {"nlp_gemm", "split-m", "split-n", "openblas-own", "blis", "onednn", "nlpipe-bf16"};
+enum { SPLIT, SPLIT_BLAS, OWN, BLIS, DNNL, BF16, NLIB };
+static const char *LIB[NLIB] = {"nlpipe", "openblas", "openblas-own", "blis", "onednn", "nlpipe-bf16"};
 
-/* C split into one block of rows (m) or columns (n) per thread, single-threaded OpenBLAS on each. */
-static void split(int by_m, const struct shape *s, const float *A, int lda, const float *B, int ldb, float *C)
+/* C split into one block of rows or columns (the longer side, as nlp_gemm)
+ * per thread, single-threaded OpenBLAS on each. */
+static void split(const struct shape *s, const float *A, int lda, const float *B, int ldb, float *C)
 {
-    int nt = omp_get_max_threads(), len = by_m ? s->M : s->N, chunk = ((len + nt - 1) / nt + 15) & ~15;
+    int by_m = s->M > s->N;
+    int nt = omp_get_max_threads(), len = by_m ? s->M : s->N, chunk = ((len + nt - 1) / nt + 31) & ~31;
 #pragma omp parallel for schedule(static, 1)
     for (int p = 0; p < nt; p++) {
         int o = p * chunk, n = len - o < chunk ? len - o : chunk;
@@ -108,8 +127,7 @@ static void run(int lib, const struct shape *s, const float *A, const float *B, 
     int lda = s->ta ? s->M : s->K, ldb = s->tb ? s->K : s->N;
     switch (lib) {
     case SPLIT: nlp_gemm(s->ta, s->tb, s->M, s->N, s->K, 1, A, lda, B, ldb, 0, C, s->N); break;
-    case SPLIT_M: split(1, s, A, lda, B, ldb, C); break;
-    case SPLIT_N: split(0, s, A, lda, B, ldb, C); break;
+    case SPLIT_BLAS: split(s, A, lda, B, ldb, C); break;
     case OWN:
         cblas_sgemm(CblasRowMajor, s->ta ? CblasTrans : CblasNoTrans, s->tb ? CblasTrans : CblasNoTrans, s->M, s->N,
                     s->K, 1, A, lda, B, ldb, 0, C, s->N);
@@ -138,12 +156,14 @@ int main(int argc, char **argv)
     omp_set_num_threads(threads);
     nlp_gemm_init();
     bli_thread_set_num_threads(threads);
-    const struct shape *sets[2] = {SMALL, G124};
-    const char *names[2] = {"gpt_small", "gpt2_124m"};
+    const struct shape *sets[3] = {SMALL, G124, ENCDEC};
+    const char *names[3] = {"gpt_small", "gpt2_124m", "encdec"};
     int par = openblas_get_parallel();
-    printf("threads %d, reps %d, OpenBLAS %s build; GFLOP/s per product and for the step's products\n", threads, reps,
-           par == 2 ? "OpenMP" : par == 1 ? "pthread" : "serial");
-    for (int w = 0; w < 2; w++) {
+    printf("threads %d, reps %d, our kernels: %s, OpenBLAS %s build, core %s; GFLOP/s per product and for the step's "
+           "products\n",
+           threads, reps, nlp_gemm_kernel_name(), par == 2 ? "OpenMP" : par == 1 ? "pthread" : "serial",
+           openblas_get_corename());
+    for (int w = 0; w < 3; w++) {
         double total[NLIB] = {0}, flops = 0;
         printf("\n%-12s %6s %6s %6s", names[w], "M", "N", "K");
         for (int l = 0; l < NLIB; l++) printf(" %11s", LIB[l]);

@@ -1,0 +1,663 @@
+/*
+ * sgemm.c — fp32 matrix products with nlpipe's own kernels. See sgemm.h.
+ */
+#include "nn/sgemm.h"
+#include "base/err.h"
+#include "nn/safetensors.h"
+
+#include <cpuid.h>
+#include <immintrin.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+#define T512 __attribute__((target("avx512f")))
+#define T256 __attribute__((target("avx2,fma")))
+
+/* Blocking: KC rows of K per packed block of B (sgemm.h: fixed, it is part
+ * of every element's chain of operations); NC columns of B per block (KC×NC
+ * floats, 1 MiB, in L2 while every MC-row block of A passes over it); MC rows
+ * of A per block (an MC×KC slice of A, 48 KiB, in L1/L2 while the
+ * micro-panels of B pass over it; measured best among 32–128 on the shapes
+ * of tools/gemm-compare), MCT rows of a packed Aᵀ block (256 KiB, in L2). */
+#define KC NLP_SGEMM_KC
+#define NC 1024
+#define MC 48
+#define MCT 256
+
+/* How the micro-kernel writes its tile: C = alpha·acc; C = alpha·acc + beta·C;
+ * C = C + alpha·acc (blocks of K after the first). */
+enum { UPD_SET = 0, UPD_BETA = 1, UPD_ADD = 2 };
+
+/* The MR×NR micro-kernel: op(A) element (i, k) at a[i·rs + k] (ta == 0) or
+ * a[k·cs + i] (ta == 1); B a packed panel [kc][NR]; C tile rows ldc apart, of
+ * which mr rows and nr columns are written. */
+typedef void kern_fn(int ta, int mr, int nr, int kc, const float *a, long rs, long cs, const float *b, float *c,
+                     long ldc, float alpha, float beta, int upd);
+
+typedef struct kset {
+    int mr, nr;
+    kern_fn *kern;
+} kset;
+
+// --- AVX-512: 8 × 32
+
+T512 ALWAYS_INLINE void k512_body(const int MR_, const int TA, int nr, int kc, const float *a, long rs, long cs,
+                                  const float *b, float *c, long ldc, float alpha, float beta, int upd)
+{
+    __m512 c0[12], c1[12];
+#pragma GCC unroll 12
+    for (int i = 0; i < MR_; i++) c0[i] = c1[i] = _mm512_setzero_ps();
+    if (!TA) {
+        const float *p[12];
+#pragma GCC unroll 12
+        for (int i = 0; i < MR_; i++) p[i] = a + i * rs;
+#pragma GCC unroll 2
+        for (int k = 0; k < kc; k++) {
+            const __m512 b0 = _mm512_load_ps(b + (size_t)k * 32), b1 = _mm512_load_ps(b + (size_t)k * 32 + 16);
+#pragma GCC unroll 12
+            for (int i = 0; i < MR_; i++) {
+                const __m512 x = _mm512_set1_ps(p[i][k]);
+                c0[i] = _mm512_fmadd_ps(x, b0, c0[i]);
+                c1[i] = _mm512_fmadd_ps(x, b1, c1[i]);
+            }
+        }
+    } else {
+#pragma GCC unroll 2
+        for (int k = 0; k < kc; k++) {
+            const float *ak = a + k * cs;
+            const __m512 b0 = _mm512_load_ps(b + (size_t)k * 32), b1 = _mm512_load_ps(b + (size_t)k * 32 + 16);
+#pragma GCC unroll 12
+            for (int i = 0; i < MR_; i++) {
+                const __m512 x = _mm512_set1_ps(ak[i]);
+                c0[i] = _mm512_fmadd_ps(x, b0, c0[i]);
+                c1[i] = _mm512_fmadd_ps(x, b1, c1[i]);
+            }
+        }
+    }
+    const __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
+    const __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1);
+    const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 12
+    for (int i = 0; i < MR_; i++) {
+        float *ci = c + i * ldc;
+        __m512 r0 = _mm512_mul_ps(va, c0[i]), r1 = _mm512_mul_ps(va, c1[i]);
+        if (upd == UPD_BETA) {
+            r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, ci), r0);
+            r1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, ci + 16), r1);
+        } else if (upd == UPD_ADD) {
+            r0 = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, ci), r0);
+            r1 = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, ci + 16), r1);
+        }
+        _mm512_mask_storeu_ps(ci, m0, r0);
+        _mm512_mask_storeu_ps(ci + 16, m1, r1);
+    }
+}
+
+T512 static void k512(int ta, int mr, int nr, int kc, const float *a, long rs, long cs, const float *b, float *c,
+                      long ldc, float alpha, float beta, int upd)
+{
+#define K512(m) \
+    case m: \
+        if (ta) k512_body(m, 1, nr, kc, a, rs, cs, b, c, ldc, alpha, beta, upd); \
+        else k512_body(m, 0, nr, kc, a, rs, cs, b, c, ldc, alpha, beta, upd); \
+        break;
+    switch (mr) {
+        K512(12) K512(11) K512(10) K512(9) K512(8) K512(7) K512(6) K512(5) K512(4) K512(3) K512(2) K512(1)
+    }
+#undef K512
+}
+
+// --- AVX2 + FMA: 6 × 16
+
+T256 ALWAYS_INLINE void k256_body(const int MR_, const int TA, int nr, int kc, const float *a, long rs, long cs,
+                                  const float *b, float *c, long ldc, float alpha, float beta, int upd)
+{
+    __m256 c0[6], c1[6];
+#pragma GCC unroll 6
+    for (int i = 0; i < MR_; i++) c0[i] = c1[i] = _mm256_setzero_ps();
+#pragma GCC unroll 2
+    for (int k = 0; k < kc; k++) {
+        const __m256 b0 = _mm256_load_ps(b + (size_t)k * 16), b1 = _mm256_load_ps(b + (size_t)k * 16 + 8);
+#pragma GCC unroll 6
+        for (int i = 0; i < MR_; i++) {
+            const __m256 x = _mm256_broadcast_ss(TA ? a + k * cs + i : a + i * rs + k);
+            c0[i] = _mm256_fmadd_ps(x, b0, c0[i]);
+            c1[i] = _mm256_fmadd_ps(x, b1, c1[i]);
+        }
+    }
+    /* edges through a full-width row buffer: the same vector operations */
+    const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+#pragma GCC unroll 6
+    for (int i = 0; i < MR_; i++) {
+        float *ci = c + i * ldc, row[16];
+        float *dst = nr == 16 ? ci : row;
+        if (nr < 16 && upd != UPD_SET) {
+            memcpy(row, ci, (size_t)nr * sizeof *row);
+            memset(row + nr, 0, (size_t)(16 - nr) * sizeof *row);
+        }
+        __m256 r0 = _mm256_mul_ps(va, c0[i]), r1 = _mm256_mul_ps(va, c1[i]);
+        if (upd == UPD_BETA) {
+            r0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(dst), r0);
+            r1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(dst + 8), r1);
+        } else if (upd == UPD_ADD) {
+            r0 = _mm256_add_ps(_mm256_loadu_ps(dst), r0);
+            r1 = _mm256_add_ps(_mm256_loadu_ps(dst + 8), r1);
+        }
+        _mm256_storeu_ps(dst, r0);
+        _mm256_storeu_ps(dst + 8, r1);
+        if (nr < 16) memcpy(ci, row, (size_t)nr * sizeof *row);
+    }
+}
+
+T256 static void k256(int ta, int mr, int nr, int kc, const float *a, long rs, long cs, const float *b, float *c,
+                      long ldc, float alpha, float beta, int upd)
+{
+#define K256(m) \
+    case m: \
+        if (ta) k256_body(m, 1, nr, kc, a, rs, cs, b, c, ldc, alpha, beta, upd); \
+        else k256_body(m, 0, nr, kc, a, rs, cs, b, c, ldc, alpha, beta, upd); \
+        break;
+    switch (mr) {
+        K256(6) K256(5) K256(4) K256(3) K256(2) K256(1)
+    }
+#undef K256
+}
+
+// --- plain C: 4 × 16
+
+static void kgen(int ta, int mr, int nr, int kc, const float *a, long rs, long cs, const float *b, float *c, long ldc,
+                 float alpha, float beta, int upd)
+{
+    float acc[4][16];
+    memset(acc, 0, sizeof acc);
+    for (int k = 0; k < kc; k++)
+        for (int i = 0; i < mr; i++) {
+            const float x = ta ? a[k * cs + i] : a[i * rs + k];
+            for (int j = 0; j < 16; j++) acc[i][j] += x * b[(size_t)k * 16 + j];
+        }
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nr; j++) {
+            float *cij = c + i * ldc + j, r = alpha * acc[i][j];
+            *cij = upd == UPD_SET ? r : upd == UPD_BETA ? beta * *cij + r : *cij + r;
+        }
+}
+
+// --- dispatch
+
+static const kset KSETS[] = {
+    [NLP_SGEMM_GENERIC] = {4, 16, kgen},
+    [NLP_SGEMM_AVX2] = {6, 16, k256},
+    [NLP_SGEMM_AVX512] = {12, 32, k512},
+};
+
+static int xcr0_has(unsigned bits)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return 0; /* OSXSAVE */
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (lo & bits) == bits;
+}
+
+int nlp_cpu_has_avx512f(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
+    /* XMM, YMM, opmask, ZMM_Hi256, Hi16_ZMM state enabled by the OS */
+    return (b & (1u << 16)) && xcr0_has(0xe6);
+}
+
+int nlp_cpu_has_avx512bf16(void)
+{
+    unsigned a, b, c, d;
+    if (!nlp_cpu_has_avx512f()) return 0;
+    if (!__get_cpuid_count(7, 1, &a, &b, &c, &d)) return 0;
+    return (a >> 5) & 1; /* CPUID.(EAX=7,ECX=1):EAX bit 5 = AVX512_BF16 */
+}
+
+static enum nlp_sgemm_isa cpu_isa(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return NLP_SGEMM_GENERIC;
+    const int fma = (c >> 12) & 1, avx = (c >> 28) & 1;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return NLP_SGEMM_GENERIC;
+    const int avx2 = (b >> 5) & 1, avx512f = (b >> 16) & 1;
+    if (avx512f && fma && xcr0_has(0xe6)) return NLP_SGEMM_AVX512; /* XMM, YMM, opmask, ZMM state */
+    if (avx2 && avx && fma && xcr0_has(0x6)) return NLP_SGEMM_AVX2;
+    return NLP_SGEMM_GENERIC;
+}
+
+static int g_isa = -1;
+
+enum nlp_sgemm_isa nlp_sgemm_isa(void)
+{
+    int isa = __atomic_load_n(&g_isa, __ATOMIC_RELAXED);
+    if (isa < 0) {
+        isa = cpu_isa();
+        __atomic_store_n(&g_isa, isa, __ATOMIC_RELAXED);
+    }
+    return (enum nlp_sgemm_isa)isa;
+}
+
+enum nlp_sgemm_isa nlp_sgemm_set_isa(enum nlp_sgemm_isa isa)
+{
+    enum nlp_sgemm_isa max = cpu_isa();
+    if (isa > max) isa = max;
+    if (isa < NLP_SGEMM_GENERIC) isa = NLP_SGEMM_GENERIC;
+    __atomic_store_n(&g_isa, (int)isa, __ATOMIC_RELAXED);
+    return isa;
+}
+
+const char *nlp_sgemm_isa_name(enum nlp_sgemm_isa isa)
+{
+    switch (isa) {
+    case NLP_SGEMM_AVX512: return "avx512";
+    case NLP_SGEMM_AVX2: return "avx2";
+    default: return "generic";
+    }
+}
+
+// --- packing op(B)
+
+/* 16×16 transpose of 32-bit elements: v[j] gets element j of every v[i]. */
+T512 static inline void transpose16(__m512 v[16])
+{
+    __m512 t[16], u[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) { /* u[4i+e]: element e of each 4-group, rows 4i..4i+3 */
+        u[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+        u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xee);
+        u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xee);
+    }
+    for (int e = 0; e < 4; e++) { /* t[e], t[e+4]: rows 0-7, t[8+e], t[12+e]: rows 8-15 */
+        t[e] = _mm512_shuffle_f32x4(u[e], u[4 + e], 0x88);
+        t[e + 4] = _mm512_shuffle_f32x4(u[e], u[4 + e], 0xdd);
+        t[8 + e] = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0x88);
+        t[12 + e] = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0xdd);
+    }
+    for (int e = 0; e < 4; e++) {
+        v[e] = _mm512_shuffle_f32x4(t[e], t[8 + e], 0x88);
+        v[e + 8] = _mm512_shuffle_f32x4(t[e], t[8 + e], 0xdd);
+        v[e + 4] = _mm512_shuffle_f32x4(t[e + 4], t[12 + e], 0x88);
+        v[e + 12] = _mm512_shuffle_f32x4(t[e + 4], t[12 + e], 0xdd);
+    }
+}
+
+/* A panel of 32 columns of Bᵀ (B[j][k]: w <= 32 rows of B, k0.. k0+kc-1)
+ * into [kc][32]: 16×16 blocks transposed in registers. */
+T512 static void pack_bt32(float *d, int w, int kc, const float *B, long ldb)
+{
+    int k = 0;
+    for (; k + 16 <= kc; k += 16)
+        for (int g = 0; g < 2; g++) {
+            __m512 v[16];
+            for (int i = 0; i < 16; i++)
+                v[i] = g * 16 + i < w ? _mm512_loadu_ps(B + (size_t)(g * 16 + i) * ldb + k) : _mm512_setzero_ps();
+            transpose16(v);
+            for (int q = 0; q < 16; q++) _mm512_store_ps(d + (size_t)(k + q) * 32 + g * 16, v[q]);
+        }
+    for (; k < kc; k++)
+        for (int j = 0; j < 32; j++) d[(size_t)k * 32 + j] = j < w ? B[(size_t)j * ldb + k] : 0.0f;
+}
+
+ALWAYS_INLINE void pack_b_nr(const int NR, float *dst, int tb, int k0, int kc, int j0, int nc, const float *B, long ldb)
+{
+    for (int jp = 0; jp < nc; jp += NR) {
+        const int w = nc - jp < NR ? nc - jp : NR;
+        float *d = dst + (size_t)jp * kc;
+        if (!tb) {
+            const float *s = B + (size_t)k0 * ldb + j0 + jp;
+            if (w == NR)
+                for (int k = 0; k < kc; k++) memcpy(d + (size_t)k * NR, s + (size_t)k * ldb, NR * sizeof *d);
+            else
+                for (int k = 0; k < kc; k++) {
+                    memcpy(d + (size_t)k * NR, s + (size_t)k * ldb, (size_t)w * sizeof *d);
+                    memset(d + (size_t)k * NR + w, 0, (size_t)(NR - w) * sizeof *d);
+                }
+        } else if (NR == 32 && nlp_sgemm_isa() == NLP_SGEMM_AVX512) {
+            pack_bt32(d, w, kc, B + (size_t)(j0 + jp) * ldb + k0, ldb);
+        } else {
+            for (int j = 0; j < NR; j++) {
+                const float *s = B + (size_t)(j0 + jp + j) * ldb + k0;
+                if (j < w)
+                    for (int k = 0; k < kc; k++) d[(size_t)k * NR + j] = s[k];
+                else
+                    for (int k = 0; k < kc; k++) d[(size_t)k * NR + j] = 0.0f;
+            }
+        }
+    }
+}
+
+/* Columns [j0, j0 + nc) of rows [k0, k0 + kc) of op(B) into panels of NR
+ * columns, [kc][NR] each (64-byte aligned), the last panel padded with zero
+ * columns. NR a constant in each copy. */
+static void pack_b(float *dst, int NR, int tb, int k0, int kc, int j0, int nc, const float *B, long ldb)
+{
+    if (NR == 32) pack_b_nr(32, dst, tb, k0, kc, j0, nc, B, ldb);
+    else pack_b_nr(16, dst, tb, k0, kc, j0, nc, B, ldb);
+}
+
+/* Per thread, kept between calls: one block of packed B, one of packed Aᵀ. */
+static _Thread_local float *tl_bp, *tl_ap;
+static _Thread_local size_t tl_bcap, tl_acap;
+
+static float *scratch(float **buf, size_t *cap, size_t n)
+{
+    if (n <= *cap) return *buf;
+    void *p = NULL;
+    if (posix_memalign(&p, 64, n * sizeof(float)) != 0) return NULL;
+    free(*buf);
+    *buf = p;
+    *cap = n;
+    return p;
+}
+
+/* Rows [i0, i0 + mc) and K rows [k0, k0 + kc) of op(A) = Aᵀ (A[k][i]) into
+ * micro-panels of MR rows, [kc][MR] each: contiguous copies. The kernel
+ * would otherwise touch kc pages of a wide A for every panel of B. */
+ALWAYS_INLINE void pack_at_mr(const int MR, float *dst, int k0, int kc, int i0, int mc, const float *A, long lda)
+{
+    for (int ip = 0; ip < mc; ip += MR) {
+        const float *s = A + (size_t)k0 * lda + i0 + ip;
+        float *d = dst + (size_t)ip * kc;
+        if (mc - ip >= MR)
+            for (int k = 0; k < kc; k++) memcpy(d + (size_t)k * MR, s + (size_t)k * lda, (size_t)MR * sizeof *s);
+        else
+            for (int k = 0; k < kc; k++) memcpy(d + (size_t)k * MR, s + (size_t)k * lda, (size_t)(mc - ip) * sizeof *s);
+    }
+}
+
+/* MR a constant in each copy, so that a row of a micro-panel is one move */
+static void pack_at(float *dst, int MR, int k0, int kc, int i0, int mc, const float *A, long lda)
+{
+    switch (MR) {
+    case 12: pack_at_mr(12, dst, k0, kc, i0, mc, A, lda); break;
+    case 8: pack_at_mr(8, dst, k0, kc, i0, mc, A, lda); break;
+    case 6: pack_at_mr(6, dst, k0, kc, i0, mc, A, lda); break;
+    default: pack_at_mr(4, dst, k0, kc, i0, mc, A, lda); break;
+    }
+}
+
+// --- the blocked product
+
+/* C[M, nc] (columns starting at C) += the product of op(A) rows [0, M), K
+ * rows [k0, k0 + kc) and a packed block of B whose panels start at bp. */
+static void macro(const kset *ks, int ta, int M, int nc, int k0, int kc, float alpha, const float *A, long lda,
+                  const float *bp, float *ap, float beta, int upd, float *C, long ldc)
+{
+    const int MR = ks->mr, NR = ks->nr, MCB = ta && ap ? MCT : MC;
+    for (int ic = 0; ic < M; ic += MCB) {
+        const int mc = M - ic < MCB ? M - ic : MCB;
+        if (ta && ap) pack_at(ap, MR, k0, kc, ic, mc, A, lda);
+        for (int jr = 0; jr < nc; jr += NR) {
+            const int nr = nc - jr < NR ? nc - jr : NR;
+            const float *b = bp + (size_t)jr * kc;
+            for (int ir = 0; ir < mc; ir += MR) {
+                const int mr = mc - ir < MR ? mc - ir : MR, i = ic + ir;
+                float *c = C + (size_t)i * ldc + jr;
+                if (ta && ap) ks->kern(1, mr, nr, kc, ap + (size_t)ir * kc, 1, MR, b, c, ldc, alpha, beta, upd);
+                else if (ta) ks->kern(1, mr, nr, kc, A + (size_t)k0 * lda + i, 1, lda, b, c, ldc, alpha, beta, upd);
+                else ks->kern(0, mr, nr, kc, A + (size_t)i * lda + k0, lda, 1, b, c, ldc, alpha, beta, upd);
+            }
+        }
+    }
+}
+
+/* Scratch of this thread for packing Aᵀ (NULL without memory: the kernel
+ * then reads Aᵀ in place, the same operations more slowly). */
+static float *scratch_at(const kset *ks, int K)
+{
+    return scratch(&tl_ap, &tl_acap, (size_t)(K < KC ? K : KC) * ((MCT + ks->mr - 1) / ks->mr * ks->mr));
+}
+
+static void scale_c(int M, int N, float beta, float *C, int ldc)
+{
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) C[(size_t)i * ldc + j] = beta == 0 ? 0 : beta * C[(size_t)i * ldc + j];
+}
+
+int nlp_sgemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
+              float beta, float *C, int ldc)
+{
+    if (M <= 0 || N <= 0) return NLP_OK;
+    if (K <= 0) {
+        scale_c(M, N, beta, C, ldc);
+        return NLP_OK;
+    }
+    const kset *ks = &KSETS[nlp_sgemm_isa()];
+    const int NR = ks->nr;
+    const int ncmax = N < NC ? (N + NR - 1) / NR * NR : NC;
+    float *bp = scratch(&tl_bp, &tl_bcap, (size_t)(K < KC ? K : KC) * ncmax), *ap = ta ? scratch_at(ks, K) : NULL;
+    if (!bp) return nlp_error(NLP_ENOMEM, "out of memory (matrix product scratch)");
+    for (int jc = 0; jc < N; jc += NC) {
+        const int nc = N - jc < NC ? N - jc : NC;
+        for (int pc = 0; pc < K; pc += KC) {
+            const int kc = K - pc < KC ? K - pc : KC;
+            pack_b(bp, NR, tb, pc, kc, jc, nc, B, ldb);
+            const int upd = pc > 0 ? UPD_ADD : beta == 0 ? UPD_SET : UPD_BETA;
+            macro(ks, ta, M, nc, pc, kc, alpha, A, lda, bp, ap, beta, upd, C + jc, ldc);
+        }
+    }
+    return NLP_OK;
+}
+
+// --- packed B
+
+/* Layout: for each block of KC rows of K (pc), the panels of all N columns,
+ * [kc][NR] each: block pc starts at pc·Npad, panel j of it at pc·Npad + j·kc. */
+int nlp_sgemm_pack_b(nlp_sgemm_b *pb, int tb, int K, int N, const float *B, int ldb)
+{
+    memset(pb, 0, sizeof *pb);
+    const kset *ks = &KSETS[nlp_sgemm_isa()];
+    const size_t npad = (size_t)(N + ks->nr - 1) / ks->nr * ks->nr;
+    void *p = NULL;
+    if (posix_memalign(&p, 64, (npad * (size_t)(K > 0 ? K : 1)) * sizeof(float)) != 0)
+        return nlp_error(NLP_ENOMEM, "out of memory (packed weights, %zu MiB)", npad * K * sizeof(float) >> 20);
+    pb->p = p;
+    pb->K = K;
+    pb->N = N;
+    pb->nr = ks->nr;
+    pb->isa = nlp_sgemm_isa();
+    for (int pc = 0; pc < K; pc += KC) {
+        const int kc = K - pc < KC ? K - pc : KC;
+        pack_b(pb->p + (size_t)pc * npad, ks->nr, tb, pc, kc, 0, N, B, ldb);
+    }
+    return NLP_OK;
+}
+
+void nlp_sgemm_b_free(nlp_sgemm_b *pb)
+{
+    free(pb->p);
+    memset(pb, 0, sizeof *pb);
+}
+
+void nlp_sgemm_packed(int ta, int M, int n0, int n1, float alpha, const float *A, int lda, const nlp_sgemm_b *pb,
+                      float beta, float *C, int ldc)
+{
+    if (M <= 0 || n1 <= n0) return;
+    const int K = pb->K;
+    if (K <= 0) {
+        scale_c(M, n1 - n0, beta, C + n0, ldc);
+        return;
+    }
+    const kset *ks = &KSETS[pb->isa];
+    float *ap = ta ? scratch_at(ks, K) : NULL;
+    const size_t npad = (size_t)(pb->N + pb->nr - 1) / pb->nr * pb->nr;
+    for (int pc = 0; pc < K; pc += KC) {
+        const int kc = K - pc < KC ? K - pc : KC;
+        const int upd = pc > 0 ? UPD_ADD : beta == 0 ? UPD_SET : UPD_BETA;
+        macro(ks, ta, M, n1 - n0, pc, kc, alpha, A, lda, pb->p + (size_t)pc * npad + (size_t)n0 * kc, ap, beta, upd,
+              C + n0, ldc);
+    }
+}
+
+// --- bf16: BLIS-style blocking around a 12×32 vdpbf16ps micro-kernel
+//
+// op(A) and op(B) are rounded to bf16 while packed. A k-pair (two adjacent k)
+// of a row of A is one 32-bit unit; the micro-kernel broadcasts it and
+// multiplies it with the same k-pair of 32 columns of B (two zmm of 16
+// interleaved pairs), accumulating 12×32 fp32 sums in 24 registers. K is
+// padded to even with zeros. Panels: A [BMC×BKC] in L2, B [BKC×BNC] in L2/L3,
+// one micro-panel of B (BKC×32) in L1.
+
+#define BMR 12
+#define BNR 32
+#define BKC 256
+#define BMC 96
+#define BNC 1536
+#define BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+
+/* Element (r, k) of op(X) for the panel dimension r: X[r·ld + k] when the
+ * k-pairs are adjacent in memory (`adj`), else X[k·ld + r]. */
+typedef struct src2d {
+    const float *x;
+    long ld;
+    int adj;
+} src2d;
+
+/* Packs rows 0..R-1 (R <= panel; missing rows zero) and k0..k0+kc-1 of X
+ * into dst as [kc/2 pairs][panel] 32-bit units. */
+BF16_TARGET static void pack(uint32_t *dst, src2d s, int R, int panel, int k0, int kc)
+{
+    const int kp = (kc + 1) / 2;
+    if (!s.adj) { /* rows 2p and 2p+1 of X hold k and k+1 for consecutive r: interleave them */
+        const __m512i idx = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
+                                             21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+        for (int p = 0; p < kp; p++) {
+            int k = k0 + 2 * p;
+            const float *x0 = s.x + (long)k * s.ld, *x1 = x0 + s.ld;
+            int have1 = 2 * p + 1 < kc;
+            uint32_t *d = dst + (size_t)p * panel;
+            int r = 0;
+            for (; r + 16 <= R; r += 16) {
+                __m512 a = _mm512_loadu_ps(x0 + r), b = have1 ? _mm512_loadu_ps(x1 + r) : _mm512_setzero_ps();
+                __m512i w = (__m512i)_mm512_cvtne2ps_pbh(b, a); /* a in words 0-15, b in 16-31 */
+                _mm512_storeu_si512(d + r, _mm512_permutexvar_epi16(idx, w));
+            }
+            for (; r < R; r++) {
+                uint32_t lo = nlp_f32_to_bf16(x0[r]), hi = have1 ? nlp_f32_to_bf16(x1[r]) : 0;
+                d[r] = lo | hi << 16;
+            }
+            for (; r < panel; r++) d[r] = 0;
+        }
+        return;
+    }
+    /* k and k+1 adjacent in each row: 16 rows × 16 pairs converted, transposed
+     * in registers, stored as 16 pairs × 16 rows */
+    const int kp16 = kc / 32 * 16; /* pairs done 16 at a time */
+    for (int r0 = 0; r0 < panel; r0 += 16) {
+        int rows = panel - r0 < 16 ? panel - r0 : 16;
+        __mmask16 keep = (__mmask16)((1u << rows) - 1);
+        for (int p = 0; p < kp16; p += 16) {
+            __m512 v[16];
+            for (int i = 0; i < 16; i++) {
+                if (r0 + i < R) {
+                    const float *x = s.x + (long)(r0 + i) * s.ld + k0 + 2 * p;
+                    v[i] = (__m512)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + 16), _mm512_loadu_ps(x));
+                } else {
+                    v[i] = _mm512_setzero_ps();
+                }
+            }
+            transpose16(v);
+            for (int j = 0; j < 16; j++) _mm512_mask_storeu_epi32(dst + (size_t)(p + j) * panel + r0, keep, (__m512i)v[j]);
+        }
+        for (int r = r0; r < r0 + rows; r++) /* the pairs left over */
+            for (int p = kp16; p < kp; p++) {
+                const float *x = s.x + (long)r * s.ld + k0;
+                uint32_t lo = 0, hi = 0;
+                if (r < R) {
+                    lo = nlp_f32_to_bf16(x[2 * p]);
+                    hi = 2 * p + 1 < kc ? nlp_f32_to_bf16(x[2 * p + 1]) : 0;
+                }
+                dst[(size_t)p * panel + r] = lo | hi << 16;
+            }
+    }
+}
+
+/* C[mr×nr] (= beta·C when `first`, else C) + alpha·(12×32 block of A·B over kp pairs). */
+BF16_TARGET static void kernel(const uint32_t *a, const uint32_t *b, int kp, float *C, long ldc, int mr, int nr,
+                               float alpha, float beta, int first)
+{
+    __m512 c[BMR][2];
+#pragma GCC unroll 12
+    for (int i = 0; i < BMR; i++) c[i][0] = c[i][1] = _mm512_setzero_ps();
+    for (int p = 0; p < kp; p++) {
+        __m512bh b0 = (__m512bh)_mm512_loadu_si512(b + (size_t)p * BNR),
+                 b1 = (__m512bh)_mm512_loadu_si512(b + (size_t)p * BNR + 16);
+#pragma GCC unroll 12
+        for (int i = 0; i < BMR; i++) {
+            __m512bh x = (__m512bh)_mm512_set1_epi32((int)a[(size_t)p * BMR + i]);
+            c[i][0] = _mm512_dpbf16_ps(c[i][0], x, b0);
+            c[i][1] = _mm512_dpbf16_ps(c[i][1], x, b1);
+        }
+    }
+    __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
+    __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1);
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 12
+    for (int i = 0; i < BMR; i++) {
+        if (i >= mr) break;
+        float *ci = C + (long)i * ldc;
+        __m512 r0 = _mm512_mul_ps(va, c[i][0]), r1 = _mm512_mul_ps(va, c[i][1]);
+        if (!first || beta != 0) {
+            __m512 o0 = _mm512_maskz_loadu_ps(m0, ci), o1 = _mm512_maskz_loadu_ps(m1, ci + 16);
+            if (first) o0 = _mm512_mul_ps(vb, o0), o1 = _mm512_mul_ps(vb, o1);
+            r0 = _mm512_add_ps(r0, o0), r1 = _mm512_add_ps(r1, o1);
+        }
+        _mm512_mask_storeu_ps(ci, m0, r0);
+        _mm512_mask_storeu_ps(ci + 16, m1, r1);
+    }
+}
+
+/* One thread's bf16 product (the caller splits C between threads). */
+BF16_TARGET int nlp_bgemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+                          int ldb, float beta, float *C, int ldc)
+{
+    if (M <= 0 || N <= 0) return NLP_OK;
+    uint32_t *ap = aligned_alloc(64, (size_t)BMC * BKC / 2 * 4 + 64), *bp = aligned_alloc(64, (size_t)BNC * BKC / 2 * 4 + 64);
+    if (!ap || !bp) {
+        free(ap), free(bp);
+        return nlp_error(NLP_ENOMEM, "out of memory (bf16 product panels)");
+    }
+    src2d sa = {A, lda, !ta}, sb = {B, ldb, tb};
+    for (int jc = 0; jc < N; jc += BNC) {
+        int nc = N - jc < BNC ? N - jc : BNC;
+        int ncp = (nc + BNR - 1) / BNR;
+        for (int pc = 0; pc < K; pc += BKC) {
+            int kc = K - pc < BKC ? K - pc : BKC, kp = (kc + 1) / 2;
+            for (int j = 0; j < ncp; j++) {
+                int r = nc - j * BNR < BNR ? nc - j * BNR : BNR;
+                src2d s = sb;
+                /* B's panel dimension is n: element (k, n) */
+                s.x = sb.adj ? B + (long)(jc + j * BNR) * ldb : B + jc + j * BNR;
+                pack(bp + (size_t)j * kp * BNR, s, r, BNR, pc, kc);
+            }
+            for (int ic = 0; ic < M; ic += BMC) {
+                int mc = M - ic < BMC ? M - ic : BMC;
+                int mcp = (mc + BMR - 1) / BMR;
+                for (int i = 0; i < mcp; i++) {
+                    int r = mc - i * BMR < BMR ? mc - i * BMR : BMR;
+                    src2d s = sa;
+                    s.x = sa.adj ? A + (long)(ic + i * BMR) * lda : A + ic + i * BMR;
+                    pack(ap + (size_t)i * kp * BMR, s, r, BMR, pc, kc);
+                }
+                for (int j = 0; j < ncp; j++)
+                    for (int i = 0; i < mcp; i++) {
+                        int mr = mc - i * BMR < BMR ? mc - i * BMR : BMR, nr = nc - j * BNR < BNR ? nc - j * BNR : BNR;
+                        kernel(ap + (size_t)i * kp * BMR, bp + (size_t)j * kp * BNR, kp,
+                               C + (long)(ic + i * BMR) * ldc + jc + j * BNR, ldc, mr, nr, alpha, beta, pc == 0);
+                    }
+            }
+        }
+    }
+    free(ap);
+    free(bp);
+    return NLP_OK;
+}
+

@@ -1,0 +1,91 @@
+/*
+ * sgemm.h — nlpipe's own fp32 matrix-product kernels, chosen from what the
+ * CPU reports (CPUID), not from what a BLAS guesses or is told.
+ *
+ * BLIS-style blocking around a register-blocked micro-kernel that computes an
+ * MR×NR block of C with fused multiply-adds:
+ *
+ *   AVX-512F        MR 12, NR 32 (24 zmm accumulators, two zmm of B per k)
+ *   AVX2 + FMA      MR 6, NR 16 (12 ymm accumulators)
+ *   anything else   MR 4, NR 16 in plain C (no fused multiply-add)
+ *
+ * op(B) is packed into panels of NR columns ([kc][NR] floats each) per block
+ * of KC = 256 rows of K. op(A) = A is not packed: the micro-kernel
+ * broadcasts its elements straight from MR row streams, since an MR×KC slice
+ * of A is read once per NR columns from L1 anyway and packing it would cost
+ * as much as the product on our K = 256 shapes; op(A) = Aᵀ is copied into
+ * [kc][MR] micro-panels (contiguous copies), so that a wide Aᵀ (the output
+ * layer's gradient) does not cost a page walk per k.
+ *
+ * Every element of C is the same chain of operations whatever the shape it
+ * is computed in: for each block of KC along K, a fused multiply-add chain in
+ * k order from zero, then C = alpha·acc (+ beta·C on the first block, + C on
+ * later ones). Neither M, N, the position of the element in its tile, nor the
+ * thread that computes it changes that chain, so a row of C comes out with
+ * the same bits alone or among others and on any number of threads: the
+ * kernels are row-invariant by construction, which is what makes a
+ * translation independent of its batch (gemm.h). The chain does depend on the
+ * ISA path (vector FMA vs plain C), which is fixed for a given CPU.
+ *
+ * Not here: threads (gemm.c splits C between them and calls these on each
+ * part), bf16 products (gemm.c), few-row streaming products (gemv.h).
+ */
+#ifndef NLP_NN_SGEMM_H
+#define NLP_NN_SGEMM_H
+
+#include <stddef.h>
+
+#define NLP_SGEMM_KC 256
+
+enum nlp_sgemm_isa {
+    NLP_SGEMM_GENERIC = 0,
+    NLP_SGEMM_AVX2 = 1,
+    NLP_SGEMM_AVX512 = 2,
+};
+
+/* The kernel set this process uses (decided once from CPUID and XGETBV). */
+enum nlp_sgemm_isa nlp_sgemm_isa(void);
+const char *nlp_sgemm_isa_name(enum nlp_sgemm_isa isa);
+
+/* For tests and benchmarks: use `isa` from now on (clamped to what the CPU
+ * can run). Returns the kernel set now in use. */
+enum nlp_sgemm_isa nlp_sgemm_set_isa(enum nlp_sgemm_isa isa);
+
+/* CPU features, from CPUID and XGETBV (the OS must save the AVX-512 state). */
+int nlp_cpu_has_avx512f(void);
+int nlp_cpu_has_avx512bf16(void);
+
+/* One thread: row-major C[M,N] = alpha·op(A)[M,K]·op(B)[K,N] + beta·C, as
+ * cblas_sgemm. beta == 0 does not read C. M, N or K == 0 is valid. Needs
+ * scratch for one block of packed B (at most 1 MiB, per thread, kept between
+ * calls); returns 0, or NLP_ENOMEM with nothing written. */
+int nlp_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+              int ldb, float beta, float *C, int ldc);
+
+/* One thread, bf16: the same product with op(A) and op(B) rounded to
+ * bfloat16 (nearest even) while packed and multiplied with the AVX-512 BF16
+ * dot-product instruction, accumulating in fp32 (12×32 micro-kernel,
+ * vdpbf16ps). Only where nlp_cpu_has_avx512bf16(). Returns 0, or NLP_ENOMEM
+ * with nothing written. */
+int nlp_bgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+              int ldb, float beta, float *C, int ldc);
+
+/* op(B)[K,N] packed once for many products (inference weights). The packed
+ * form belongs to the kernel set current when it was made. */
+typedef struct nlp_sgemm_b {
+    int K, N, nr, isa;
+    float *p;
+} nlp_sgemm_b;
+
+/* Packs op(B) (B itself, or Bᵀ when trans_b) into *pb, which owns the new
+ * memory (nlp_sgemm_b_free). Returns 0 or NLP_ENOMEM. */
+int nlp_sgemm_pack_b(nlp_sgemm_b *pb, int trans_b, int K, int N, const float *B, int ldb);
+void nlp_sgemm_b_free(nlp_sgemm_b *pb);
+
+/* One thread: columns [n0, n1) of C[M, pb->N] = alpha·op(A)·op(B) + beta·C,
+ * with op(B) packed by nlp_sgemm_pack_b; n0 must be a multiple of pb->nr.
+ * The same bits as nlp_sgemm on the unpacked B. */
+void nlp_sgemm_packed(int trans_a, int M, int n0, int n1, float alpha, const float *A, int lda, const nlp_sgemm_b *pb,
+                      float beta, float *C, int ldc);
+
+#endif
