@@ -2,6 +2,7 @@
  * decode.c — greedy, sampling and beam search over the KV cache. See decode.h.
  */
 #include "decode/decode.h"
+#include "nn/vmath.h"
 #include "base/err.h"
 #include "base/mem.h"
 
@@ -32,10 +33,13 @@ void nlp_log_softmax(const float *x, float *out, int n)
     float mx = -INFINITY;
     for (int i = 0; i < n; i++)
         if (x[i] > mx) mx = x[i];
-    double sum = 0;
-    for (int i = 0; i < n; i++) sum += exp((double)(x[i] - mx));
-    float lse = (float)log(sum);
-    for (int i = 0; i < n; i++) out[i] = (x[i] - mx) - lse;
+    /* fp32 exponentials (within 2 ulp) in a vectorised fp32 sum, as the loss does */
+    float sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int i = 0; i < n; i++) sum += nlp_expf(x[i] - mx);
+    float lse = logf(sum);
+#pragma omp simd
+    for (int j = 0; j < n; j++) out[j] = (x[j] - mx) - lse;
 }
 
 static int by_value_desc(const void *a, const void *b, void *ctx)
@@ -170,6 +174,54 @@ typedef struct cand {
     int32_t beam, tok;
 } cand;
 
+/* At most this many candidates per row are kept by preselect(); a row with
+ * more near-ties is ranked over its whole vocabulary instead. */
+#define CAND_CAP 64
+
+typedef struct rcand {
+    int32_t tok;
+    float logp;
+} rcand;
+
+/* The tokens of one row of logits x[V] that can be among its K best
+ * log-probabilities, with those log-probabilities as nlp_log_softmax
+ * computes them: every token whose logit is within a rounding margin of the
+ * K-th largest (log_softmax, and adding the row's score, keep the order of
+ * the logits up to rounding, so the margin, far above that rounding, makes
+ * sure no token that could tie or win is left out). Returns
+ * their number in increasing token order, or -1 when more than CAND_CAP
+ * qualify (the caller then ranks the whole row). */
+static int preselect(const float *x, int V, int K, float score, rcand *out)
+{
+    float mx = -INFINITY;
+    for (int i = 0; i < V; i++) mx = x[i] > mx ? x[i] : mx;
+    float sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int i = 0; i < V; i++) sum += nlp_expf(x[i] - mx);
+    const float lse = logf(sum);
+    /* the K-th largest logit: a sorted list of K, updated only by the rare
+     * logit above its last */
+    float best[16];
+    int nb = 0;
+    const int KK = K < 16 ? K : 16;
+    for (int i = 0; i < V; i++) {
+        if (nb == KK && !(x[i] > best[KK - 1])) continue;
+        int j = nb < KK ? nb++ : KK - 1;
+        while (j > 0 && x[i] > best[j - 1]) best[j] = best[j - 1], j--;
+        best[j] = x[i];
+    }
+    if (nb < KK || K > 16) return -1;
+    const float thr = best[KK - 1];
+    const float margin = 1e-4f * (fabsf(thr) + fabsf(mx) + fabsf(lse) + fabsf(score) + 1.0f);
+    int n = 0;
+    for (int i = 0; i < V; i++)
+        if (x[i] >= thr - margin) {
+            if (n == CAND_CAP) return -1;
+            out[n++] = (rcand){i, (x[i] - mx) - lse};
+        }
+    return n;
+}
+
 int nlp_beam_search(nlp_model *m, nlp_cache *c, int G, const nlp_beam_opts *o, nlp_ids *out, float *scores_out,
                     float *norm_out)
 {
@@ -185,35 +237,51 @@ int nlp_beam_search(nlp_model *m, nlp_cache *c, int G, const nlp_beam_opts *o, n
             *tok = nlp_malloc((size_t)R * sizeof *tok);
     char *done = nlp_calloc((size_t)R, 1), *ndone = nlp_calloc((size_t)R, 1);
     cand *top = nlp_malloc((size_t)K * sizeof *top);
+    rcand *cands = nlp_malloc((size_t)R * CAND_CAP * sizeof *cands);
+    int *ncand = nlp_malloc((size_t)R * sizeof *ncand);
     int rc = 0, steps = 0;
-    if (!logp || !score || !nscore || !len || !nlen || !ys || !nys || !src || !tok || !done || !ndone || !top) {
+    if (!logp || !score || !nscore || !len || !nlen || !ys || !nys || !src || !tok || !done || !ndone || !top || !cands ||
+        !ncand) {
         rc = NLP_ENOMEM;
         goto out;
     }
     for (int r = 0; r < R; r++) score[r] = r % K ? NEG : 0.0f, len[r] = 0;
     for (int t = 0; t < N; t++) {
+        /* each live row's candidates, rows in parallel */
+#pragma omp parallel for schedule(dynamic, 4) if (R > 1)
+        for (int r = 0; r < R; r++) {
+            int v;
+            ncand[r] = done[r] ? 0 : preselect(last_logits(m, R, r, &v), V, K, score[r], cands + (size_t)r * CAND_CAP);
+        }
         for (int g = 0; g < G; g++) {
             int ntop = 0;
             for (int k = 0; k < K; k++) {
                 const int r = g * K + k;
-                int v;
-                if (done[r]) {
-                    for (int i = 0; i < V; i++) logp[i] = NEG;
-                    logp[o->eos] = 0.0f;
-                } else nlp_log_softmax(last_logits(m, R, r, &v), logp, V);
                 const float l = len[r] + (done[r] ? 0.0f : 1.0f);
                 const float lp = o->alpha != 0 ? (float)pow((5.0 + l) / 6.0, o->alpha) : 1.0f;
-                for (int i = 0; i < V; i++) {
-                    const float sc = score[r] + logp[i], key = sc / lp;
-                    /* keep the K best keys, the earlier candidate first on ties (torch.topk) */
-                    if (ntop == K && !(key > top[K - 1].key)) continue;
-                    int j = ntop < K ? ntop++ : K - 1;
-                    while (j > 0 && key > top[j - 1].key) {
-                        top[j] = top[j - 1];
-                        j--;
-                    }
-                    top[j] = (cand){key, sc, k, i};
+                /* keep the K best keys, the earlier candidate first on ties (torch.topk) */
+#define OFFER(i_, logp_) \
+    do { \
+        const float sc = score[r] + (logp_), key = sc / lp; \
+        if (ntop == K && !(key > top[K - 1].key)) break; \
+        int j = ntop < K ? ntop++ : K - 1; \
+        while (j > 0 && key > top[j - 1].key) { \
+            top[j] = top[j - 1]; \
+            j--; \
+        } \
+        top[j] = (cand){key, sc, k, (i_)}; \
+    } while (0)
+                if (done[r]) { /* a finished row continues with EOS only */
+                    for (int i = 0; i < V; i++) OFFER(i, i == o->eos ? 0.0f : NEG);
+                } else if (ncand[r] >= 0) {
+                    const rcand *cr = cands + (size_t)r * CAND_CAP;
+                    for (int q = 0; q < ncand[r]; q++) OFFER(cr[q].tok, cr[q].logp);
+                } else {
+                    int v;
+                    nlp_log_softmax(last_logits(m, R, r, &v), logp, V);
+                    for (int i = 0; i < V; i++) OFFER(i, logp[i]);
                 }
+#undef OFFER
             }
             for (int k = 0; k < K; k++) {
                 const int r = g * K + k, from = g * K + top[k].beam;
@@ -272,6 +340,6 @@ int nlp_beam_search(nlp_model *m, nlp_cache *c, int G, const nlp_beam_opts *o, n
     }
 out:
     free(logp), free(score), free(nscore), free(len), free(nlen), free(ys), free(nys), free(src), free(tok);
-    free(done), free(ndone), free(top);
+    free(done), free(ndone), free(top), free(cands), free(ncand);
     return rc;
 }

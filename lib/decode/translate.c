@@ -69,6 +69,8 @@ int nlp_translate(nlp_model *m, const nlp_ids *src, size_t n, const nlp_translat
     nlp_cache *c = NULL;
     int nout = 0;
     const int prev = nlp_gemm_set_row_invariant(1);
+    /* the weights packed once for every step (unless the caller keeps them packed) */
+    const int own_pack = !nlp_model_has_packed(m) && nlp_model_pack_weights(m) == 0;
     for (size_t b0 = 0; b0 < nz && !rc; b0 += (size_t)GB) {
         const int G = nz - b0 < (size_t)GB ? (int)(nz - b0) : GB, R = G * K;
         int S = 0, N = 0;
@@ -82,7 +84,7 @@ int nlp_translate(nlp_model *m, const nlp_ids *src, size_t n, const nlp_translat
         for (int r = 0; r < nout; r++) nlp_ids_free(&out[r]);
         free(out);
         nout = 0;
-        sb = nlp_malloc((size_t)R * S * sizeof *sb);
+        sb = nlp_malloc((size_t)G * S * sizeof *sb);
         bos = nlp_malloc((size_t)R * sizeof *bos);
         gmax = nlp_malloc((size_t)G * sizeof *gmax);
         sc = nlp_malloc((size_t)G * NB * sizeof *sc);
@@ -95,16 +97,14 @@ int nlp_translate(nlp_model *m, const nlp_ids *src, size_t n, const nlp_translat
         for (int g = 0; g < G; g++) {
             const nlp_ids *s = &src[ord[b0 + g].i];
             gmax[g] = limit(o, s->n, cfg->max_positions);
-            for (int k = 0; k < K; k++) {
-                int32_t *row = sb + (size_t)(g * K + k) * S;
-                memcpy(row, s->v, s->n * sizeof *row);
-                for (int q = (int)s->n; q < S; q++) row[q] = cfg->pad_id;
-            }
+            int32_t *row = sb + (size_t)g * S; /* encoded once, shared by its K beams */
+            memcpy(row, s->v, s->n * sizeof *row);
+            for (int q = (int)s->n; q < S; q++) row[q] = cfg->pad_id;
         }
         for (int r = 0; r < R; r++) bos[r] = cfg->bos_id;
         nlp_cache_free(c);
         c = NULL;
-        nlp_batch eb = {.B = R, .S = S, .T = 1, .src = sb};
+        nlp_batch eb = {.B = G, .S = S, .T = 1, .src = sb};
         nlp_beam_opts bo = {.beams = K, .max_new = N, .alpha = o->alpha, .eos = cfg->eos_id, .early_stop = 1,
                             .nbest = NB, .group_max = gmax};
         if ((rc = nlp_cache_new(&c, m, R, N + 1)) || (rc = nlp_model_encode(m, &eb, c)) ||
@@ -129,6 +129,7 @@ int nlp_translate(nlp_model *m, const nlp_ids *src, size_t n, const nlp_translat
     for (int r = 0; r < nout; r++) nlp_ids_free(&out[r]);
     nlp_cache_free(c);
     nlp_gemm_set_row_invariant(prev);
+    if (own_pack) nlp_model_drop_packed(m);
     free(sb), free(bos), free(gmax), free(sc), free(out), free(ord);
     return rc;
 }

@@ -89,6 +89,7 @@ void nlp_model_free(nlp_model *m)
     free(m->pe);
     free(m->act);
     free(m->wbf);
+    nlp_model_drop_packed(m);
     free(m);
 }
 
@@ -191,7 +192,11 @@ int nlp_model_save(const nlp_model *m, const char *path, enum nlp_dtype dtype)
 
 const nlp_model_config *nlp_model_cfg(const nlp_model *m) { return &m->cfg; }
 nlp_params *nlp_model_params(nlp_model *m) { return m->params; }
-void nlp_model_set_training(nlp_model *m, int on) { m->training = on; }
+void nlp_model_set_training(nlp_model *m, int on)
+{
+    m->training = on;
+    if (on) nlp_model_drop_packed(m); /* the weights are about to change */
+}
 void nlp_model_seed(nlp_model *m, uint64_t seed) { nlp_rng_seed(&m->rng, seed); }
 nlp_rng *nlp_model_rng(nlp_model *m) { return &m->rng; }
 
@@ -282,9 +287,63 @@ int nlp_model_set_inference_layout(nlp_model *m)
         }
     free(tmp);
     m->inference_layout = 1;
+    if (m->wpk) { /* the packed copies follow the new layout */
+        nlp_model_drop_packed(m);
+        int rc = nlp_model_pack_weights(m);
+        if (rc) return rc;
+    }
     if (m->wbf) return nlp_model_set_inference_bf16(m); /* the copy follows the new layout */
     return 0;
 }
+
+// --- packed weights
+
+/* Packs the n adjacent layers starting at l[0] (or l[0] alone) into its slot. */
+static int pack_lref(nlp_model *m, const nlp_lref *l, int n)
+{
+    if (l->w < 0 || l->in <= 0 || l->out <= 0 || m->wpk[l->w].p) return 0; /* unused references are zero */
+    const float *w = nlp_net_w(m, l->w);
+    /* op(W) for y = x·op(W): Wᵀ of W[out,in], or W[in,out] itself */
+    const int tb = l->layout == NLP_W_OUT_IN;
+    return nlp_sgemm_pack_b(&m->wpk[l->w], tb, l->in, l->out * n, w, tb ? l->in : l->out * n);
+}
+
+int nlp_model_pack_weights(nlp_model *m)
+{
+    if (m->wpk) return 0;
+    const size_t np = nlp_params_count(m->params);
+    if (!(m->wpk = nlp_calloc(np ? np : 1, sizeof *m->wpk))) return NLP_ENOMEM;
+    int rc = 0;
+    for (int s = 0; s < 2 && !rc; s++)
+        for (int i = 0; i < m->stack[s].n && !rc; i++) {
+            const nlp_sub *u = &m->stack[s].sub[i];
+            const nlp_lref *qkv[3] = {&u->q, &u->k, &u->v};
+            if (u->kind == NLP_SUB_SELF && !u->fused && nlp_net_adjacent(m, qkv, 3)) rc = pack_lref(m, &u->q, 3);
+            if (!rc && u->kind == NLP_SUB_CROSS && nlp_net_adjacent(m, qkv + 1, 2)) rc = pack_lref(m, &u->k, 2);
+            const nlp_lref *one[] = {&u->qkv, &u->q, &u->k, &u->v, &u->o, &u->fc1, &u->fc2};
+            for (size_t j = 0; j < sizeof one / sizeof *one && !rc; j++) rc = pack_lref(m, one[j], 1);
+        }
+    const nlp_lref *heads[] = {&m->pool, &m->mlm_dense, &m->nsp};
+    for (size_t j = 0; j < sizeof heads / sizeof *heads && !rc; j++)
+        if (heads[j]->w >= 0 && heads[j]->in > 0) rc = pack_lref(m, heads[j], 1);
+    const int table = m->out_w >= 0 ? m->out_w : m->tok_emb;
+    if (!rc && table >= 0 && !m->wpk[table].p) /* logits = h · tableᵀ, table [V, C] */
+        rc = nlp_sgemm_pack_b(&m->wpk[table], 1, m->cfg.d_model, m->cfg.vocab_size, nlp_net_w(m, table),
+                              m->cfg.d_model);
+    if (rc) nlp_model_drop_packed(m);
+    return rc;
+}
+
+void nlp_model_drop_packed(nlp_model *m)
+{
+    if (!m->wpk) return;
+    const size_t np = nlp_params_count(m->params);
+    for (size_t i = 0; i < np; i++) nlp_sgemm_b_free(&m->wpk[i]);
+    free(m->wpk);
+    m->wpk = NULL;
+}
+
+int nlp_model_has_packed(const nlp_model *m) { return m->wpk != NULL; }
 
 int nlp_model_set_inference_bf16(nlp_model *m)
 {
@@ -336,6 +395,7 @@ int nlp_cache_new(nlp_cache **out, const nlp_model *m, int B, int max_len)
     if (!c) return NLP_ENOMEM;
     c->m = m;
     c->B = B;
+    c->group = 1;
     c->max_len = max_len;
     c->C = m->cfg.d_model;
     const nlp_stack *dec = &m->stack[m->cfg.arch == NLP_ARCH_TRANSFORMER ? 1 : 0];
@@ -344,8 +404,9 @@ int nlp_cache_new(nlp_cache **out, const nlp_model *m, int B, int max_len)
         c->n_cross += dec->sub[i].kind == NLP_SUB_CROSS;
     }
     c->self = nlp_malloc((size_t)c->n_self * B * max_len * 2 * c->C * sizeof(float));
-    if (!c->self) {
-        free(c);
+    c->rows = nlp_malloc((size_t)B * max_len * sizeof *c->rows);
+    if (!c->self || !c->rows) {
+        free(c->self), free(c->rows), free(c);
         return NLP_ENOMEM;
     }
     *out = c;
@@ -356,6 +417,7 @@ void nlp_cache_free(nlp_cache *c)
 {
     if (!c) return;
     free(c->self);
+    free(c->rows);
     free(c->cross);
     free(c->src_mask);
     free(c->tmp);
@@ -368,6 +430,7 @@ void nlp_cache_reset(nlp_cache *c)
 {
     c->len = 0;
     c->S = 0;
+    c->moved = 0;
 }
 
 /* In each of n blocks of B rows `stride` floats apart, row i takes the first
@@ -401,21 +464,64 @@ static int permute_rows(nlp_cache *c, float *base, int n, size_t stride, size_t 
     return NLP_OK;
 }
 
+/* The keys and values of every row moved to where c->rows says they are,
+ * so that the table is the identity again (before a pass of many new
+ * positions, whose attention reads each row's keys as one block). */
+static int materialize(nlp_cache *c)
+{
+    if (!c->moved) return NLP_OK;
+    const size_t C2 = 2 * (size_t)c->C, row = (size_t)c->len * C2, stride = (size_t)c->max_len * C2;
+    size_t need = (size_t)c->B * row;
+    if (need > c->tmp_cap) {
+        float *t = nlp_realloc(c->tmp, need * sizeof(float));
+        if (!t) return NLP_ENOMEM;
+        c->tmp = t;
+        c->tmp_cap = need;
+    }
+    for (int l = 0; l < c->n_self; l++) {
+        float *blk = c->self + (size_t)l * c->B * stride;
+        for (int b = 0; b < c->B; b++)
+            for (int p = 0; p < c->len; p++)
+                memcpy(c->tmp + (size_t)b * row + (size_t)p * C2,
+                       blk + (size_t)c->rows[(size_t)b * c->max_len + p] * stride + (size_t)p * C2, C2 * sizeof(float));
+        for (int b = 0; b < c->B; b++) memcpy(blk + (size_t)b * stride, c->tmp + (size_t)b * row, row * sizeof(float));
+    }
+    for (int b = 0; b < c->B; b++)
+        for (int p = 0; p < c->len; p++) c->rows[(size_t)b * c->max_len + p] = b;
+    c->moved = 0;
+    return NLP_OK;
+}
+
 int nlp_cache_reorder_self(nlp_cache *c, const int32_t *rows)
 {
     for (int i = 0; i < c->B; i++)
         if (rows[i] < 0 || rows[i] >= c->B) return nlp_error(NLP_EINVAL, "reorder: row %d out of range", rows[i]);
-    size_t C2 = 2 * (size_t)c->C;
-    return permute_rows(c, c->self, c->n_self, (size_t)c->max_len * C2, (size_t)c->len * C2, rows);
+    int moved = 0;
+    for (int i = 0; i < c->B && !moved; i++) moved = rows[i] != i;
+    if (!moved || !c->len) return NLP_OK;
+    /* only the table moves: row i's positions become row rows[i]'s */
+    const size_t L = (size_t)c->len, need = (size_t)c->B * L;
+    int32_t *t = nlp_malloc(need * sizeof *t);
+    if (!t) return NLP_ENOMEM;
+    for (int i = 0; i < c->B; i++) memcpy(t + (size_t)i * L, c->rows + (size_t)rows[i] * c->max_len, L * sizeof *t);
+    for (int i = 0; i < c->B; i++) memcpy(c->rows + (size_t)i * c->max_len, t + (size_t)i * L, L * sizeof *t);
+    free(t);
+    c->moved = 1;
+    return NLP_OK;
 }
 
 int nlp_cache_reorder(nlp_cache *c, const int32_t *rows)
 {
     for (int i = 0; i < c->B; i++)
         if (rows[i] < 0 || rows[i] >= c->B) return nlp_error(NLP_EINVAL, "reorder: row %d out of range", rows[i]);
+    if (c->group > 1) { /* a shared source: rows may only move within their group */
+        for (int i = 0; i < c->B; i++)
+            if (rows[i] / c->group != i / c->group)
+                return nlp_error(NLP_EINVAL, "reorder: row %d takes row %d of another source", i, rows[i]);
+        return nlp_cache_reorder_self(c, rows);
+    }
     size_t C2 = 2 * (size_t)c->C;
-    /* only the positions in use are copied */
-    int rc = permute_rows(c, c->self, c->n_self, (size_t)c->max_len * C2, (size_t)c->len * C2, rows);
+    int rc = nlp_cache_reorder_self(c, rows);
     if (rc || !c->S) return rc;
     if ((rc = permute_rows(c, c->cross, c->n_cross, (size_t)c->S * C2, (size_t)c->S * C2, rows))) return rc;
     uint8_t *m = nlp_malloc((size_t)c->B * c->S);
@@ -429,17 +535,18 @@ int nlp_cache_reorder(nlp_cache *c, const int32_t *rows)
 int nlp_model_encode(nlp_model *m, const nlp_batch *b, nlp_cache *c)
 {
     if (!m->ops->encode) return nlp_error(NLP_EINVAL, "a %s model has no encoder to run for decoding", nlp_arch_name(m->cfg.arch));
-    if (c->m != m || b->B != c->B) return nlp_error(NLP_EINVAL, "the cache is for another model or batch size");
+    if (c->m != m || b->B < 1 || c->B % b->B != 0)
+        return nlp_error(NLP_EINVAL, "the cache is for another model or batch size");
     if (!b->src || b->S < 1) return nlp_error(NLP_EINVAL, "encode: no source");
     if (b->S > m->cfg.max_positions)
         return nlp_error(NLP_EDATA, "source of %d positions is longer than max-positions %d", b->S, m->cfg.max_positions);
     int rc = nlp_net_check_ids(b->src, b->B, b->S, m->cfg.src_vocab_size, INT32_MIN, "source");
     if (rc) return rc;
-    if (b->S != c->S || !c->cross) {
+    if (b->S != c->S || !c->cross || c->group != c->B / b->B) {
         free(c->cross);
         free(c->src_mask);
-        c->cross = nlp_malloc((size_t)c->n_cross * c->B * b->S * 2 * c->C * sizeof(float));
-        c->src_mask = nlp_malloc((size_t)c->B * b->S);
+        c->cross = nlp_malloc((size_t)c->n_cross * b->B * b->S * 2 * c->C * sizeof(float));
+        c->src_mask = nlp_malloc((size_t)b->B * b->S);
         if (!c->cross || !c->src_mask) {
             free(c->cross), free(c->src_mask);
             c->cross = NULL, c->src_mask = NULL, c->S = 0;
@@ -447,6 +554,7 @@ int nlp_model_encode(nlp_model *m, const nlp_batch *b, nlp_cache *c)
         }
     }
     c->S = b->S;
+    c->group = c->B / b->B;
     c->len = 0;
     int training = m->training;
     m->training = 0;
@@ -469,6 +577,8 @@ int nlp_model_decode(nlp_model *m, const nlp_batch *b, nlp_cache *c)
                          c->len, c->max_len, m->cfg.max_positions);
     int rc = nlp_net_check_ids(ids, b->B, b->T, m->cfg.vocab_size, INT32_MIN, "input");
     if (rc) return rc;
+    /* many new positions read each row's keys as one block (nn/attn.h) */
+    if (b->T > NLP_ATTN_SMALL_ROWS && (rc = materialize(c))) return rc;
     int training = m->training;
     m->training = 0;
     m->have_loss = 0;

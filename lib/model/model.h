@@ -107,6 +107,17 @@ int nlp_model_set_inference_layout(nlp_model *m);
  * afterwards need another call. 0 or NLP_ENOMEM. */
 int nlp_model_set_inference_bf16(nlp_model *m);
 
+/* Inference with packed weights: keeps a copy of every weight matrix (and of
+ * the output embedding) packed for the matrix kernels (nn/sgemm.h), which
+ * forward passes with training off then read instead of packing the weights
+ * again in every product: incremental decoding makes a few products per
+ * token. The same results bit for bit; memory for a second copy of the
+ * weights. Weights changed afterwards need nlp_model_drop_packed and another
+ * call; switching training on drops the copies. 0 or NLP_ENOMEM. */
+int nlp_model_pack_weights(nlp_model *m);
+void nlp_model_drop_packed(nlp_model *m);
+int nlp_model_has_packed(const nlp_model *m);
+
 /* Changes the dropout probabilities (fine-tuning or continuing a loaded
  * model with other regularisation); each in [0, 1). NLP_EINVAL otherwise. */
 int nlp_model_set_dropout(nlp_model *m, double dropout, double attention_dropout);
@@ -152,7 +163,8 @@ int nlp_cache_len(const nlp_cache *c);
 /* Forgets the positions (and the encoded source); keeps the memory. */
 void nlp_cache_reset(nlp_cache *c);
 /* Beam search: row i takes the cached state of row rows[i] (i < B), the
- * source side included. 0 or NLP_ENOMEM. */
+ * source side included (with sources shared by groups of rows, rows[i] must
+ * be in i's group: NLP_EINVAL otherwise). 0 or NLP_ENOMEM. */
 int nlp_cache_reorder(nlp_cache *c, const int32_t *rows);
 /* The same for the decoded positions only, the source side staying: for
  * beam search, whose rows only ever take the state of rows that encoded the
@@ -161,7 +173,9 @@ int nlp_cache_reorder_self(nlp_cache *c, const int32_t *rows);
 
 /* transformer: runs the encoder over b->src [B,S] and stores every decoder
  * layer's cross-attention keys and values and the source padding mask in the
- * cache, whose length becomes 0. */
+ * cache, whose length becomes 0. The cache's rows may be a multiple g of B:
+ * then source i serves rows i·g .. i·g+g-1 (the beams of beam search), is
+ * encoded once, and nlp_cache_reorder keeps rows within their source. */
 int nlp_model_encode(nlp_model *m, const nlp_batch *b, nlp_cache *c);
 
 /* Appends T new positions to every row and computes their logits

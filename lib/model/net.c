@@ -72,18 +72,28 @@ const uint16_t *nlp_net_wbf(const nlp_model *m, int i)
     return i < 0 || !m->wbf || m->training ? NULL : m->wbf + nlp_params_info(m->params, (size_t)i)->off;
 }
 
+const nlp_sgemm_b *nlp_net_wpk(const nlp_model *m, int i, int out)
+{
+    if (i < 0 || !m->wpk || m->training || !m->wpk[i].p || m->wpk[i].N != out) return NULL;
+    return &m->wpk[i];
+}
+
 void nlp_net_logits(nlp_model *m, int N, const float *h, int table)
 {
     const int C = m->cfg.d_model, V = m->cfg.vocab_size;
     const uint16_t *wb = nlp_net_wbf(m, table);
-    if (wb && N <= NLP_LINEAR_BF16_ROWS) nlp_gemv(N, V, C, 1.0f, h, C, wb, C, 1, 1, 0.0f, m->logits, V);
+    const nlp_sgemm_b *wp = nlp_net_wpk(m, table, V);
+    if (wp)
+        NLP_PROF("logits fwd", 2.0 * N * V * C, 0, nlp_gemm_packed(N, 1.0f, h, C, wp, 0.0f, m->logits, V));
+    else if (wb && N <= NLP_LINEAR_BF16_ROWS) nlp_gemv(N, V, C, 1.0f, h, C, wb, C, 1, 1, 0.0f, m->logits, V);
     else NLP_PROF("logits fwd", 2.0 * N * V * C, 0, nlp_gemm(0, 1, N, V, C, 1.0f, h, C, nlp_net_w(m, table), C, 0.0f, m->logits, V));
 }
 
 nlp_linear nlp_net_lin(const nlp_model *m, const nlp_lref *r)
 {
-    return (nlp_linear){.w = nlp_net_w(m, r->w), .wbf = nlp_net_wbf(m, r->w), .b = nlp_net_w(m, r->b), .dw = nlp_net_g(m, r->w),
-                        .db = nlp_net_g(m, r->b), .in = r->in, .out = r->out, .layout = r->layout};
+    return (nlp_linear){.w = nlp_net_w(m, r->w), .wbf = nlp_net_wbf(m, r->w), .wp = nlp_net_wpk(m, r->w, r->out),
+                        .b = nlp_net_w(m, r->b), .dw = nlp_net_g(m, r->w), .db = nlp_net_g(m, r->b), .in = r->in,
+                        .out = r->out, .layout = r->layout};
 }
 
 float nlp_net_dropout(const nlp_model *m) { return m->training ? (float)m->cfg.dropout : 0.0f; }
@@ -196,7 +206,7 @@ float *nlp_cache_self(const struct nlp_cache *c, int slot)
 
 float *nlp_cache_cross(const struct nlp_cache *c, int slot)
 {
-    return c->cross + (size_t)slot * c->B * c->S * 2 * c->C;
+    return c->cross + (size_t)slot * (c->B / c->group) * c->S * 2 * c->C;
 }
 
 static nlp_attn attn_of(const nlp_run *r, const nlp_sub *s)
@@ -204,7 +214,7 @@ static nlp_attn attn_of(const nlp_run *r, const nlp_sub *s)
     const nlp_model *m = r->m;
     const int C = m->cfg.d_model, H = m->cfg.heads;
     nlp_attn a = {.B = r->B, .H = H, .T = r->T, .D = C / H, .out = s->att, .ldo = C, .bso = (long)r->T * C,
-                  .dropout = nlp_net_attn_dropout(m), .seed = nlp_net_seed(m, s->site + 1)};
+                  .dropout = nlp_net_attn_dropout(m), .seed = nlp_net_seed(m, s->site + 1), .incremental = !!r->cache};
     if (s->kind == NLP_SUB_SELF) {
         a.S = r->T;
         a.q = s->qkv_a;
@@ -224,6 +234,7 @@ static nlp_attn attn_of(const nlp_run *r, const nlp_sub *s)
             a.ldk = a.ldv = 2 * C;
             a.bsk = a.bsv = (long)c->max_len * 2 * C;
             a.key_mask = NULL;
+            if (c->moved) a.kv_rows = c->rows, a.bs_rows = c->max_len;
         }
     } else if (r->cache) {
         const struct nlp_cache *c = r->cache;
@@ -237,6 +248,7 @@ static nlp_attn attn_of(const nlp_run *r, const nlp_sub *s)
         a.bsk = a.bsv = (long)c->S * 2 * C;
         a.key_mask = c->src_mask;
         a.bsm = c->S;
+        a.kv_group = c->group;
     } else {
         a.S = r->S;
         a.q = s->qkv_a;
@@ -260,9 +272,7 @@ static double attn_flops(const nlp_attn *a, int passes)
     return a->causal && !a->q_offset && a->T == a->S ? f / 2 : f;
 }
 
-/* Whether the weights and biases of linear layers l[0..n) lie one after
- * another in the arena, so that they act as one [n·out, in] layer. */
-static int adjacent(const nlp_model *m, const nlp_lref *const *l, int n)
+int nlp_net_adjacent(const nlp_model *m, const nlp_lref *const *l, int n)
 {
     for (int i = 0; i < n; i++)
         if (l[i]->layout != NLP_W_OUT_IN || l[i]->in != l[0]->in || l[i]->out != l[0]->out || l[i]->w < 0 ||
@@ -281,6 +291,7 @@ static nlp_linear joined(const nlp_model *m, const nlp_lref *l0, int n)
 {
     nlp_linear l = nlp_net_lin(m, l0);
     l.out *= n;
+    l.wp = nlp_net_wpk(m, l0->w, l.out);
     return l;
 }
 
@@ -291,7 +302,7 @@ static void qkv_forward(nlp_model *m, nlp_sub *s, int N, const float *h)
 {
     const int C = m->cfg.d_model;
     const nlp_lref *p[3] = {&s->q, &s->k, &s->v};
-    if (s->fused || adjacent(m, p, 3)) {
+    if (s->fused || nlp_net_adjacent(m, p, 3)) {
         nlp_linear l = s->fused ? nlp_net_lin(m, &s->qkv) : joined(m, &s->q, 3);
         nlp_linear_forward(&l, N, h, C, s->qkv_a, 3 * C);
         return;
@@ -306,7 +317,7 @@ static void qkv_backward(nlp_model *m, nlp_sub *s, int N, const float *h, const 
 {
     const int C = m->cfg.d_model;
     const nlp_lref *p[3] = {&s->q, &s->k, &s->v};
-    if (s->fused || adjacent(m, p, 3)) {
+    if (s->fused || nlp_net_adjacent(m, p, 3)) {
         nlp_linear l = s->fused ? nlp_net_lin(m, &s->qkv) : joined(m, &s->q, 3);
         nlp_linear_backward(&l, N, h, C, dqkv, 3 * C, dh, C, beta);
         return;
@@ -322,7 +333,7 @@ void nlp_net_kv_forward(const nlp_model *m, const nlp_sub *s, int M, const float
 {
     const int C = m->cfg.d_model;
     const nlp_lref *p[2] = {&s->k, &s->v};
-    if (adjacent(m, p, 2)) {
+    if (nlp_net_adjacent(m, p, 2)) {
         nlp_linear l = joined(m, &s->k, 2);
         nlp_linear_forward(&l, M, mem, C, kv, 2 * C);
         return;
@@ -341,7 +352,7 @@ static void kv_backward(nlp_model *m, nlp_sub *s, int M, const float *mem, const
 {
     const int C = m->cfg.d_model;
     const nlp_lref *p[2] = {&s->k, &s->v};
-    if (adjacent(m, p, 2)) {
+    if (nlp_net_adjacent(m, p, 2)) {
         nlp_linear l = joined(m, &s->k, 2);
         nlp_linear_backward(&l, M, mem, C, dkv, 2 * C, dmem, C, 1);
         return;
@@ -371,9 +382,11 @@ static int sub_forward(const nlp_run *r, nlp_sub *s, const float *x)
             const struct nlp_cache *c = r->cache;
             float *kv = nlp_cache_self(c, s->slot);
             for (int b = 0; b < r->B; b++)
-                for (int t = 0; t < r->T; t++)
+                for (int t = 0; t < r->T; t++) {
                     memcpy(kv + ((size_t)b * c->max_len + c->len + t) * 2 * C, s->qkv_a + ((size_t)b * r->T + t) * 3 * C + C,
                            2 * (size_t)C * sizeof(float));
+                    c->rows[(size_t)b * c->max_len + c->len + t] = b;
+                }
         }
         nlp_attn a = attn_of(r, s);
         NLP_PROF("attention fwd", attn_flops(&a, 1), 0, rc = nlp_attn_forward(&a, s->P));

@@ -91,10 +91,14 @@ typedef struct nlp_run {
 struct nlp_cache {
     const nlp_model *m;
     int B, max_len, len, C;
+    int group;               /* cache rows per encoded source (beam search: the beams); >= 1 */
     int n_self, n_cross;
     float *self;             /* n_self × [B, max_len, 2C] */
-    float *cross;            /* n_cross × [B, S, 2C], allocated by the encoder pass */
-    uint8_t *src_mask;       /* [B, S] */
+    int32_t *rows;           /* [B, max_len]: the row of `self` holding row b's position p (beam search
+                                reorders this table, not the keys and values) */
+    int moved;               /* rows is not the identity */
+    float *cross;            /* n_cross × [B/group, S, 2C], allocated by the encoder pass */
+    uint8_t *src_mask;       /* [B/group, S] */
     int S;
     float *tmp;              /* reordering scratch */
     size_t tmp_cap;
@@ -132,6 +136,8 @@ struct nlp_model {
     float *y0;                /* transformer: decoder input embeddings */
     float *logits;            /* [N, V], becomes the gradient in backward */
     uint16_t *wbf;            /* inference: the parameters in bf16 (NULL = none) */
+    nlp_sgemm_b *wpk;         /* inference: per parameter index, its matrix (or the q|k|v or k|v
+                                 it starts) packed for the kernels; NULL = none (nlp_model_pack_weights) */
     int inference_layout;     /* W[in,out] weights transposed for decoding: never saved or trained */
     float *lse;               /* [N, 2]: nlp_xent_forward's max and log-sum-exp per row */
     int32_t *target;          /* [N] loss targets (shifted for gpt) */
@@ -179,6 +185,10 @@ nlp_lref nlp_net_linear(nlp_params *p, const char *name, int in, int out, enum n
  * also act as one [n·out, in] layer (q|k|v in one product). Returns 0 or the
  * error of nlp_params_add. */
 int nlp_net_linears(nlp_params *p, const char *const *names, int n, int in, int out, nlp_lref **dst);
+/* Whether the weights and biases of linear layers l[0..n) lie one after
+ * another in the arena, so that they act as one [n·out, in] layer (and no
+ * bf16 copy splits them). */
+int nlp_net_adjacent(const nlp_model *m, const nlp_lref *const *l, int n);
 /* Cross-attention k|v of s for the memory mem [M, C] into kv [M, 2C]. */
 void nlp_net_kv_forward(const nlp_model *m, const nlp_sub *s, int M, const float *mem, float *kv);
 /* Declares "<name>.weight" and "<name>.bias" of a LayerNorm of size C; 0 or an error. */
@@ -186,6 +196,10 @@ int nlp_net_layernorm(nlp_params *p, const char *name, int C, int *g, int *b);
 
 /* The nlp_linear for a reference in the current arenas. */
 nlp_linear nlp_net_lin(const nlp_model *m, const nlp_lref *r);
+
+/* The packed copy of weight i for a product with `out` columns (the layer
+ * alone, or the adjacent layers it starts), or NULL: none, or training. */
+const nlp_sgemm_b *nlp_net_wpk(const nlp_model *m, int i, int out);
 
 /* Parameter / gradient tensor by index (NULL for -1 or no gradients). */
 float *nlp_net_w(const nlp_model *m, int i);

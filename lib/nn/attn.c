@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The batch whose keys, values and mask batch b's queries use. */
+static inline int kb(const nlp_attn *a, int b) { return a->kv_group > 1 ? b / a->kv_group : b; }
+
 /* Number of keys row t may see before masking by key_mask: all S, or the causal prefix. */
 static inline int row_limit(const nlp_attn *a, int t)
 {
@@ -24,7 +27,7 @@ static inline int row_limit(const nlp_attn *a, int t)
 static int row_all_masked(const nlp_attn *a, int b, int t)
 {
     if (!a->key_mask) return row_limit(a, t) <= 0;
-    const uint8_t *km = a->key_mask + (size_t)b * a->bsm;
+    const uint8_t *km = a->key_mask + (size_t)kb(a, b) * a->bsm;
     int lim = row_limit(a, t);
     for (int j = 0; j < lim; j++)
         if (km[j]) return 0;
@@ -36,7 +39,7 @@ static void softmax_row(const nlp_attn *a, int b, int t, float *row)
 {
     int S = a->S, lim = row_limit(a, t);
     if (a->key_mask) {
-        const uint8_t *km = a->key_mask + (size_t)b * a->bsm;
+        const uint8_t *km = a->key_mask + (size_t)kb(a, b) * a->bsm;
         int last = -1;
         for (int j = 0; j < lim; j++) {
             if (km[j]) last = j;
@@ -99,7 +102,7 @@ static int block_keys_fwd(const nlp_attn *a, int b, int t0, int rows)
 {
     int kn = block_keys(a, b, t0, rows);
     if (!a->key_mask || kn < 1) return kn;
-    const uint8_t *km = a->key_mask + (size_t)b * a->bsm;
+    const uint8_t *km = a->key_mask + (size_t)kb(a, b) * a->bsm;
     int last = kn - 1;
     while (last >= 0 && !km[last]) last--;
     return last < 0 ? kn : last + 1;
@@ -125,6 +128,98 @@ static void drop_rows(const nlp_attn *a, float *dst, const float *src, int b, in
         }
 }
 
+// --- few query rows (incremental decoding)
+
+typedef float v16 __attribute__((vector_size(64)));
+
+
+static inline v16 ld16(const float *p)
+{
+    v16 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* Sixteen dot products q·kp[j] over D, times alpha, into out[0..16): each
+ * an accumulator of 16 lanes along D, the 16 accumulators then reduced
+ * together by a fixed tree (lanes l and l+8, then l+4, l+2, l+1: the same
+ * sums for every key wherever it sits among the 16), then the D % 16
+ * products left, in order. */
+static void dots16(const float *q, const float *const kp[16], int D, float alpha, float *out)
+{
+    v16 a[16];
+    for (int j = 0; j < 16; j++) a[j] = (v16){0};
+    int d = 0;
+    for (; d + 16 <= D; d += 16) {
+        const v16 qv = ld16(q + d);
+        for (int j = 0; j < 16; j++) a[j] += qv * ld16(kp[j] + d);
+    }
+    v16 b[8], c[4], e[2];
+    for (int i = 0; i < 8; i++)
+        b[i] = __builtin_shufflevector(a[2 * i], a[2 * i + 1], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +
+               __builtin_shufflevector(a[2 * i], a[2 * i + 1], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+    for (int i = 0; i < 4; i++)
+        c[i] = __builtin_shufflevector(b[2 * i], b[2 * i + 1], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27) +
+               __builtin_shufflevector(b[2 * i], b[2 * i + 1], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
+    for (int i = 0; i < 2; i++)
+        e[i] = __builtin_shufflevector(c[2 * i], c[2 * i + 1], 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29) +
+               __builtin_shufflevector(c[2 * i], c[2 * i + 1], 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
+    const v16 f = __builtin_shufflevector(e[0], e[1], 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30) +
+                  __builtin_shufflevector(e[0], e[1], 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    float s[16];
+    memcpy(s, &f, sizeof s);
+    for (int j = 0; j < 16; j++) {
+        for (int dd = d; dd < D; dd++) s[j] += q[dd] * kp[j][dd];
+        out[j] = alpha * s[j];
+    }
+}
+
+/* Scores of one query against kn keys (key j at k + row(j)·bs + j·ldk,
+ * row(j) = rows[j] or 0 without rows), sixteen at a time; the last group is
+ * padded with key 0 (those results dropped), so that every key takes the
+ * same operations. */
+static void scores(const float *q, const float *k, long ldk, long bs, const int32_t *rows, int D, int kn, float alpha,
+                   float *out)
+{
+    for (int j0 = 0; j0 < kn; j0 += 16) {
+        const float *kp[16];
+        float tmp[16];
+        const int n = kn - j0 < 16 ? kn - j0 : 16;
+        for (int j = 0; j < 16; j++) {
+            const int jj = j < n ? j0 + j : 0;
+            kp[j] = k + (rows ? rows[jj] * bs : 0) + jj * ldk;
+        }
+        dots16(q, kp, D, alpha, n == 16 ? out + j0 : tmp);
+        if (n < 16) memcpy(out + j0, tmp, (size_t)n * sizeof *tmp);
+    }
+}
+
+/* rows × kn scores and rows × D outputs without matrix products: each score
+ * a dot product, each output Σ_j p_j v_j in key order. A matrix product
+ * would pack the keys and values of the cache for every token; this reads
+ * them once. The same operations for a row whatever the batch. */
+static void small_rows(const nlp_attn *a, int b, const float *q, const float *k, const float *v, float *o, float *p,
+                       int t0, int rows, int kn, float alpha)
+{
+    const int D = a->D, S = a->S;
+    /* with kv_rows, k and v are batch 0's and each key names its batch */
+    const int32_t *kr = a->kv_rows ? a->kv_rows + (size_t)b * a->bs_rows : NULL;
+    for (int t = t0; t < t0 + rows; t++) {
+        const float *qt = q + (size_t)t * a->ldq;
+        float *pr = p + (size_t)t * S;
+        scores(qt, k, a->ldk, a->bsk, kr, D, kn, alpha, pr);
+        softmax_row(a, b, t, pr);
+        float *ot = o + (size_t)t * a->ldo;
+        memset(ot, 0, (size_t)D * sizeof *ot);
+        for (int j = 0; j < kn; j++) {
+            const float pj = pr[j];
+            const float *vj = v + (kr ? kr[j] * a->bsv : 0) + (size_t)j * a->ldv;
+#pragma omp simd
+            for (int d = 0; d < D; d++) ot[d] += pj * vj[d];
+        }
+    }
+}
+
 int nlp_attn_forward(const nlp_attn *a, float *P)
 {
     const int B = a->B, H = a->H, T = a->T, S = a->S, D = a->D, RB = block_rows(a);
@@ -142,11 +237,16 @@ int nlp_attn_forward(const nlp_attn *a, float *P)
         for (int b = 0; b < B; b++)
             for (int h = 0; h < H; h++) {
                 if (fail) continue;
-                const float *q = a->q + b * a->bsq + h * D, *k = a->k + b * a->bsk + h * D,
-                            *v = a->v + b * a->bsv + h * D;
+                const float *q = a->q + b * a->bsq + h * D, *k = a->k + kb(a, b) * a->bsk + h * D,
+                            *v = a->v + kb(a, b) * a->bsv + h * D;
                 float *o = a->out + b * a->bso + h * D;
                 float *p = P ? P + ((size_t)b * H + h) * T * S : scratch;
                 float *pd = drop ? scratch : p;
+                if (a->incremental && T <= NLP_ATTN_SMALL_ROWS && !drop) {
+                    if (a->kv_rows) k = a->k + h * D, v = a->v + h * D; /* each key names its batch */
+                    small_rows(a, b, q, k, v, o, p, 0, T, block_keys_fwd(a, b, 0, T), alpha);
+                    continue;
+                }
                 for (int t0 = 0; t0 < T; t0 += RB) {
                     int rows = T - t0 < RB ? T - t0 : RB, kn = block_keys_fwd(a, b, t0, rows);
                     float *pr = p + (size_t)t0 * S;
@@ -165,6 +265,7 @@ int nlp_attn_forward(const nlp_attn *a, float *P)
 
 int nlp_attn_backward(const nlp_attn *a, const float *P, const float *dout, float *dq, float *dk, float *dv)
 {
+    if (a->kv_group > 1) return nlp_error(NLP_EINVAL, "attention backward with shared keys");
     const int B = a->B, H = a->H, T = a->T, S = a->S, D = a->D, RB = block_rows(a);
     const float alpha = 1.0f / sqrtf((float)D);
     const int drop = a->dropout > 0;

@@ -29,6 +29,9 @@
 
 #include <stdint.h>
 
+/* Query rows up to which incremental attention takes dot products. */
+#define NLP_ATTN_SMALL_ROWS 4
+
 typedef struct nlp_attn {
     int B, H, T, S, D;        /* batch, heads, queries, keys, head size */
     const float *q;           /* query (b,t,h) at q + b·bsq + t·ldq + h·D */
@@ -39,9 +42,17 @@ typedef struct nlp_attn {
     long ldv, bsv;
     float *out;               /* output (b,t,h) at out + b·bso + t·ldo + h·D */
     long ldo, bso;
+    int kv_group;             /* queries of batches b share the keys, values and mask of b / kv_group
+                                 (the beams of one source); 0 or 1: their own (forward only) */
     const uint8_t *key_mask;  /* [b·bsm + j] != 0: key may be attended; NULL: all keys */
     long bsm;
     int causal, q_offset;
+    int incremental;          /* decoding over a cache: few query rows (T <= NLP_ATTN_SMALL_ROWS) take dot
+                                 products, not matrix products (the same path for a row whatever the batch) */
+    const int32_t *kv_rows;   /* incremental, few rows: key and value j of batch b are batch
+                                 kv_rows[b·bs_rows + j]'s (a beam's history, reordered by index instead of
+                                 copying); NULL: b's own */
+    long bs_rows;
     float dropout;            /* on the probabilities, training only */
     uint64_t seed;
 } nlp_attn;

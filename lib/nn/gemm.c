@@ -148,3 +148,24 @@ void nlp_gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, 
             gemm1(ta, tb, n, N, K, alpha, ta ? A + o : A + (size_t)o * lda, lda, B, ldb, beta, C + (size_t)o * ldc, ldc);
     }
 }
+
+void nlp_gemm_packed(int M, float alpha, const float *A, int lda, const nlp_sgemm_b *pb, float beta, float *C, int ldc)
+{
+    const int N = pb->N, nr = pb->nr;
+    int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
+    if (nt <= 1 || nlp_gemm_flops(M, N, pb->K) < SPLIT_MIN_FLOPS) {
+        nlp_sgemm_packed(0, M, 0, N, alpha, A, lda, pb, beta, C, ldc);
+        return;
+    }
+    /* as nlp_gemm: the longer side, whole micro-tiles (columns in panels of nr) */
+    const int split_n = N >= M, len = split_n ? N : M, unit = split_n ? nr : 32;
+    int chunk = (len + nt - 1) / nt;
+    chunk = (chunk + unit - 1) / unit * unit;
+    const int parts = (len + chunk - 1) / chunk;
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+    for (int p = 0; p < parts; p++) {
+        const int o = p * chunk, n = len - o < chunk ? len - o : chunk;
+        if (split_n) nlp_sgemm_packed(0, M, o, o + n, alpha, A, lda, pb, beta, C, ldc);
+        else nlp_sgemm_packed(0, n, 0, N, alpha, A + (size_t)o * lda, lda, pb, beta, C + (size_t)o * ldc, ldc);
+    }
+}

@@ -15,7 +15,9 @@ void nlp_linear_forward(const nlp_linear *l, int N, const float *x, int ldx, flo
         for (int i = 0; i < N; i++) memcpy(y + (size_t)i * ldy, l->b, (size_t)l->out * sizeof(float));
         beta = 1;
     }
-    if (l->wbf && N <= NLP_LINEAR_BF16_ROWS)
+    if (l->wp && l->wp->N == l->out && l->wp->K == l->in)
+        nlp_gemm_packed(N, 1.0f, x, ldx, l->wp, beta, y, ldy);
+    else if (l->wbf && N <= NLP_LINEAR_BF16_ROWS)
         nlp_gemv(N, l->out, l->in, 1.0f, x, ldx, l->wbf, l->layout == NLP_W_IN_OUT ? l->out : l->in,
                  l->layout == NLP_W_OUT_IN, 1, beta, y, ldy);
     else if (l->layout == NLP_W_IN_OUT)

@@ -18,6 +18,8 @@
 
 #include <stdint.h>
 
+#include "nn/sgemm.h"
+
 /* Rows up to which a layer with bf16 weights streams them (gemv.h); longer
  * inputs (a long prompt) multiply with the fp32 weights through nlp_gemm. */
 #define NLP_LINEAR_BF16_ROWS 16
@@ -31,6 +33,7 @@ typedef struct nlp_linear {
     const float *w, *b; /* b may be NULL (no bias) */
     const uint16_t *wbf; /* inference: W rounded to bfloat16 (same layout), used for up to
                             NLP_LINEAR_BF16_ROWS rows (gemv.h); NULL = none */
+    const nlp_sgemm_b *wp; /* inference: op(W) packed for the matrix kernels (same results as w); NULL = none */
     float *dw, *db;     /* gradients, accumulated (+=); NULL when not training */
     int in, out;
     enum nlp_wlayout layout;

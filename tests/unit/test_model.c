@@ -656,9 +656,31 @@ static void test_cache(void)
     CHECK_EQ_INT(nlp_model_decode(m, &nb, c), 0);
     const float *lg = nlp_model_logits(m, NULL, NULL);
     CHECK(memcmp(lg, lg + V, V * 4) == 0);
+    /* then several positions at once (the reordered keys are moved into
+     * place first): both rows alike, and as a fresh cache given row 1's
+     * history */
+    int32_t five[2 * 5] = {3, 4, 5, 6, 7, 3, 4, 5, 6, 7};
+    nlp_batch fb5 = {.B = B, .T = 5, .ids = five};
+    CHECK_EQ_INT(nlp_model_decode(m, &fb5, c), 0);
+    lg = nlp_model_logits(m, NULL, NULL);
+    CHECK(memcmp(lg, lg + 5 * V, 5 * V * 4) == 0);
+    float *got5 = malloc(5 * V * 4);
+    memcpy(got5, lg, 5 * V * 4);
+    int32_t hist[13];
+    memcpy(hist, ids + T, 7 * 4);
+    hist[7] = 17;
+    memcpy(hist + 8, five, 5 * 4);
+    nlp_cache *c1;
+    CHECK_EQ_INT(nlp_cache_new(&c1, m, 1, 16), 0);
+    nlp_batch hb = {.B = 1, .T = 13, .ids = hist};
+    CHECK_EQ_INT(nlp_model_decode(m, &hb, c1), 0);
+    d = max_diff(got5, nlp_model_logits(m, NULL, NULL) + 8 * V, 5 * V);
+    CHECK_MSG(d < 1e-5, "gpt: positions after a reorder differ by %g", d);
+    nlp_cache_free(c1);
+    free(got5);
     /* misuse */
     int32_t many[2 * 9] = {0};
-    nlp_batch big = {.B = B, .T = 9, .ids = many};
+    nlp_batch big = {.B = B, .T = 4, .ids = many}; /* 13 + 4 > 16 */
     CHECK_EQ_INT(nlp_model_decode(m, &big, c), NLP_EDATA);
     nlp_batch wrong = {.B = 1, .T = 1, .ids = many};
     CHECK_EQ_INT(nlp_model_decode(m, &wrong, c), NLP_EINVAL);
