@@ -174,6 +174,29 @@ typedef struct cand {
     int32_t beam, tok;
 } cand;
 
+typedef float v16f __attribute__((vector_size(64)));
+typedef float v8f __attribute__((vector_size(32)));
+typedef float v4f __attribute__((vector_size(16)));
+
+typedef int32_t v8i __attribute__((vector_size(32)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+
+/* The largest of x[0..16) (for NaN-free input; NaN lanes may be dropped). */
+static inline float max16(const float *x)
+{
+    v16f v;
+    memcpy(&v, x, sizeof v);
+    v8f a = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7), b = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+    v8i m8 = a > b;
+    a = (v8f)(((v8i)a & m8) | ((v8i)b & ~m8));
+    v4f c = __builtin_shufflevector(a, a, 0, 1, 2, 3), d = __builtin_shufflevector(a, a, 4, 5, 6, 7);
+    v4i m4 = c > d;
+    c = (v4f)(((v4i)c & m4) | ((v4i)d & ~m4));
+    float mx = c[0];
+    for (int i = 1; i < 4; i++) mx = c[i] > mx ? c[i] : mx;
+    return mx;
+}
+
 /* At most this many candidates per row are kept by preselect(); a row with
  * more near-ties is ranked over its whole vocabulary instead. */
 #define CAND_CAP 64
@@ -193,32 +216,44 @@ typedef struct rcand {
  * qualify (the caller then ranks the whole row). */
 static int preselect(const float *x, int V, int K, float score, rcand *out)
 {
-    float mx = -INFINITY;
-    for (int i = 0; i < V; i++) mx = x[i] > mx ? x[i] : mx;
-    float sum = 0;
-#pragma omp simd reduction(+ : sum)
-    for (int i = 0; i < V; i++) sum += nlp_expf(x[i] - mx);
-    const float lse = logf(sum);
-    /* the K-th largest logit: a sorted list of K, updated only by the rare
-     * logit above its last */
+    if (K > 16) return -1;
+    /* the K largest logits: a sorted list, updated only from the rare chunk
+     * of 16 whose maximum is above its last; best[0] is the row maximum */
     float best[16];
-    int nb = 0;
-    const int KK = K < 16 ? K : 16;
-    for (int i = 0; i < V; i++) {
-        if (nb == KK && !(x[i] > best[KK - 1])) continue;
-        int j = nb < KK ? nb++ : KK - 1;
+    int nb = 0, i = 0;
+    for (; i + 16 <= V; i += 16) {
+        if (nb == K && !(max16(x + i) > best[K - 1])) continue;
+        for (int l = i; l < i + 16; l++) {
+            if (nb == K && !(x[l] > best[K - 1])) continue;
+            int j = nb < K ? nb++ : K - 1;
+            while (j > 0 && x[l] > best[j - 1]) best[j] = best[j - 1], j--;
+            best[j] = x[l];
+        }
+    }
+    for (; i < V; i++) {
+        if (nb == K && !(x[i] > best[K - 1])) continue;
+        int j = nb < K ? nb++ : K - 1;
         while (j > 0 && x[i] > best[j - 1]) best[j] = best[j - 1], j--;
         best[j] = x[i];
     }
-    if (nb < KK || K > 16) return -1;
-    const float thr = best[KK - 1];
-    const float margin = 1e-4f * (fabsf(thr) + fabsf(mx) + fabsf(lse) + fabsf(score) + 1.0f);
+    if (nb < K) return -1; /* fewer than K comparable logits (NaN) */
+    const float mx = best[0];
+    float sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int v = 0; v < V; v++) sum += nlp_expf(x[v] - mx);
+    const float lse = logf(sum);
+    const float thr = best[K - 1];
+    const float margin = 1e-4f * (fabsf(thr) + fabsf(mx) + fabsf(lse) + fabsf(score) + 1.0f), lo = thr - margin;
     int n = 0;
-    for (int i = 0; i < V; i++)
-        if (x[i] >= thr - margin) {
-            if (n == CAND_CAP) return -1;
-            out[n++] = (rcand){i, (x[i] - mx) - lse};
-        }
+    for (i = 0; i < V; i += 16) {
+        const int e = i + 16 < V ? i + 16 : V;
+        if (e - i == 16 && !(max16(x + i) >= lo)) continue;
+        for (int l = i; l < e; l++)
+            if (x[l] >= lo) {
+                if (n == CAND_CAP) return -1;
+                out[n++] = (rcand){l, (x[l] - mx) - lse};
+            }
+    }
     return n;
 }
 

@@ -147,20 +147,25 @@ static inline v16 ld16(const float *p)
  * products left, in order. */
 static void dots16(const float *q, const float *const kp[16], int D, float alpha, float *out)
 {
-    v16 a[16];
+    v16 a[16]; /* unrolled: the sixteen accumulators stay in registers */
+#pragma GCC unroll 16
     for (int j = 0; j < 16; j++) a[j] = (v16){0};
     int d = 0;
     for (; d + 16 <= D; d += 16) {
         const v16 qv = ld16(q + d);
+#pragma GCC unroll 16
         for (int j = 0; j < 16; j++) a[j] += qv * ld16(kp[j] + d);
     }
     v16 b[8], c[4], e[2];
+#pragma GCC unroll 8
     for (int i = 0; i < 8; i++)
         b[i] = __builtin_shufflevector(a[2 * i], a[2 * i + 1], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +
                __builtin_shufflevector(a[2 * i], a[2 * i + 1], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+#pragma GCC unroll 4
     for (int i = 0; i < 4; i++)
         c[i] = __builtin_shufflevector(b[2 * i], b[2 * i + 1], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27) +
                __builtin_shufflevector(b[2 * i], b[2 * i + 1], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
+#pragma GCC unroll 2
     for (int i = 0; i < 2; i++)
         e[i] = __builtin_shufflevector(c[2 * i], c[2 * i + 1], 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29) +
                __builtin_shufflevector(c[2 * i], c[2 * i + 1], 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
@@ -198,6 +203,49 @@ static void scores(const float *q, const float *k, long ldk, long bs, const int3
  * a dot product, each output Σ_j p_j v_j in key order. A matrix product
  * would pack the keys and values of the cache for every token; this reads
  * them once. The same operations for a row whatever the batch. */
+/* v_j of key j: at v + row(j)·bs + j·ld (row(j) = rows[j], or 0). */
+static inline const float *vrow(const float *v, long ld, const int32_t *rows, long bs, int j)
+{
+    return v + (rows ? rows[j] * bs : 0) + (size_t)j * ld;
+}
+
+/* o[0..D) = Σ_j p_j v_j over kn keys: 64 columns at a time, even and odd
+ * keys in two sets of four registers (eight chains of additions in flight),
+ * the two sets added at the end; then 16 columns at a time, then one. The
+ * same operations for a row whatever else is computed beside it. */
+static void weighted_sum(const float *p, const float *v, long ld, const int32_t *rows, long bs, int kn, int D,
+                         float *o)
+{
+    int d0 = 0;
+    for (; d0 + 64 <= D; d0 += 64) {
+        v16 x0 = {0}, x1 = {0}, x2 = {0}, x3 = {0}, y0 = {0}, y1 = {0}, y2 = {0}, y3 = {0};
+        int j = 0;
+        for (; j + 2 <= kn; j += 2) {
+            const float *u = vrow(v, ld, rows, bs, j) + d0, *w = vrow(v, ld, rows, bs, j + 1) + d0;
+            const float pu = p[j], pw = p[j + 1];
+            x0 += pu * ld16(u), x1 += pu * ld16(u + 16), x2 += pu * ld16(u + 32), x3 += pu * ld16(u + 48);
+            y0 += pw * ld16(w), y1 += pw * ld16(w + 16), y2 += pw * ld16(w + 32), y3 += pw * ld16(w + 48);
+        }
+        if (j < kn) {
+            const float *u = vrow(v, ld, rows, bs, j) + d0;
+            const float pu = p[j];
+            x0 += pu * ld16(u), x1 += pu * ld16(u + 16), x2 += pu * ld16(u + 32), x3 += pu * ld16(u + 48);
+        }
+        x0 += y0, x1 += y1, x2 += y2, x3 += y3;
+        memcpy(o + d0, &x0, 64), memcpy(o + d0 + 16, &x1, 64), memcpy(o + d0 + 32, &x2, 64), memcpy(o + d0 + 48, &x3, 64);
+    }
+    for (; d0 + 16 <= D; d0 += 16) {
+        v16 x = {0};
+        for (int j = 0; j < kn; j++) x += p[j] * ld16(vrow(v, ld, rows, bs, j) + d0);
+        memcpy(o + d0, &x, sizeof x);
+    }
+    for (; d0 < D; d0++) {
+        float x = 0;
+        for (int j = 0; j < kn; j++) x += p[j] * vrow(v, ld, rows, bs, j)[d0];
+        o[d0] = x;
+    }
+}
+
 static void small_rows(const nlp_attn *a, int b, const float *q, const float *k, const float *v, float *o, float *p,
                        int t0, int rows, int kn, float alpha)
 {
@@ -210,13 +258,7 @@ static void small_rows(const nlp_attn *a, int b, const float *q, const float *k,
         scores(qt, k, a->ldk, a->bsk, kr, D, kn, alpha, pr);
         softmax_row(a, b, t, pr);
         float *ot = o + (size_t)t * a->ldo;
-        memset(ot, 0, (size_t)D * sizeof *ot);
-        for (int j = 0; j < kn; j++) {
-            const float pj = pr[j];
-            const float *vj = v + (kr ? kr[j] * a->bsv : 0) + (size_t)j * a->ldv;
-#pragma omp simd
-            for (int d = 0; d < D; d++) ot[d] += pj * vj[d];
-        }
+        weighted_sum(pr, v, a->ldv, kr, a->bsv, kn, D, ot);
     }
 }
 
@@ -233,9 +275,12 @@ int nlp_attn_forward(const nlp_attn *a, float *P)
             scratch = malloc((size_t)T * S * sizeof(float) + 64);
             if (!scratch) fail = 1;
         }
-#pragma omp for collapse(2) schedule(static)
-        for (int b = 0; b < B; b++)
-            for (int h = 0; h < H; h++) {
+        /* (batch, head) tasks; batches sharing keys (kv_group) take a head
+         * one after another, so that its keys are read from memory once */
+        const int G = a->kv_group > 1 ? a->kv_group : 1;
+#pragma omp for schedule(static)
+        for (int task = 0; task < B * H; task++) {
+                const int b = task / (H * G) * G + task % G, h = task / G % H;
                 if (fail) continue;
                 const float *q = a->q + b * a->bsq + h * D, *k = a->k + kb(a, b) * a->bsk + h * D,
                             *v = a->v + kb(a, b) * a->bsv + h * D;
