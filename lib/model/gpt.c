@@ -133,7 +133,12 @@ static int gpt_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
             m->target[(size_t)i * T + t] = t + 1 < T ? b->labels[(size_t)i * T + t + 1] : IGNORE;
     nlp_xent x = gpt_xent(m);
     nlp_xent_result res;
-    NLP_PROF("loss fwd", 0, 4.0 * x.N * x.V, nlp_xent_forward(&x, m->lse, &res));
+    if (m->training) { /* backward follows: the gradient now, while each row is in cache */
+        NLP_PROF("loss fwd+bwd", 0, 8.0 * x.N * x.V, nlp_xent_fused(&x, m->lse, &res));
+        m->logits_grad = 1;
+    } else {
+        NLP_PROF("loss fwd", 0, 4.0 * x.N * x.V, nlp_xent_forward(&x, m->lse, &res));
+    }
     out->loss = out->nll = res.loss;
     out->tokens = res.count;
     m->have_loss = 1;

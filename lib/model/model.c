@@ -235,6 +235,7 @@ int nlp_model_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
     if (!out) out = &dummy;
     memset(out, 0, sizeof *out);
     m->have_loss = 0;
+    m->logits_grad = 0;
     int rc = check_shape(m, b);
     if (!rc) rc = m->ops->check(m, b);
     if (rc) return rc;

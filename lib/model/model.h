@@ -125,7 +125,10 @@ int nlp_model_set_dropout(nlp_model *m, double dropout, double attention_dropout
 nlp_rng *nlp_model_rng(nlp_model *m);
 
 /* Forward pass; with labels (targets) also the losses, and the activations
- * are kept for nlp_model_backward. `out` may be NULL. */
+ * are kept for nlp_model_backward. `out` may be NULL. In training mode, a
+ * GPT or encoder-decoder forward with targets also computes the loss's
+ * gradient in the same pass over the logits: nlp_model_logits then holds
+ * that gradient, not the logits. */
 int nlp_model_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out);
 
 /* Backward pass of the last forward (which must have computed a loss):

@@ -116,7 +116,8 @@ void nlp_net_output_backward(nlp_model *m, const nlp_xent *x, const float *lse, 
 {
     const int N = x->N, V = x->V, C = m->cfg.d_model;
     float *dl = (float *)x->logits;
-    NLP_PROF("loss bwd", 0, 8.0 * N * V, nlp_xent_backward(x, lse, 1.0f, dl, x->ld));
+    if (!m->logits_grad) NLP_PROF("loss bwd", 0, 8.0 * N * V, nlp_xent_backward(x, lse, 1.0f, dl, x->ld));
+    m->logits_grad = 0;
     NLP_PROF("logits bwd", 4.0 * N * V * C, 0, {
         nlp_gemm(0, 0, N, C, V, 1.0f, dl, (int)x->ld, nlp_net_w(m, w), C, 0.0f, dh, C);
         nlp_gemm(1, 0, V, C, N, 1.0f, dl, (int)x->ld, h, C, 1.0f, nlp_net_g(m, w), C);
@@ -437,17 +438,15 @@ static int sub_backward(const nlp_run *r, nlp_sub *s, const float *x, float *dre
     const size_t NC = (size_t)N * C;
     const int pre = m->cfg.pre_ln;
     const float p = nlp_net_dropout(m);
-    float *t0 = m->tmp[0], *t1 = m->tmp[1], *t2 = m->tmp[2], *t3 = m->tmp[3], *big = m->dbig;
+    float *t0 = m->tmp[0], *t2 = m->tmp[2], *t3 = m->tmp[3], *big = m->dbig;
     const float *df;
     if (pre) {
         df = dres;
     } else {
-        NLP_PROF("layernorm bwd", 0, 16.0 * NC, {
-            nlp_layernorm_backward(t1, 0, nlp_net_g(m, s->ln_g), nlp_net_g(m, s->ln_b), dres, s->sum, s->mean, s->rstd,
-                                   nlp_net_w(m, s->ln_g), N, C);
-            memcpy(dres, t1, NC * sizeof(float));
-        });
-        df = t1;
+        NLP_PROF("layernorm bwd", 0, 12.0 * NC,
+                 nlp_layernorm_backward(dres, 0, nlp_net_g(m, s->ln_g), nlp_net_g(m, s->ln_b), dres, s->sum, s->mean,
+                                        s->rstd, nlp_net_w(m, s->ln_g), N, C)); /* in place */
+        df = dres;
     }
     if (p > 0) {
         NLP_PROF("dropout", 0, 8.0 * NC, nlp_dropout(t0, df, NC, p, nlp_net_seed(m, s->site)));
@@ -523,11 +522,9 @@ int nlp_net_stack_backward(const nlp_run *r, nlp_stack *st, float *dres)
     const int C = m->cfg.d_model, N = r->B * r->T;
     if (st->lnf_g >= 0) {
         const float *x = st->n ? st->sub[st->n - 1].out : st->x0;
-        NLP_PROF("layernorm bwd", 0, 16.0 * N * C, {
-            nlp_layernorm_backward(m->tmp[1], 0, nlp_net_g(m, st->lnf_g), nlp_net_g(m, st->lnf_b), dres, x, st->lnf_mean,
-                                   st->lnf_rstd, nlp_net_w(m, st->lnf_g), N, C);
-            memcpy(dres, m->tmp[1], (size_t)N * C * sizeof(float));
-        });
+        NLP_PROF("layernorm bwd", 0, 12.0 * N * C,
+                 nlp_layernorm_backward(dres, 0, nlp_net_g(m, st->lnf_g), nlp_net_g(m, st->lnf_b), dres, x, st->lnf_mean,
+                                        st->lnf_rstd, nlp_net_w(m, st->lnf_g), N, C)); /* in place */
     }
     for (int i = st->n - 1; i >= 0; i--) {
         int rc = sub_backward(r, &st->sub[i], i ? st->sub[i - 1].out : st->x0, dres);

@@ -135,6 +135,7 @@ struct nlp_model {
     float *emb_sum, *emb_mean, *emb_rstd; /* bert: embeddings before their LayerNorm */
     float *y0;                /* transformer: decoder input embeddings */
     float *logits;            /* [N, V], becomes the gradient in backward */
+    int logits_grad;          /* the forward (training) already turned logits into the loss gradient */
     uint16_t *wbf;            /* inference: the parameters in bf16 (NULL = none) */
     nlp_sgemm_b *wpk;         /* inference: per parameter index, its matrix (or the q|k|v or k|v
                                  it starts) packed for the kernels; NULL = none (nlp_model_pack_weights) */

@@ -100,3 +100,55 @@ void nlp_xent_backward(const nlp_xent *x, const float *lse, float scale, float *
         d[y] = (py - q_on) * s;
     }
 }
+
+/* One row of nlp_xent_fused: its loss terms into *loss and *nll (0 when
+ * ignored), the row overwritten by its gradient. */
+static void fused_row(const nlp_xent *x, int i, float *lse, float s, float q_off, float q_on, double *loss, double *nll)
+{
+    float *r = (float *)x->logits + (size_t)i * x->ld;
+    const int V = x->V, y = x->target[i];
+    float l[2];
+    row_lse(r, V, l);
+    if (lse) lse[2 * i] = l[0], lse[2 * i + 1] = l[1];
+    *loss = *nll = 0;
+    if (y == x->ignore_index) {
+        for (int v = 0; v < V; v++) r[v] = 0;
+        return;
+    }
+    row_loss(x, i, l, loss, nll);
+    const float mx = l[0], ls = l[1];
+    const float py = nlp_expf((r[y] - mx) - ls);
+#pragma omp simd
+    for (int v = 0; v < V; v++) r[v] = (nlp_expf((r[v] - mx) - ls) - q_off) * s;
+    r[y] = (py - q_on) * s;
+}
+
+void nlp_xent_fused(const nlp_xent *x, float *lse, nlp_xent_result *out)
+{
+    const int N = x->N, V = x->V;
+    int count = 0;
+    for (int i = 0; i < N; i++) count += x->target[i] != x->ignore_index;
+    const float s = count ? 1.0f / count : 0;
+    const float eps = x->smoothing;
+    const float q_off = x->mode == NLP_SMOOTH_UNIFORM ? eps / V : (V > 1 ? eps / (V - 1) : 0);
+    const float q_on = x->mode == NLP_SMOOTH_UNIFORM ? 1 - eps + eps / V : 1 - eps;
+    /* per-row terms in parallel, then summed in row order (or, without
+     * memory for them, row by row: the same sums) */
+    double *part = malloc((size_t)(N ? N : 1) * 2 * sizeof(double));
+    double loss = 0, nll = 0;
+    if (part) {
+#pragma omp parallel for schedule(static) if ((long)N * V > (1L << 15))
+        for (int i = 0; i < N; i++) fused_row(x, i, lse, s, q_off, q_on, &part[2 * i], &part[2 * i + 1]);
+        for (int i = 0; i < N; i++) loss += part[2 * i], nll += part[2 * i + 1];
+        free(part);
+    } else {
+        for (int i = 0; i < N; i++) {
+            double a, b;
+            fused_row(x, i, lse, s, q_off, q_on, &a, &b);
+            loss += a, nll += b;
+        }
+    }
+    out->count = count;
+    out->loss = count ? loss / count : 0;
+    out->nll = count ? nll / count : 0;
+}

@@ -53,4 +53,11 @@ void nlp_xent_forward(const nlp_xent *x, float *lse, nlp_xent_result *out);
  * 0 on ignored rows; lse [N, 2] from the forward pass. */
 void nlp_xent_backward(const nlp_xent *x, const float *lse, float scale, float *dlogits, long ld_d);
 
+/* Forward and backward in one pass over the logits (training): the losses
+ * as nlp_xent_forward, and the logits overwritten in place by the gradient
+ * of nlp_xent_backward with scale 1, each row read once while it is in
+ * cache. lse as nlp_xent_forward (may be NULL). The same values as the two
+ * calls, bit for bit. */
+void nlp_xent_fused(const nlp_xent *x, float *lse, nlp_xent_result *out);
+
 #endif

@@ -17,8 +17,10 @@
 void nlp_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *gamma, const float *beta,
                            int N, int C, float eps);
 
-/* dx = beta_dx·dx + ∂L/∂x (dx may not alias dy); dgamma/dbeta += (skipped when
- * NULL). x, mean and rstd are those of the forward pass. */
+/* dx = beta_dx·dx + ∂L/∂x (dx may be dy itself: the gradient replaces it in
+ * place); dgamma/dbeta += (skipped when NULL), summed in blocks of rows added
+ * in order, whatever the thread count. x, mean and rstd are those of the
+ * forward pass. */
 void nlp_layernorm_backward(float *dx, float beta_dx, float *dgamma, float *dbeta, const float *dy, const float *x,
                             const float *mean, const float *rstd, const float *gamma, int N, int C);
 

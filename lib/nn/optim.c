@@ -48,8 +48,11 @@ void nlp_optim_free(nlp_optim *o)
     o->m = o->v = NULL;
 }
 
-void nlp_adam_update(float *p, const float *g, float *m, float *v, size_t n, const nlp_optim_config *c, long step,
-                     double lr, double wd)
+/* The Adam/AdamW update of elements [0, n) of one tensor, shared by the team
+ * of the enclosing parallel region (static split, no barrier at the end);
+ * with zero, the gradient is cleared once used. */
+static inline void adam_range(float *p, float *g, float *m, float *v, long n, const nlp_optim_config *c, long step,
+                              double lr, double wd, int zero)
 {
     const float b1 = (float)c->beta1, b2 = (float)c->beta2;
     const float a1 = (float)(1 - c->beta1), a2 = (float)(1 - c->beta2);
@@ -57,31 +60,55 @@ void nlp_adam_update(float *p, const float *g, float *m, float *v, size_t n, con
     const float step_size = (float)(lr / bc1), bc2_sqrt = (float)sqrt(bc2), eps = (float)c->eps;
     const float decay = (float)(1 - lr * wd), l2 = (float)wd;
     const int decoupled = c->kind == NLP_OPTIM_ADAMW;
+#define ADAM_BODY \
+    { \
+        float gi = g[i], pi = p[i]; \
+        if (decoupled) pi *= decay; \
+        else if (l2 != 0) gi += l2 * pi; \
+        float mi = m[i] * b1 + a1 * gi; \
+        float vi = v[i] * b2 + a2 * gi * gi; \
+        m[i] = mi; \
+        v[i] = vi; \
+        float denom = sqrtf(vi) / bc2_sqrt + eps; \
+        p[i] = pi - step_size * (mi / denom); \
+        if (zero) g[i] = 0; \
+    }
+#pragma omp for simd schedule(static) nowait
+    for (long i = 0; i < n; i++) ADAM_BODY
+#undef ADAM_BODY
+}
+
+void nlp_adam_update(float *p, const float *g, float *m, float *v, size_t n, const nlp_optim_config *c, long step,
+                     double lr, double wd)
+{
     long N = (long)n;
-#pragma omp parallel for simd schedule(static) if (N > (1L << 15))
-    for (long i = 0; i < N; i++) {
-        float gi = g[i], pi = p[i];
-        if (decoupled) pi *= decay;
-        else if (l2 != 0) gi += l2 * pi;
-        float mi = m[i] * b1 + a1 * gi;
-        float vi = v[i] * b2 + a2 * gi * gi;
-        m[i] = mi;
-        v[i] = vi;
-        float denom = sqrtf(vi) / bc2_sqrt + eps;
-        p[i] = pi - step_size * (mi / denom);
+#pragma omp parallel if (N > (1L << 15))
+    adam_range(p, (float *)g, m, v, N, c, step, lr, wd, 0);
+}
+
+/* Every tensor in one parallel region, each split between the threads
+ * without a barrier between tensors (an element's update depends on no
+ * other element). */
+static void optim_step(nlp_optim *o, nlp_params *p, float *grad, double lr, int zero)
+{
+    o->step++;
+    float *data = nlp_params_data(p);
+    const size_t nt = nlp_params_count(p);
+#pragma omp parallel if (nlp_params_numel(p) > (1L << 15))
+    for (size_t i = 0; i < nt; i++) {
+        const nlp_param_info *t = nlp_params_info(p, i);
+        double wd = t->no_decay ? 0 : o->cfg.weight_decay;
+        adam_range(data + t->off, grad + t->off, o->m + t->off, o->v + t->off, (long)t->numel, &o->cfg, o->step, lr, wd,
+                   zero);
     }
 }
 
 void nlp_optim_step(nlp_optim *o, nlp_params *p, const float *grad, double lr)
 {
-    o->step++;
-    float *data = nlp_params_data(p);
-    for (size_t i = 0; i < nlp_params_count(p); i++) {
-        const nlp_param_info *t = nlp_params_info(p, i);
-        double wd = t->no_decay ? 0 : o->cfg.weight_decay;
-        nlp_adam_update(data + t->off, grad + t->off, o->m + t->off, o->v + t->off, t->numel, &o->cfg, o->step, lr, wd);
-    }
+    optim_step(o, p, (float *)grad, lr, 0);
 }
+
+void nlp_optim_step_zero(nlp_optim *o, nlp_params *p, float *grad, double lr) { optim_step(o, p, grad, lr, 1); }
 
 #define NORM_BLOCK 4096
 

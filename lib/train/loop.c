@@ -472,10 +472,12 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
         win_t0 = now();
     }
 
+    int grads_zero = 0; /* the last optimizer step left the gradients at zero */
     while (total == 0 || opt.step < total) {
         if (stop_signal) break;
         nlp_model_set_training(m, 1);
-        nlp_params_zero_grad(p);
+        if (!grads_zero) nlp_params_zero_grad(p);
+        grads_zero = 0;
         double loss = 0;
         for (int a = 0; a < o->accum; a++) {
             nlp_batch b;
@@ -507,7 +509,8 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
         /* before the schedule's length is known (a time budget's first 20
          * steps) there is no decay yet */
         double lr = nlp_train_lr(o, step, total ? total : (long)1e15, d_model);
-        nlp_optim_step(&opt, p, grad, lr);
+        nlp_optim_step_zero(&opt, p, grad, lr); /* the next step's gradients start from zero */
+        grads_zero = 1;
         res->step = opt.step;
         elapsed = now() - run_t0;
         if (!total && opt.step == 20) {

@@ -557,6 +557,32 @@ static double ce_loss(void *c)
     return r.loss;
 }
 
+/* The fused pass: the same loss and the same gradient bits as forward then
+ * backward, with smoothing of both kinds and ignored rows. */
+static void test_xent_fused(void)
+{
+    const int N = 37, V = 1000;
+    int32_t tg[37];
+    for (int i = 0; i < N; i++) tg[i] = i % 7 == 3 ? -100 : (i * 131) % V;
+    for (int mode = 0; mode < 2; mode++)
+        for (int e = 0; e < 2; e++) {
+            float *x = randv((size_t)N * V, 3.0), *y = malloc((size_t)N * V * sizeof *y), lse1[74], lse2[74];
+            memcpy(y, x, (size_t)N * V * sizeof *y);
+            nlp_xent a = {.N = N, .V = V, .logits = x, .ld = V, .target = tg, .ignore_index = -100,
+                          .smoothing = e ? 0.1f : 0.0f, .mode = mode ? NLP_SMOOTH_OTHERS : NLP_SMOOTH_UNIFORM};
+            nlp_xent b = a;
+            b.logits = y;
+            nlp_xent_result r1, r2;
+            nlp_xent_forward(&a, lse1, &r1);
+            nlp_xent_backward(&a, lse1, 1.0f, x, V);
+            nlp_xent_fused(&b, lse2, &r2);
+            CHECK(r1.loss == r2.loss && r1.nll == r2.nll && r1.count == r2.count);
+            CHECK(!memcmp(lse1, lse2, sizeof lse1));
+            CHECK_MSG(!memcmp(x, y, (size_t)N * V * sizeof *x), "fused gradient differs (mode %d, eps %d)", mode, e);
+            free(x), free(y);
+        }
+}
+
 static void test_xent(void)
 {
     const int N = 6, V = 11;
@@ -706,6 +732,7 @@ int main(int argc, char **argv)
     RUN(test_embeddings);
     RUN(test_attention);
     RUN(test_xent);
+    RUN(test_xent_fused);
     RUN(test_optim);
     return TEST_END();
 }
