@@ -84,7 +84,7 @@ void nlp_net_logits(nlp_model *m, int N, const float *h, int table)
     const uint16_t *wb = nlp_net_wbf(m, table);
     const nlp_sgemm_b *wp = nlp_net_wpk(m, table, V);
     if (wp)
-        NLP_PROF("logits fwd", 2.0 * N * V * C, 0, nlp_gemm_packed(N, 1.0f, h, C, wp, 0.0f, m->logits, V));
+        NLP_PROF("logits fwd", 2.0 * N * V * C, 0, nlp_gemm_packed(N, 1.0f, h, C, wp, NULL, 0.0f, m->logits, V));
     else if (wb && N <= NLP_LINEAR_BF16_ROWS) nlp_gemv(N, V, C, 1.0f, h, C, wb, C, 1, 1, 0.0f, m->logits, V);
     else NLP_PROF("logits fwd", 2.0 * N * V * C, 0, nlp_gemm(0, 1, N, V, C, 1.0f, h, C, nlp_net_w(m, table), C, 0.0f, m->logits, V));
 }

@@ -84,11 +84,22 @@ static void blas_sgemm1(int ta, int tb, int M, int N, int K, float alpha, const 
 
 /* One thread's fp32 product: our kernels (sgemm.h), or OpenBLAS when asked
  * for, or when there is no memory for a block of packed B (1 MiB). */
-static void sgemm1(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
-                   float beta, float *C, int ldc)
+/* C rows [0, M) of width N set to the bias row (for paths without a bias
+ * epilogue: they then add with beta = 1, the same bits). */
+static void fill_bias(int M, int N, const float *bias, float *C, int ldc)
 {
-    if ((!use_openblas() || g_row_invariant) && nlp_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == 0)
+    for (int i = 0; i < M; i++) memcpy(C + (size_t)i * ldc, bias, (size_t)N * sizeof *C);
+}
+
+/* One thread's fp32 product: our kernels (sgemm.h), or OpenBLAS when asked
+ * for, or when there is no memory for a block of packed B (1 MiB). */
+static void sgemm1(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
+                   const float *bias, float beta, float *C, int ldc)
+{
+    if ((!use_openblas() || g_row_invariant) &&
+        nlp_sgemm_bias(ta, tb, M, N, K, alpha, A, lda, B, ldb, bias, beta, C, ldc) == 0)
         return;
+    if (bias) fill_bias(M, N, bias, C, ldc), beta = 1;
     blas_sgemm1(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
@@ -107,28 +118,37 @@ const char *nlp_gemm_kernel_name(void)
 
 /* One thread's share: bf16 when selected and the product is big enough to pay for packing. */
 static void gemm1(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
-                  float beta, float *C, int ldc)
+                  const float *bias, float beta, float *C, int ldc)
 {
-    if (g_mode == NLP_GEMM_BF16 && !g_row_invariant && M >= 16 && N >= 16 && K >= 32 &&
-        nlp_bgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == 0)
-        return;
-    sgemm1(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (g_mode == NLP_GEMM_BF16 && !g_row_invariant && M >= 16 && N >= 16 && K >= 32) {
+        if (bias) fill_bias(M, N, bias, C, ldc);
+        if (nlp_bgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, bias ? 1.0f : beta, C, ldc) == 0) return;
+        if (bias) beta = 0; /* nothing written: fp32 with the bias epilogue */
+    }
+    sgemm1(ta, tb, M, N, K, alpha, A, lda, B, ldb, bias, beta, C, ldc);
 }
 
 void nlp_gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
               float beta, float *C, int ldc)
 {
+    nlp_gemm_bias(ta, tb, M, N, K, alpha, A, lda, B, ldb, NULL, beta, C, ldc);
+}
+
+void nlp_gemm_bias(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
+                   const float *bias, float beta, float *C, int ldc)
+{
     nlp_gemm_init();
+    if (M <= 0 || N <= 0) return;
     /* a few rows (incremental decoding): stream B once instead of packing it
      * (gemv.h); not row-invariant, so not in that mode */
-    if (!g_row_invariant && M <= NLP_GEMV_MAX_M && M > 0 && !ta && alpha != 0.0f && (beta == 0.0f || beta == 1.0f) &&
-        N > 0 && K > 0) {
+    if (!g_row_invariant && M <= NLP_GEMV_MAX_M && !ta && alpha != 0.0f && (beta == 0.0f || beta == 1.0f) && K > 0) {
+        if (bias) fill_bias(M, N, bias, C, ldc), beta = 1;
         nlp_gemv(M, N, K, alpha, A, lda, B, ldb, tb, 0, beta, C, ldc);
         return;
     }
     int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
     if (nt <= 1 || nlp_gemm_flops(M, N, K) < SPLIT_MIN_FLOPS) {
-        gemm1(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        gemm1(ta, tb, M, N, K, alpha, A, lda, B, ldb, bias, beta, C, ldc);
         return;
     }
     /* one contiguous block of the longer side of C per thread, in multiples
@@ -143,18 +163,21 @@ void nlp_gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, 
     for (int p = 0; p < parts; p++) {
         int o = p * chunk, n = len - o < chunk ? len - o : chunk;
         if (split_n)
-            gemm1(ta, tb, M, n, K, alpha, A, lda, tb ? B + (size_t)o * ldb : B + o, ldb, beta, C + o, ldc);
+            gemm1(ta, tb, M, n, K, alpha, A, lda, tb ? B + (size_t)o * ldb : B + o, ldb, bias ? bias + o : NULL, beta,
+                  C + o, ldc);
         else
-            gemm1(ta, tb, n, N, K, alpha, ta ? A + o : A + (size_t)o * lda, lda, B, ldb, beta, C + (size_t)o * ldc, ldc);
+            gemm1(ta, tb, n, N, K, alpha, ta ? A + o : A + (size_t)o * lda, lda, B, ldb, bias, beta,
+                  C + (size_t)o * ldc, ldc);
     }
 }
 
-void nlp_gemm_packed(int M, float alpha, const float *A, int lda, const nlp_sgemm_b *pb, float beta, float *C, int ldc)
+void nlp_gemm_packed(int M, float alpha, const float *A, int lda, const nlp_sgemm_b *pb, const float *bias, float beta,
+                     float *C, int ldc)
 {
     const int N = pb->N, nr = pb->nr;
     int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
     if (nt <= 1 || nlp_gemm_flops(M, N, pb->K) < SPLIT_MIN_FLOPS) {
-        nlp_sgemm_packed(0, M, 0, N, alpha, A, lda, pb, beta, C, ldc);
+        nlp_sgemm_packed(0, M, 0, N, alpha, A, lda, pb, bias, beta, C, ldc);
         return;
     }
     /* as nlp_gemm: the longer side, whole micro-tiles (columns in panels of nr) */
@@ -165,7 +188,7 @@ void nlp_gemm_packed(int M, float alpha, const float *A, int lda, const nlp_sgem
 #pragma omp parallel for num_threads(parts) schedule(static, 1)
     for (int p = 0; p < parts; p++) {
         const int o = p * chunk, n = len - o < chunk ? len - o : chunk;
-        if (split_n) nlp_sgemm_packed(0, M, o, o + n, alpha, A, lda, pb, beta, C, ldc);
-        else nlp_sgemm_packed(0, n, 0, N, alpha, A + (size_t)o * lda, lda, pb, beta, C + (size_t)o * ldc, ldc);
+        if (split_n) nlp_sgemm_packed(0, M, o, o + n, alpha, A, lda, pb, bias, beta, C, ldc);
+        else nlp_sgemm_packed(0, n, 0, N, alpha, A + (size_t)o * lda, lda, pb, bias, beta, C + (size_t)o * ldc, ldc);
     }
 }

@@ -69,11 +69,18 @@ enum nlp_gemm_mode {
 void nlp_gemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
               const float *B, int ldb, float beta, float *C, int ldc);
 
-/* C[M, pb->N] = alpha · A[M,K] · op(B) + beta · C with op(B) packed by
- * nlp_sgemm_pack_b (K = pb->K): the same bits as nlp_gemm on the unpacked
- * weights (row-invariant), without packing them again. Threads as nlp_gemm. */
-void nlp_gemm_packed(int M, float alpha, const float *A, int lda, const nlp_sgemm_b *pb, float beta, float *C,
-                     int ldc);
+/* nlp_gemm with a bias row: C = alpha·op(A)·op(B) + bias (bias[N] added to
+ * every row; beta must be 0 when bias is set; NULL is nlp_gemm). The same
+ * bits as C filled with the bias and beta = 1, without that pass over C. */
+void nlp_gemm_bias(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+                   const float *B, int ldb, const float *bias, float beta, float *C, int ldc);
+
+/* C[M, pb->N] = alpha · A[M,K] · op(B) (+ bias) + beta · C with op(B) packed
+ * by nlp_sgemm_pack_b (K = pb->K): the same bits as nlp_gemm_bias on the
+ * unpacked weights (row-invariant), without packing them again. Threads as
+ * nlp_gemm. */
+void nlp_gemm_packed(int M, float alpha, const float *A, int lda, const nlp_sgemm_b *pb, const float *bias, float beta,
+                     float *C, int ldc);
 
 /* Selects the precision of later nlp_gemm calls on this process. Asking for
  * NLP_GEMM_BF16 on a CPU without avx512_bf16 keeps fp32 and returns

@@ -9,21 +9,24 @@
 
 void nlp_linear_forward(const nlp_linear *l, int N, const float *x, int ldx, float *y, int ldy)
 {
-    float beta = 0;
-    if (l->b) {
-#pragma omp parallel for schedule(static) if ((long)N * l->out > (1 << 16))
-        for (int i = 0; i < N; i++) memcpy(y + (size_t)i * ldy, l->b, (size_t)l->out * sizeof(float));
-        beta = 1;
+    if (l->wp && l->wp->N == l->out && l->wp->K == l->in) {
+        nlp_gemm_packed(N, 1.0f, x, ldx, l->wp, l->b, 0.0f, y, ldy);
+        return;
     }
-    if (l->wp && l->wp->N == l->out && l->wp->K == l->in)
-        nlp_gemm_packed(N, 1.0f, x, ldx, l->wp, beta, y, ldy);
-    else if (l->wbf && N <= NLP_LINEAR_BF16_ROWS)
+    if (l->wbf && N <= NLP_LINEAR_BF16_ROWS) {
+        float beta = 0;
+        if (l->b) {
+#pragma omp parallel for schedule(static) if ((long)N * l->out > (1 << 16))
+            for (int i = 0; i < N; i++) memcpy(y + (size_t)i * ldy, l->b, (size_t)l->out * sizeof(float));
+            beta = 1;
+        }
         nlp_gemv(N, l->out, l->in, 1.0f, x, ldx, l->wbf, l->layout == NLP_W_IN_OUT ? l->out : l->in,
                  l->layout == NLP_W_OUT_IN, 1, beta, y, ldy);
-    else if (l->layout == NLP_W_IN_OUT)
-        nlp_gemm(0, 0, N, l->out, l->in, 1.0f, x, ldx, l->w, l->out, beta, y, ldy);
-    else
-        nlp_gemm(0, 1, N, l->out, l->in, 1.0f, x, ldx, l->w, l->in, beta, y, ldy);
+    } else if (l->layout == NLP_W_IN_OUT) {
+        nlp_gemm_bias(0, 0, N, l->out, l->in, 1.0f, x, ldx, l->w, l->out, l->b, 0.0f, y, ldy);
+    } else {
+        nlp_gemm_bias(0, 1, N, l->out, l->in, 1.0f, x, ldx, l->w, l->in, l->b, 0.0f, y, ldy);
+    }
 }
 
 void nlp_colsum_add(float *db, const float *dy, int N, int C, int lddy)

@@ -27,14 +27,15 @@
 #define MCT 256
 
 /* How the micro-kernel writes its tile: C = alpha·acc; C = alpha·acc + beta·C;
- * C = C + alpha·acc (blocks of K after the first). */
-enum { UPD_SET = 0, UPD_BETA = 1, UPD_ADD = 2 };
+ * C = C + alpha·acc (blocks of K after the first); C = alpha·acc + bias
+ * (a row vector; the same bits as beta = 1 over C filled with the bias). */
+enum { UPD_SET = 0, UPD_BETA = 1, UPD_ADD = 2, UPD_BIAS = 3 };
 
 /* The MR×NR micro-kernel: op(A) element (i, k) at a[i·rs + k] (ta == 0) or
  * a[k·cs + i] (ta == 1); B a packed panel [kc][NR]; C tile rows ldc apart, of
  * which mr rows and nr columns are written. */
 typedef void kern_fn(int ta, int mr, int nr, int kc, const float *a, long rs, long cs, const float *b, float *c,
-                     long ldc, float alpha, float beta, int upd);
+                     long ldc, float alpha, float beta, int upd, const float *bias);
 
 typedef struct kset {
     int mr, nr;
@@ -44,7 +45,8 @@ typedef struct kset {
 // --- AVX-512: 8 × 32
 
 T512 ALWAYS_INLINE void k512_body(const int MR_, const int TA, int nr, int kc, const float *a, long rs, long cs,
-                                  const float *b, float *c, long ldc, float alpha, float beta, int upd)
+                                  const float *b, float *c, long ldc, float alpha, float beta, int upd,
+                                  const float *bias)
 {
     __m512 c0[12], c1[12];
 #pragma GCC unroll 12
@@ -79,11 +81,16 @@ T512 ALWAYS_INLINE void k512_body(const int MR_, const int TA, int nr, int kc, c
     const __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
     const __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1);
     const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    __m512 bi0 = _mm512_setzero_ps(), bi1 = _mm512_setzero_ps();
+    if (upd == UPD_BIAS) bi0 = _mm512_maskz_loadu_ps(m0, bias), bi1 = _mm512_maskz_loadu_ps(m1, bias + 16);
 #pragma GCC unroll 12
     for (int i = 0; i < MR_; i++) {
         float *ci = c + i * ldc;
         __m512 r0 = _mm512_mul_ps(va, c0[i]), r1 = _mm512_mul_ps(va, c1[i]);
-        if (upd == UPD_BETA) {
+        if (upd == UPD_BIAS) {
+            r0 = _mm512_add_ps(bi0, r0);
+            r1 = _mm512_add_ps(bi1, r1);
+        } else if (upd == UPD_BETA) {
             r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, ci), r0);
             r1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, ci + 16), r1);
         } else if (upd == UPD_ADD) {
@@ -96,12 +103,12 @@ T512 ALWAYS_INLINE void k512_body(const int MR_, const int TA, int nr, int kc, c
 }
 
 T512 static void k512(int ta, int mr, int nr, int kc, const float *a, long rs, long cs, const float *b, float *c,
-                      long ldc, float alpha, float beta, int upd)
+                      long ldc, float alpha, float beta, int upd, const float *bias)
 {
 #define K512(m) \
     case m: \
-        if (ta) k512_body(m, 1, nr, kc, a, rs, cs, b, c, ldc, alpha, beta, upd); \
-        else k512_body(m, 0, nr, kc, a, rs, cs, b, c, ldc, alpha, beta, upd); \
+        if (ta) k512_body(m, 1, nr, kc, a, rs, cs, b, c, ldc, alpha, beta, upd, bias); \
+        else k512_body(m, 0, nr, kc, a, rs, cs, b, c, ldc, alpha, beta, upd, bias); \
         break;
     switch (mr) {
         K512(12) K512(11) K512(10) K512(9) K512(8) K512(7) K512(6) K512(5) K512(4) K512(3) K512(2) K512(1)
@@ -112,7 +119,8 @@ T512 static void k512(int ta, int mr, int nr, int kc, const float *a, long rs, l
 // --- AVX2 + FMA: 6 × 16
 
 T256 ALWAYS_INLINE void k256_body(const int MR_, const int TA, int nr, int kc, const float *a, long rs, long cs,
-                                  const float *b, float *c, long ldc, float alpha, float beta, int upd)
+                                  const float *b, float *c, long ldc, float alpha, float beta, int upd,
+                                  const float *bias)
 {
     __m256 c0[6], c1[6];
 #pragma GCC unroll 6
@@ -131,14 +139,23 @@ T256 ALWAYS_INLINE void k256_body(const int MR_, const int TA, int nr, int kc, c
     const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
 #pragma GCC unroll 6
     for (int i = 0; i < MR_; i++) {
-        float *ci = c + i * ldc, row[16];
+        float *ci = c + i * ldc, row[16], brow[16];
         float *dst = nr == 16 ? ci : row;
-        if (nr < 16 && upd != UPD_SET) {
+        if (nr < 16 && upd != UPD_SET && upd != UPD_BIAS) {
             memcpy(row, ci, (size_t)nr * sizeof *row);
             memset(row + nr, 0, (size_t)(16 - nr) * sizeof *row);
         }
         __m256 r0 = _mm256_mul_ps(va, c0[i]), r1 = _mm256_mul_ps(va, c1[i]);
-        if (upd == UPD_BETA) {
+        if (upd == UPD_BIAS) {
+            const float *bv = bias;
+            if (nr < 16) {
+                memcpy(brow, bias, (size_t)nr * sizeof *brow);
+                memset(brow + nr, 0, (size_t)(16 - nr) * sizeof *brow);
+                bv = brow;
+            }
+            r0 = _mm256_add_ps(_mm256_loadu_ps(bv), r0);
+            r1 = _mm256_add_ps(_mm256_loadu_ps(bv + 8), r1);
+        } else if (upd == UPD_BETA) {
             r0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(dst), r0);
             r1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(dst + 8), r1);
         } else if (upd == UPD_ADD) {
@@ -152,12 +169,12 @@ T256 ALWAYS_INLINE void k256_body(const int MR_, const int TA, int nr, int kc, c
 }
 
 T256 static void k256(int ta, int mr, int nr, int kc, const float *a, long rs, long cs, const float *b, float *c,
-                      long ldc, float alpha, float beta, int upd)
+                      long ldc, float alpha, float beta, int upd, const float *bias)
 {
 #define K256(m) \
     case m: \
-        if (ta) k256_body(m, 1, nr, kc, a, rs, cs, b, c, ldc, alpha, beta, upd); \
-        else k256_body(m, 0, nr, kc, a, rs, cs, b, c, ldc, alpha, beta, upd); \
+        if (ta) k256_body(m, 1, nr, kc, a, rs, cs, b, c, ldc, alpha, beta, upd, bias); \
+        else k256_body(m, 0, nr, kc, a, rs, cs, b, c, ldc, alpha, beta, upd, bias); \
         break;
     switch (mr) {
         K256(6) K256(5) K256(4) K256(3) K256(2) K256(1)
@@ -168,7 +185,7 @@ T256 static void k256(int ta, int mr, int nr, int kc, const float *a, long rs, l
 // --- plain C: 4 × 16
 
 static void kgen(int ta, int mr, int nr, int kc, const float *a, long rs, long cs, const float *b, float *c, long ldc,
-                 float alpha, float beta, int upd)
+                 float alpha, float beta, int upd, const float *bias)
 {
     float acc[4][16];
     memset(acc, 0, sizeof acc);
@@ -180,7 +197,7 @@ static void kgen(int ta, int mr, int nr, int kc, const float *a, long rs, long c
     for (int i = 0; i < mr; i++)
         for (int j = 0; j < nr; j++) {
             float *cij = c + i * ldc + j, r = alpha * acc[i][j];
-            *cij = upd == UPD_SET ? r : upd == UPD_BETA ? beta * *cij + r : *cij + r;
+            *cij = upd == UPD_SET ? r : upd == UPD_BIAS ? bias[j] + r : upd == UPD_BETA ? beta * *cij + r : *cij + r;
         }
 }
 
@@ -389,7 +406,7 @@ static void pack_at(float *dst, int MR, int k0, int kc, int i0, int mc, const fl
 /* C[M, nc] (columns starting at C) += the product of op(A) rows [0, M), K
  * rows [k0, k0 + kc) and a packed block of B whose panels start at bp. */
 static void macro(const kset *ks, int ta, int M, int nc, int k0, int kc, float alpha, const float *A, long lda,
-                  const float *bp, float *ap, float beta, int upd, float *C, long ldc)
+                  const float *bp, float *ap, float beta, int upd, const float *bias, float *C, long ldc)
 {
     const int MR = ks->mr, NR = ks->nr, MCB = ta && ap ? MCT : MC;
     for (int ic = 0; ic < M; ic += MCB) {
@@ -401,9 +418,10 @@ static void macro(const kset *ks, int ta, int M, int nc, int k0, int kc, float a
             for (int ir = 0; ir < mc; ir += MR) {
                 const int mr = mc - ir < MR ? mc - ir : MR, i = ic + ir;
                 float *c = C + (size_t)i * ldc + jr;
-                if (ta && ap) ks->kern(1, mr, nr, kc, ap + (size_t)ir * kc, 1, MR, b, c, ldc, alpha, beta, upd);
-                else if (ta) ks->kern(1, mr, nr, kc, A + (size_t)k0 * lda + i, 1, lda, b, c, ldc, alpha, beta, upd);
-                else ks->kern(0, mr, nr, kc, A + (size_t)i * lda + k0, lda, 1, b, c, ldc, alpha, beta, upd);
+                const float *bj = bias ? bias + jr : NULL;
+                if (ta && ap) ks->kern(1, mr, nr, kc, ap + (size_t)ir * kc, 1, MR, b, c, ldc, alpha, beta, upd, bj);
+                else if (ta) ks->kern(1, mr, nr, kc, A + (size_t)k0 * lda + i, 1, lda, b, c, ldc, alpha, beta, upd, bj);
+                else ks->kern(0, mr, nr, kc, A + (size_t)i * lda + k0, lda, 1, b, c, ldc, alpha, beta, upd, bj);
             }
         }
     }
@@ -425,9 +443,28 @@ static void scale_c(int M, int N, float beta, float *C, int ldc)
 int nlp_sgemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
               float beta, float *C, int ldc)
 {
+    return nlp_sgemm_bias(ta, tb, M, N, K, alpha, A, lda, B, ldb, NULL, beta, C, ldc);
+}
+
+/* The first block's update: with a bias, C = alpha·acc + bias (beta is 0). */
+static int first_upd(const float *bias, float beta) { return bias ? UPD_BIAS : beta == 0 ? UPD_SET : UPD_BETA; }
+
+/* C = beta·C, or the bias in every row, for K == 0. */
+static void no_k(int M, int N, const float *bias, float beta, float *C, int ldc)
+{
+    if (!bias) {
+        scale_c(M, N, beta, C, ldc);
+        return;
+    }
+    for (int i = 0; i < M; i++) memcpy(C + (size_t)i * ldc, bias, (size_t)N * sizeof *C);
+}
+
+int nlp_sgemm_bias(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
+                   const float *bias, float beta, float *C, int ldc)
+{
     if (M <= 0 || N <= 0) return NLP_OK;
     if (K <= 0) {
-        scale_c(M, N, beta, C, ldc);
+        no_k(M, N, bias, beta, C, ldc);
         return NLP_OK;
     }
     const kset *ks = &KSETS[nlp_sgemm_isa()];
@@ -440,8 +477,8 @@ int nlp_sgemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, 
         for (int pc = 0; pc < K; pc += KC) {
             const int kc = K - pc < KC ? K - pc : KC;
             pack_b(bp, NR, tb, pc, kc, jc, nc, B, ldb);
-            const int upd = pc > 0 ? UPD_ADD : beta == 0 ? UPD_SET : UPD_BETA;
-            macro(ks, ta, M, nc, pc, kc, alpha, A, lda, bp, ap, beta, upd, C + jc, ldc);
+            const int upd = pc > 0 ? UPD_ADD : first_upd(bias, beta);
+            macro(ks, ta, M, nc, pc, kc, alpha, A, lda, bp, ap, beta, upd, bias ? bias + jc : NULL, C + jc, ldc);
         }
     }
     return NLP_OK;
@@ -478,12 +515,12 @@ void nlp_sgemm_b_free(nlp_sgemm_b *pb)
 }
 
 void nlp_sgemm_packed(int ta, int M, int n0, int n1, float alpha, const float *A, int lda, const nlp_sgemm_b *pb,
-                      float beta, float *C, int ldc)
+                      const float *bias, float beta, float *C, int ldc)
 {
     if (M <= 0 || n1 <= n0) return;
     const int K = pb->K;
     if (K <= 0) {
-        scale_c(M, n1 - n0, beta, C + n0, ldc);
+        no_k(M, n1 - n0, bias ? bias + n0 : NULL, beta, C + n0, ldc);
         return;
     }
     const kset *ks = &KSETS[pb->isa];
@@ -491,9 +528,9 @@ void nlp_sgemm_packed(int ta, int M, int n0, int n1, float alpha, const float *A
     const size_t npad = (size_t)(pb->N + pb->nr - 1) / pb->nr * pb->nr;
     for (int pc = 0; pc < K; pc += KC) {
         const int kc = K - pc < KC ? K - pc : KC;
-        const int upd = pc > 0 ? UPD_ADD : beta == 0 ? UPD_SET : UPD_BETA;
+        const int upd = pc > 0 ? UPD_ADD : first_upd(bias, beta);
         macro(ks, ta, M, n1 - n0, pc, kc, alpha, A, lda, pb->p + (size_t)pc * npad + (size_t)n0 * kc, ap, beta, upd,
-              C + n0, ldc);
+              bias ? bias + n0 : NULL, C + n0, ldc);
     }
 }
 

@@ -70,6 +70,12 @@ int nlp_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const 
 int nlp_bgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
               int ldb, float beta, float *C, int ldc);
 
+/* The same with a bias row: C = alpha·op(A)·op(B) + bias (bias[N] added to
+ * every row; beta must be 0 when bias is set, and bias NULL is nlp_sgemm):
+ * the same bits as C filled with the bias and beta = 1, one pass less. */
+int nlp_sgemm_bias(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+                   const float *B, int ldb, const float *bias, float beta, float *C, int ldc);
+
 /* op(B)[K,N] packed once for many products (inference weights). The packed
  * form belongs to the kernel set current when it was made. */
 typedef struct nlp_sgemm_b {
@@ -82,10 +88,11 @@ typedef struct nlp_sgemm_b {
 int nlp_sgemm_pack_b(nlp_sgemm_b *pb, int trans_b, int K, int N, const float *B, int ldb);
 void nlp_sgemm_b_free(nlp_sgemm_b *pb);
 
-/* One thread: columns [n0, n1) of C[M, pb->N] = alpha·op(A)·op(B) + beta·C,
- * with op(B) packed by nlp_sgemm_pack_b; n0 must be a multiple of pb->nr.
- * The same bits as nlp_sgemm on the unpacked B. */
+/* One thread: columns [n0, n1) of C[M, pb->N] = alpha·op(A)·op(B) + beta·C
+ * (+ bias[n0..n1) in every row when bias is set, beta 0), with op(B) packed
+ * by nlp_sgemm_pack_b; n0 must be a multiple of pb->nr. The same bits as
+ * nlp_sgemm_bias on the unpacked B. */
 void nlp_sgemm_packed(int trans_a, int M, int n0, int n1, float alpha, const float *A, int lda, const nlp_sgemm_b *pb,
-                      float beta, float *C, int ldc);
+                      const float *bias, float beta, float *C, int ldc);
 
 #endif

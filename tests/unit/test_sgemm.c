@@ -117,14 +117,28 @@ static void test_row_invariance(void)
                     free(a1);
                 }
                 CHECK_MSG(same, "%s ta=%d tb=%d: a row alone differs from the same row among others", nm, ta, tb);
+                /* the bias epilogue: the same bits as C filled with the bias and beta 1 */
+                float *wb = malloc((size_t)M * N * 4);
+                for (int i = 0; i < M * N; i++) wb[i] = NAN;
+                CHECK_EQ_INT(nlp_sgemm_bias(ta, tb, M, N, K, 1, A, lda, B, ldb, bias, 0, wb, N), 0);
+                CHECK_MSG(!memcmp(wb, all, (size_t)M * N * 4), "%s ta=%d tb=%d: bias epilogue differs", nm, ta, tb);
+                for (int i = 0; i < M * N; i++) wb[i] = NAN;
+                nlp_gemm_bias(ta, tb, M, N, K, 1, A, lda, B, ldb, bias, 0, wb, N);
+                CHECK_MSG(!memcmp(wb, all, (size_t)M * N * 4), "%s ta=%d tb=%d: nlp_gemm_bias differs", nm, ta, tb);
+                free(wb);
                 /* packed B, columns in two parts */
                 nlp_sgemm_b pb;
                 CHECK_EQ_INT(nlp_sgemm_pack_b(&pb, tb, K, N, B, ldb), 0);
                 for (int i = 0; i < M; i++) memcpy(pk + (size_t)i * N, bias, (size_t)N * 4);
                 int cut = pb.nr * 3;
-                nlp_sgemm_packed(ta, M, 0, cut, 1, A, lda, &pb, 1, pk, N);
-                nlp_sgemm_packed(ta, M, cut, N, 1, A, lda, &pb, 1, pk, N);
+                nlp_sgemm_packed(ta, M, 0, cut, 1, A, lda, &pb, NULL, 1, pk, N);
+                nlp_sgemm_packed(ta, M, cut, N, 1, A, lda, &pb, NULL, 1, pk, N);
                 CHECK_MSG(!memcmp(pk, all, (size_t)M * N * 4), "%s ta=%d tb=%d: packed B differs", nm, ta, tb);
+                if (!ta) { /* packed, with the bias epilogue */
+                    for (int i = 0; i < M * N; i++) pk[i] = NAN;
+                    nlp_gemm_packed(M, 1, A, lda, &pb, bias, 0, pk, N);
+                    CHECK_MSG(!memcmp(pk, all, (size_t)M * N * 4), "%s tb=%d: packed B with bias differs", nm, tb);
+                }
                 nlp_sgemm_b_free(&pb);
                 free(A), free(B), free(bias), free(all), free(one), free(pk);
             }
