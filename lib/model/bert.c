@@ -65,6 +65,9 @@ static int bert_build(nlp_model *m)
         return nlp_errcode();
     if ((rc = nlp_net_layernorm(p, "cls.predictions.transform.LayerNorm", C, &m->mlm_ln_g, &m->mlm_ln_b))) return rc;
     if ((m->nsp = nlp_net_linear(p, "cls.seq_relationship", C, 2, NLP_W_OUT_IN, 1)).w < 0) return nlp_errcode();
+    /* finetune: BertForSequenceClassification's head on the pooled [CLS] */
+    if (c->num_labels > 0 && (m->cls = nlp_net_linear(p, "classifier", C, c->num_labels, NLP_W_OUT_IN, 1)).w < 0)
+        return nlp_errcode();
     return NLP_OK;
 }
 
@@ -106,6 +109,13 @@ static size_t bert_layout(nlp_model *m, float *base, int B, int T, int S)
     m->logits = nlp_bump_take(&b, N * (size_t)m->cfg.vocab_size);
     m->lse = nlp_bump_take(&b, 2 * N);
     m->target = (int32_t *)nlp_bump_take(&b, N);
+    m->cls_logits = m->cls_lse = NULL;
+    m->cls_target = NULL;
+    if (m->cfg.num_labels > 0) {
+        m->cls_logits = nlp_bump_take(&b, (size_t)B * m->cfg.num_labels);
+        m->cls_lse = nlp_bump_take(&b, 2 * (size_t)B);
+        m->cls_target = (int32_t *)nlp_bump_take(&b, (size_t)B);
+    }
     nlp_net_layout_scratch(m, &b, (int)N, 0, T, 0);
     return b.used;
 }
@@ -119,6 +129,8 @@ static int bert_check(const nlp_model *m, const nlp_batch *b)
     if (!rc && b->type_ids) rc = nlp_net_check_ids(b->type_ids, b->B, b->T, m->cfg.type_vocab_size, INT32_MIN, "segment");
     if (!rc && b->labels) rc = nlp_net_check_ids(b->labels, b->B, b->T, m->cfg.vocab_size, IGNORE, "MLM label");
     if (!rc && b->nsp_labels) rc = nlp_net_check_ids(b->nsp_labels, b->B, 1, 2, IGNORE, "NSP label");
+    if (!rc && b->cls_labels && m->cfg.num_labels <= 0) rc = nlp_error(NLP_EINVAL, "class labels for a model without a classification head");
+    if (!rc && b->cls_labels) rc = nlp_net_check_ids(b->cls_labels, b->B, 1, m->cfg.num_labels, INT32_MIN, "class label");
     return rc;
 }
 
@@ -162,6 +174,24 @@ static int bert_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
     nlp_linear_forward(&pool, B, seq, T * C, m->pool_pre, C);
     nlp_act_forward(NLP_ACT_TANH, m->pooled, m->pool_pre, (size_t)B * C);
     nlp_linear_forward(&nsp, B, m->pooled, C, m->nsp_logits, 2);
+    m->mlm_count = m->nsp_count = m->cls_count = 0;
+    if (m->cfg.num_labels > 0) { /* the classifier on the pooled [CLS] */
+        nlp_linear cls = nlp_net_lin(m, &m->cls);
+        nlp_linear_forward(&cls, B, m->pooled, C, m->cls_logits, m->cfg.num_labels);
+        if (!b->labels) { /* a classifier needs the MLM head only for an MLM loss */
+            if (b->cls_labels) {
+                memcpy(m->cls_target, b->cls_labels, (size_t)B * sizeof(int32_t));
+                nlp_xent x = {.N = B, .V = m->cfg.num_labels, .logits = m->cls_logits, .ld = m->cfg.num_labels,
+                              .target = m->cls_target, .ignore_index = IGNORE};
+                nlp_xent_result res;
+                nlp_xent_forward(&x, m->cls_lse, &res);
+                out->loss = out->nll = out->cls_loss = res.loss;
+                out->tokens = m->cls_count = res.count;
+                m->have_loss = m->cls_count > 0;
+            }
+            return NLP_OK;
+        }
+    }
     /* MLM head */
     nlp_linear dense = nlp_net_lin(m, &m->mlm_dense);
     nlp_linear_forward(&dense, N, seq, C, m->mlm_h1, C);
@@ -171,7 +201,6 @@ static int bert_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
     const float *bias = nlp_net_w(m, m->mlm_bias);
     for (int i = 0; i < N; i++) memcpy(m->logits + (size_t)i * V, bias, (size_t)V * sizeof(float));
     nlp_gemm(0, 1, N, V, C, 1.0f, m->mlm_ln, C, nlp_net_w(m, m->tok_emb), C, 1.0f, m->logits, V);
-    m->mlm_count = m->nsp_count = 0;
     if (!b->labels && !b->nsp_labels) return NLP_OK;
     nlp_xent_result res = {0};
     if (b->labels) {
@@ -204,7 +233,7 @@ static int bert_backward(nlp_model *m)
     memset(dres, 0, (size_t)N * C * sizeof(float));
     if (m->mlm_count) {
         nlp_xent x = mlm_xent(m);
-        nlp_net_output_backward(m, &x, m->lse, m->tok_emb, m->mlm_ln, t2);
+        nlp_net_output_backward(m, &x, m->lse, 1.0f, m->tok_emb, m->mlm_ln, t2);
         nlp_colsum_add(nlp_net_g(m, m->mlm_bias), m->logits, N, V, V);
         nlp_layernorm_backward(t1, 0, nlp_net_g(m, m->mlm_ln_g), nlp_net_g(m, m->mlm_ln_b), t2, m->mlm_h2, m->mlm_mean,
                                m->mlm_rstd, nlp_net_w(m, m->mlm_ln_g), N, C);
@@ -212,11 +241,22 @@ static int bert_backward(nlp_model *m)
         nlp_linear dense = nlp_net_lin(m, &m->mlm_dense);
         nlp_linear_backward(&dense, N, seq, C, t1, C, dres, C, 0);
     }
-    if (m->nsp_count) {
-        nlp_xent x = nsp_xent(m);
-        nlp_xent_backward(&x, m->nsp_lse, 1.0f, m->nsp_logits, 2);
-        nlp_linear nsp = nlp_net_lin(m, &m->nsp), pool = nlp_net_lin(m, &m->pool);
-        nlp_linear_backward(&nsp, B, m->pooled, C, m->nsp_logits, 2, t1, C, 0);
+    if (m->nsp_count || m->cls_count) { /* NSP and the classifier meet at the pooler */
+        if (m->nsp_count) {
+            nlp_xent x = nsp_xent(m);
+            nlp_xent_backward(&x, m->nsp_lse, 1.0f, m->nsp_logits, 2);
+            nlp_linear nsp = nlp_net_lin(m, &m->nsp);
+            nlp_linear_backward(&nsp, B, m->pooled, C, m->nsp_logits, 2, t1, C, 0);
+        }
+        if (m->cls_count) {
+            const int L = m->cfg.num_labels;
+            nlp_xent x = {.N = B, .V = L, .logits = m->cls_logits, .ld = L, .target = m->cls_target,
+                          .ignore_index = IGNORE};
+            nlp_xent_backward(&x, m->cls_lse, 1.0f, m->cls_logits, L);
+            nlp_linear cls = nlp_net_lin(m, &m->cls);
+            nlp_linear_backward(&cls, B, m->pooled, C, m->cls_logits, L, t1, C, m->nsp_count ? 1.0f : 0.0f);
+        }
+        nlp_linear pool = nlp_net_lin(m, &m->pool);
         nlp_act_backward(NLP_ACT_TANH, t1, t1, m->pool_pre, (size_t)B * C, 0);
         nlp_linear_backward(&pool, B, seq, T * C, t1, C, dres, T * C, 1);
     }

@@ -59,6 +59,7 @@ static const struct key {
     {"label-smoothing", KT_DOUBLE, OFF(label_smoothing), NULL, 0, 1, A_TR},
     {"smoothing-mode", KT_CHOICE, OFF(smoothing_mode), SMOOTHS, 0, 0, A_TR},
     {"init-std", KT_DOUBLE, OFF(init_std), NULL, 0, 10, A_GPT | A_BERT},
+    {"num-labels", KT_INT, OFF(num_labels), NULL, 0, 1 << 20, A_GPT | A_BERT},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -392,7 +393,7 @@ int nlp_model_config_equal(const nlp_model_config *a, const nlp_model_config *b)
            a->learned_pos == b->learned_pos && a->shared_vocab == b->shared_vocab && a->tie_output == b->tie_output &&
            a->pad_id == b->pad_id && a->bos_id == b->bos_id && a->eos_id == b->eos_id &&
            a->label_smoothing == b->label_smoothing && a->smoothing_mode == b->smoothing_mode &&
-           a->init_std == b->init_std;
+           a->init_std == b->init_std && a->num_labels == b->num_labels;
 }
 
 int nlp_format_double(char *buf, size_t cap, double v)
@@ -433,7 +434,8 @@ int nlp_model_config_dump(const nlp_model_config *c, nlp_buf *out)
 
 int nlp_model_config_to_json(const nlp_model_config *c, nlp_buf *j, const char **kind)
 {
-    char eps[40], dr[40], ls[40];
+    char eps[40], dr[40], ls[40], nl[40] = "";
+    if (c->num_labels > 0) snprintf(nl, sizeof nl, ", \"num_labels\": %d", c->num_labels);
     nlp_format_double(eps, sizeof eps, c->ln_eps);
     nlp_format_double(dr, sizeof dr, c->dropout);
     nlp_format_double(ls, sizeof ls, c->label_smoothing);
@@ -442,17 +444,17 @@ int nlp_model_config_to_json(const nlp_model_config *c, nlp_buf *j, const char *
         *kind = "gpt";
         return nlp_buf_printf(j,
                               "{\"vocab_size\": %d, \"n_positions\": %d, \"n_embd\": %d, \"n_layer\": %d, "
-                              "\"n_head\": %d, \"layer_norm_epsilon\": %s, \"dropout\": %s}",
-                              c->vocab_size, c->max_positions, c->d_model, c->layers, c->heads, eps, dr);
+                              "\"n_head\": %d, \"layer_norm_epsilon\": %s, \"dropout\": %s%s}",
+                              c->vocab_size, c->max_positions, c->d_model, c->layers, c->heads, eps, dr, nl);
     case NLP_ARCH_BERT:
         *kind = "bert";
         return nlp_buf_printf(j,
                               "{\"vocab_size\": %d, \"hidden_size\": %d, \"num_hidden_layers\": %d, "
                               "\"num_attention_heads\": %d, \"intermediate_size\": %d, "
                               "\"max_position_embeddings\": %d, \"type_vocab_size\": %d, \"layer_norm_eps\": %s, "
-                              "\"dropout\": %s}",
+                              "\"dropout\": %s%s}",
                               c->vocab_size, c->d_model, c->layers, c->heads, c->d_ff, c->max_positions,
-                              c->type_vocab_size, eps, dr);
+                              c->type_vocab_size, eps, dr, nl);
     case NLP_ARCH_TRANSFORMER: {
         *kind = "encdec";
         /* the reference has one dropout; a different attention dropout
@@ -522,6 +524,16 @@ static int j_choice(json_t *o, const char *k, int *out, const char *const *names
     return nlp_error(NLP_EFORMAT, "'%s': config key '%s' has an unsupported value", origin, k);
 }
 
+/* The classification head's size: "num_labels" (ours), else the size of a
+ * HuggingFace *ForSequenceClassification config's "id2label". */
+static int j_labels(json_t *o, int *out, const char *origin)
+{
+    int rc = j_int(o, "num_labels", out, origin);
+    json_t *m = json_object_get(o, "id2label");
+    if (!rc && !json_object_get(o, "num_labels") && json_is_object(m)) *out = (int)json_object_size(m);
+    return rc;
+}
+
 int nlp_model_config_from_json(nlp_model_config *c, const char *kind, const char *text, size_t len,
                                const char *origin)
 {
@@ -573,6 +585,7 @@ int nlp_model_config_from_json(nlp_model_config *c, const char *kind, const char
         TRY(j_dbl(o, "dropout", &drop, origin));
         TRY(j_choice(o, "activation_function", (int *)&c->activation, ACTS, act_alias, act_val, origin));
         TRY(j_dbl(o, "initializer_range", &c->init_std, origin));
+        TRY(j_labels(o, &c->num_labels, origin));
         c->d_ff = inner > 0 ? inner : c->d_model <= INT_MAX / 4 ? 4 * c->d_model : INT_MAX;
         break;
     case NLP_ARCH_BERT:
@@ -589,6 +602,7 @@ int nlp_model_config_from_json(nlp_model_config *c, const char *kind, const char
         TRY(j_dbl(o, "dropout", &drop, origin));
         TRY(j_choice(o, "hidden_act", (int *)&c->activation, ACTS, act_alias, act_val, origin));
         TRY(j_dbl(o, "initializer_range", &c->init_std, origin));
+        TRY(j_labels(o, &c->num_labels, origin));
         break;
     case NLP_ARCH_TRANSFORMER: {
         TRY(j_int(o, "src_vocab", &c->src_vocab_size, origin));

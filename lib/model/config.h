@@ -22,6 +22,7 @@
  *   shared-vocab, tie-output                               transformer (booleans)
  *   pad-id, bos-id, eos-id, label-smoothing, smoothing-mode (uniform | others)   transformer
  *   init-std           gpt, bert: standard deviation of the N(0, σ) initialisation
+ *   num-labels         gpt, bert: classes of the sequence-classification head (0: none)
  *
  * Resolution: the architecture's defaults (those of `small`), then the preset,
  * then every setting in the order given (YAML files in order, then overrides);
@@ -80,6 +81,7 @@ typedef struct nlp_model_config {
     double label_smoothing;
     enum nlp_smoothing smoothing_mode;
     double init_std;
+    int num_labels;       /* gpt, bert: classes of a sequence-classification head (0 = none: finetune adds it) */
 } nlp_model_config;
 
 /* One key = value with where it came from: `origin` (a file name, or a text

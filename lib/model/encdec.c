@@ -238,7 +238,7 @@ static int encdec_backward(nlp_model *m)
     nlp_stack *dst = &m->stack[1];
     const float *y = dst->lnf_g >= 0 ? dst->lnf : dst->sub[dst->n - 1].out;
     nlp_xent x = encdec_xent(m);
-    nlp_net_output_backward(m, &x, m->lse, out_table(m), y, m->dres);
+    nlp_net_output_backward(m, &x, m->lse, 1.0f, out_table(m), y, m->dres);
     NLP_PROF("gradient zeroing", 0, 4.0 * B * S * C, memset(m->dmem, 0, (size_t)B * S * C * sizeof(float)));
     nlp_run enc, dec;
     runs(m, &enc, &dec, memory_of(m));

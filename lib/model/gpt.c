@@ -53,7 +53,11 @@ static int gpt_build(nlp_model *m)
         snprintf(name, sizeof name, "h.%d.mlp.c_proj", l);
         if ((f->fc2 = nlp_net_linear(p, name, F, C, NLP_W_IN_OUT, 1)).w < 0) return nlp_errcode();
     }
-    return nlp_net_layernorm(p, "ln_f", C, &st->lnf_g, &st->lnf_b);
+    if ((rc = nlp_net_layernorm(p, "ln_f", C, &st->lnf_g, &st->lnf_b))) return rc;
+    /* finetune: a linear classifier of the final state at the [EXTRACT] position */
+    if (c->num_labels > 0 && (m->cls = nlp_net_linear(p, "score", C, c->num_labels, NLP_W_OUT_IN, 1)).w < 0)
+        return nlp_errcode();
+    return NLP_OK;
 }
 
 /* HF GPT-2 init: N(0, σ) weights and embeddings, c_proj weights N(0, σ/√(2L)),
@@ -83,6 +87,14 @@ static size_t gpt_layout(nlp_model *m, float *base, int B, int T, int S)
     m->logits = nlp_bump_take(&b, N * (size_t)m->cfg.vocab_size);
     m->lse = nlp_bump_take(&b, 2 * N);
     m->target = (int32_t *)nlp_bump_take(&b, N);
+    m->cls_logits = m->cls_h = m->cls_lse = NULL;
+    m->cls_target = NULL;
+    if (m->cfg.num_labels > 0) {
+        m->cls_h = nlp_bump_take(&b, (size_t)B * m->cfg.d_model);
+        m->cls_logits = nlp_bump_take(&b, (size_t)B * m->cfg.num_labels);
+        m->cls_lse = nlp_bump_take(&b, 2 * (size_t)B);
+        m->cls_target = (int32_t *)nlp_bump_take(&b, (size_t)B);
+    }
     nlp_net_layout_scratch(m, &b, (int)N, 0, T, 0);
     return b.used;
 }
@@ -94,6 +106,10 @@ static int gpt_check(const nlp_model *m, const nlp_batch *b)
         return nlp_error(NLP_EDATA, "sequence of %d positions is longer than max-positions %d", b->T, m->cfg.max_positions);
     int rc = nlp_net_check_ids(b->ids, b->B, b->T, m->cfg.vocab_size, INT32_MIN, "input");
     if (!rc && b->labels) rc = nlp_net_check_ids(b->labels, b->B, b->T, m->cfg.vocab_size, IGNORE, "label");
+    if (!rc && b->cls_labels && m->cfg.num_labels <= 0) rc = nlp_error(NLP_EINVAL, "class labels for a model without a classification head");
+    if (!rc && b->cls_labels) rc = nlp_net_check_ids(b->cls_labels, b->B, 1, m->cfg.num_labels, INT32_MIN, "class label");
+    if (!rc && m->cfg.num_labels > 0 && !b->cls_pos) rc = nlp_error(NLP_EINVAL, "gpt classification needs the [EXTRACT] positions");
+    if (!rc && b->cls_pos) rc = nlp_net_check_ids(b->cls_pos, b->B, 1, b->T, INT32_MIN, "[EXTRACT] position");
     return rc;
 }
 
@@ -103,10 +119,10 @@ static nlp_xent gpt_xent(const nlp_model *m)
                       .target = m->target, .ignore_index = IGNORE};
 }
 
-/* Embeddings at positions offset.., the stack, ln_f and the tied logits. */
-static int gpt_logits(nlp_model *m, const int32_t *ids, int B, int T, int offset, struct nlp_cache *c)
+/* Embeddings at positions offset.., the stack and ln_f; *h gets the final states [B·T, C]. */
+static int gpt_hidden(nlp_model *m, const int32_t *ids, int B, int T, int offset, struct nlp_cache *c, const float **h)
 {
-    const int C = m->cfg.d_model, V = m->cfg.vocab_size, N = B * T;
+    const int C = m->cfg.d_model, N = B * T;
     nlp_stack *st = &m->stack[0];
     NLP_PROF("embedding fwd", 0, 12.0 * N * C, {
         nlp_embed_forward(st->x0, nlp_net_w(m, m->tok_emb), ids, N, C, 1.0f, 0);
@@ -114,34 +130,74 @@ static int gpt_logits(nlp_model *m, const int32_t *ids, int B, int T, int offset
         nlp_dropout(st->x0, st->x0, (size_t)N * C, nlp_net_dropout(m), nlp_net_seed(m, 0));
     });
     nlp_run r = {.m = m, .B = B, .T = T, .cache = c};
+    return nlp_net_stack_forward(&r, st, h);
+}
+
+/* The same, then the tied logits. */
+static int gpt_logits(nlp_model *m, const int32_t *ids, int B, int T, int offset, struct nlp_cache *c)
+{
     const float *h;
-    int rc = nlp_net_stack_forward(&r, st, &h);
+    int rc = gpt_hidden(m, ids, B, T, offset, c, &h);
     if (rc) return rc;
-    (void)V;
-    nlp_net_logits(m, N, h, m->tok_emb);
+    nlp_net_logits(m, B * T, h, m->tok_emb);
     return NLP_OK;
+}
+
+/* Classification: the final states at the [EXTRACT] positions, their logits,
+ * and with labels the mean cross-entropy (L2). */
+static void gpt_classify(nlp_model *m, const nlp_batch *b, const float *h, nlp_losses *out)
+{
+    const int B = b->B, T = b->T, C = m->cfg.d_model, L = m->cfg.num_labels;
+    for (int i = 0; i < B; i++)
+        memcpy(m->cls_h + (size_t)i * C, h + ((size_t)i * T + b->cls_pos[i]) * C, (size_t)C * sizeof(float));
+    nlp_linear l = nlp_net_lin(m, &m->cls);
+    nlp_linear_forward(&l, B, m->cls_h, C, m->cls_logits, L);
+    m->cls_count = 0;
+    if (!b->cls_labels) return;
+    memcpy(m->cls_target, b->cls_labels, (size_t)B * sizeof(int32_t));
+    nlp_xent x = {.N = B, .V = L, .logits = m->cls_logits, .ld = L, .target = m->cls_target, .ignore_index = IGNORE};
+    nlp_xent_result res;
+    nlp_xent_forward(&x, m->cls_lse, &res);
+    out->cls_loss = res.loss;
+    m->cls_count = res.count;
 }
 
 static int gpt_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
 {
     const int B = b->B, T = b->T;
     m->in_ids = b->ids;
-    int rc = gpt_logits(m, b->ids, B, T, 0, NULL);
-    if (rc || !b->labels) return rc;
-    for (int i = 0; i < B; i++)
-        for (int t = 0; t < T; t++)
-            m->target[(size_t)i * T + t] = t + 1 < T ? b->labels[(size_t)i * T + t + 1] : IGNORE;
-    nlp_xent x = gpt_xent(m);
-    nlp_xent_result res;
-    if (m->training) { /* backward follows: the gradient now, while each row is in cache */
-        NLP_PROF("loss fwd+bwd", 0, 8.0 * x.N * x.V, nlp_xent_fused(&x, m->lse, &res));
-        m->logits_grad = 1;
-    } else {
-        NLP_PROF("loss fwd", 0, 4.0 * x.N * x.V, nlp_xent_forward(&x, m->lse, &res));
+    m->in_cls_pos = b->cls_pos;
+    m->cls_count = m->lm_count = 0;
+    const int classify = m->cfg.num_labels > 0;
+    /* a classifier computes the vocabulary's logits only for its auxiliary LM loss */
+    const int lm = !classify || (b->labels && m->lm_weight > 0);
+    const float *h;
+    int rc = gpt_hidden(m, b->ids, B, T, 0, NULL, &h);
+    if (rc) return rc;
+    if (lm) nlp_net_logits(m, B * T, h, m->tok_emb);
+    if (classify) gpt_classify(m, b, h, out);
+    if (lm && b->labels) {
+        for (int i = 0; i < B; i++)
+            for (int t = 0; t < T; t++)
+                m->target[(size_t)i * T + t] = t + 1 < T ? b->labels[(size_t)i * T + t + 1] : IGNORE;
+        nlp_xent x = gpt_xent(m);
+        nlp_xent_result res;
+        if (m->training && !classify) { /* backward follows: the gradient now, while each row is in cache */
+            NLP_PROF("loss fwd+bwd", 0, 8.0 * x.N * x.V, nlp_xent_fused(&x, m->lse, &res));
+            m->logits_grad = 1;
+        } else {
+            NLP_PROF("loss fwd", 0, 4.0 * x.N * x.V, nlp_xent_forward(&x, m->lse, &res));
+        }
+        out->tokens = m->lm_count = res.count;
+        if (classify) out->lm_loss = res.loss;
+        else out->loss = out->nll = res.loss;
     }
-    out->loss = out->nll = res.loss;
-    out->tokens = res.count;
-    m->have_loss = 1;
+    if (classify) {
+        out->loss = out->cls_loss + (m->lm_count ? m->lm_weight * out->lm_loss : 0);
+        out->nll = out->cls_loss;
+        if (!m->lm_count) out->tokens = m->cls_count;
+    }
+    m->have_loss = m->cls_count > 0 || m->lm_count > 0;
     return NLP_OK;
 }
 
@@ -154,8 +210,25 @@ static int gpt_backward(nlp_model *m)
 {
     const int B = m->B, T = m->T, C = m->cfg.d_model, N = B * T;
     nlp_stack *st = &m->stack[0];
-    nlp_xent x = gpt_xent(m);
-    nlp_net_output_backward(m, &x, m->lse, m->tok_emb, st->lnf, m->dres);
+    if (m->lm_count) { /* the LM loss (λ-weighted beside a classifier) through the tied output layer */
+        nlp_xent x = gpt_xent(m);
+        const float scale = m->cfg.num_labels > 0 ? (float)m->lm_weight : 1.0f;
+        nlp_net_output_backward(m, &x, m->lse, scale, m->tok_emb, st->lnf, m->dres);
+    } else {
+        memset(m->dres, 0, (size_t)N * C * sizeof(float));
+    }
+    if (m->cls_count) { /* the classifier, into the rows it read */
+        const int L = m->cfg.num_labels;
+        nlp_xent x = {.N = B, .V = L, .logits = m->cls_logits, .ld = L, .target = m->cls_target, .ignore_index = IGNORE};
+        nlp_xent_backward(&x, m->cls_lse, 1.0f, m->cls_logits, L);
+        float *dh = m->tmp[0];
+        nlp_linear l = nlp_net_lin(m, &m->cls);
+        nlp_linear_backward(&l, B, m->cls_h, C, m->cls_logits, L, dh, C, 0);
+        for (int i = 0; i < B; i++) {
+            float *d = m->dres + ((size_t)i * T + m->in_cls_pos[i]) * C;
+            for (int c = 0; c < C; c++) d[c] += dh[(size_t)i * C + c];
+        }
+    }
     nlp_run r = {.m = m, .B = B, .T = T};
     int rc = nlp_net_stack_backward(&r, st, m->dres);
     if (rc) return rc;

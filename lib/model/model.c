@@ -40,6 +40,8 @@ static int model_build(nlp_model **out, const nlp_model_config *cfg)
     m->tok_emb = m->pos_emb = m->type_emb = m->src_emb = m->src_pos = m->out_w = -1;
     m->emb_ln_g = m->emb_ln_b = m->mlm_ln_g = m->mlm_ln_b = m->mlm_bias = -1;
     m->stack[0].lnf_g = m->stack[0].lnf_b = m->stack[1].lnf_g = m->stack[1].lnf_b = -1;
+    m->cls = (nlp_lref){.w = -1, .b = -1};
+    m->lm_weight = 0.5;
     nlp_rng_seed(&m->rng, 0);
     if (!(m->params = nlp_params_new())) rc = NLP_ENOMEM;
     if (!rc) rc = m->ops->build(m);
@@ -89,6 +91,7 @@ void nlp_model_free(nlp_model *m)
     free(m->pe);
     free(m->act);
     free(m->wbf);
+    free(m->label_names);
     nlp_model_drop_packed(m);
     free(m);
 }
@@ -159,6 +162,13 @@ int nlp_model_load(nlp_model **out, const char *path)
         free(file);
         return rc;
     }
+    const char *labels = nlp_st_meta(f, "labels");
+    if (labels && cfg.num_labels > 0 && (rc = nlp_model_set_labels_text(m, labels, file))) {
+        nlp_st_close(f);
+        free(file);
+        nlp_model_free(m);
+        return rc;
+    }
     rc = nlp_params_load(m->params, f); /* consumes f */
     free(file);
     if (!rc) rc = model_tables(m);
@@ -181,7 +191,8 @@ int nlp_model_save(const nlp_model *m, const char *path, enum nlp_dtype dtype)
     char *file = rc ? NULL : model_file(path);
     if (!rc && !file) rc = NLP_ENOMEM;
     if (!rc) {
-        const char *meta[] = {"format", "nlpipe", "model", kind, "config", json.data, "nlpipe_config", yaml.data, NULL};
+        const char *meta[] = {"format", "nlpipe", "model", kind, "config", json.data, "nlpipe_config", yaml.data,
+                              m->label_names ? "labels" : NULL, m->label_names, NULL};
         rc = nlp_params_save(m->params, file, meta, dtype);
     }
     free(file);
@@ -371,6 +382,95 @@ const float *nlp_model_logits(const nlp_model *m, int *rows, int *cols)
 }
 
 const float *nlp_model_nsp_logits(const nlp_model *m) { return m->nsp_logits; }
+
+const float *nlp_model_cls_logits(const nlp_model *m) { return m->cfg.num_labels > 0 ? m->cls_logits : NULL; }
+
+void nlp_model_set_lm_weight(nlp_model *m, double lambda) { m->lm_weight = lambda; }
+
+int nlp_model_set_labels_text(nlp_model *m, const char *text, const char *origin)
+{
+    int n = 0;
+    for (const char *p = text; *p; p++) n += *p == '\n';
+    if (*text && text[strlen(text) - 1] != '\n') n++;
+    if (n != m->cfg.num_labels)
+        return nlp_error(NLP_EFORMAT, "'%s': %d label names for a classifier of %d labels", origin ? origin : "model", n,
+                         m->cfg.num_labels);
+    char *copy = nlp_strdup(text);
+    if (!copy) return NLP_ENOMEM;
+    size_t len = strlen(copy);
+    if (len && copy[len - 1] == '\n') copy[len - 1] = 0;
+    free(m->label_names);
+    m->label_names = copy;
+    return NLP_OK;
+}
+
+int nlp_model_set_labels(nlp_model *m, const char *const *names, int n)
+{
+    if (n != m->cfg.num_labels)
+        return nlp_error(NLP_EINVAL, "%d label names for a classifier of %d labels", n, m->cfg.num_labels);
+    nlp_buf b = {0};
+    int rc = NLP_OK;
+    for (int i = 0; i < n && !rc; i++) {
+        if (!names[i][0] || strchr(names[i], '\n'))
+            rc = nlp_error(NLP_EINVAL, "label %d is empty or holds a newline", i);
+        else rc = nlp_buf_printf(&b, "%s%s", i ? "\n" : "", names[i]);
+    }
+    if (!rc) {
+        free(m->label_names);
+        m->label_names = nlp_buf_detach(&b, NULL);
+        if (!m->label_names) rc = NLP_ENOMEM;
+    }
+    nlp_buf_free(&b);
+    return rc;
+}
+
+int nlp_model_label(const nlp_model *m, int i, char *buf, size_t cap)
+{
+    if (i < 0 || i >= m->cfg.num_labels) return -1;
+    const char *p = m->label_names;
+    for (int k = 0; p && k < i; k++) {
+        p = strchr(p, '\n');
+        if (p) p++;
+    }
+    if (!p) return snprintf(buf, cap, "%d", i), 0;
+    const char *e = strchr(p, '\n');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    snprintf(buf, cap, "%.*s", (int)n, p);
+    return 0;
+}
+
+int nlp_model_extend(nlp_model **out, const nlp_model *src, const nlp_model_config *cfg, uint64_t seed)
+{
+    *out = NULL;
+    if (cfg->arch != src->cfg.arch) return nlp_error(NLP_EINVAL, "cannot turn a %s model into a %s", nlp_arch_name(src->cfg.arch), nlp_arch_name(cfg->arch));
+    nlp_model *m;
+    int rc = nlp_model_new(&m, cfg, seed);
+    if (rc) return rc;
+    const nlp_params *sp = src->params;
+    for (size_t i = 0; i < nlp_params_count(m->params) && !rc; i++) {
+        const nlp_param_info *t = nlp_params_info(m->params, i);
+        int j = nlp_params_find(sp, t->name);
+        if (j < 0) continue; /* new: keeps its initialisation */
+        const nlp_param_info *u = nlp_params_info(sp, (size_t)j);
+        float *dst = nlp_params_at(m->params, i);
+        const float *from = nlp_params_at(sp, (size_t)j);
+        int same = t->ndim == u->ndim;
+        for (int d = 1; d < t->ndim && same; d++) same = t->shape[d] == u->shape[d];
+        if (!same || u->shape[0] > t->shape[0]) {
+            rc = nlp_error(NLP_EINVAL, "tensor '%s' cannot grow from its %lld rows", t->name, (long long)u->shape[0]);
+            break;
+        }
+        memcpy(dst, from, u->numel * sizeof(float)); /* the first rows; added rows keep their initialisation */
+    }
+    if (!rc && src->label_names && cfg->num_labels == src->cfg.num_labels) rc = nlp_model_set_labels_text(m, src->label_names, NULL);
+    if (rc) {
+        nlp_model_free(m);
+        return rc;
+    }
+    m->lm_weight = src->lm_weight;
+    *out = m;
+    return NLP_OK;
+}
 
 const float *nlp_model_cross_attention(const nlp_model *m, int layer, int *H)
 {

@@ -56,12 +56,18 @@ typedef struct nlp_batch {
     const int32_t *src;         /* transformer: [B,S], pad-id = padding */
     const int32_t *tgt_in;      /* transformer: [B,T] decoder input (BOS y1 ...) */
     const int32_t *tgt_out;     /* transformer: [B,T] targets (y1 ... EOS), pad-id ignored; NULL = no loss */
+    /* sequence classification (a model with num-labels > 0: finetune) */
+    const int32_t *cls_labels;  /* [B] label index in [0, num-labels); NULL = no classification loss */
+    const int32_t *cls_pos;     /* gpt: [B] the position whose final hidden state is classified (the
+                                   [EXTRACT] token); bert classifies [CLS] at position 0 (NULL) */
 } nlp_batch;
 
 typedef struct nlp_losses {
     double loss;      /* the loss the backward pass differentiates */
     double nll;       /* transformer: mean NLL without smoothing; gpt: = loss; bert: = mlm_loss */
     double mlm_loss, nsp_loss;
+    double cls_loss;  /* classification: mean CE of the labels (L2); loss = cls_loss + λ·lm_loss */
+    double lm_loss;   /* gpt classification: the auxiliary language-modelling loss (L1) */
     int tokens;       /* targets counted in the (main) loss */
 } nlp_losses;
 
@@ -144,6 +150,34 @@ int nlp_model_backward(nlp_model *m);
 const float *nlp_model_logits(const nlp_model *m, int *rows, int *cols);
 /* bert: NSP logits [B,2] of the last forward. */
 const float *nlp_model_nsp_logits(const nlp_model *m);
+/* Classification logits [B, num-labels] of the last forward pass (a model
+ * with a classification head: finetune), or NULL. */
+const float *nlp_model_cls_logits(const nlp_model *m);
+
+/* Sequence classification (num-labels > 0). BERT classifies the pooled
+ * [CLS] ("classifier", HF BertForSequenceClassification); GPT the final
+ * state at each row's batch->cls_pos ("score", Radford et al. 2018) and,
+ * with LM labels, trains on L3 = L2 + λ·L1: the classification loss plus λ
+ * times the language-modelling loss (λ = 0 skips the vocabulary's logits
+ * altogether). */
+void nlp_model_set_lm_weight(nlp_model *m, double lambda); /* default 0.5 */
+
+/* The label names of the head, saved with the model ("labels" in the
+ * safetensors metadata, '\n'-joined). n must equal num-labels; a name may
+ * not be empty or hold a newline (NLP_EINVAL). */
+int nlp_model_set_labels(nlp_model *m, const char *const *names, int n);
+int nlp_model_set_labels_text(nlp_model *m, const char *joined, const char *origin);
+/* Label i's name into buf (its index as text when the model has no names);
+ * 0, or -1 when i is out of range. */
+int nlp_model_label(const nlp_model *m, int i, char *buf, size_t cap);
+
+/* A new model of configuration cfg (same architecture) initialised from
+ * seed, then every tensor of src copied in by name: a tensor that grew in
+ * its first dimension (more vocabulary rows, a larger bias) gets src's rows
+ * first and keeps its initialisation for the rest; tensors src lacks (a new
+ * classifier) keep theirs. For adding tokens and heads before fine-tuning.
+ * NLP_EINVAL when a tensor would shrink or change shape otherwise. */
+int nlp_model_extend(nlp_model **out, const nlp_model *src, const nlp_model_config *cfg, uint64_t seed);
 /* transformer: the cross-attention probabilities [B,H,T,S] of decoder
  * layer `layer` (-1 = the last) in the last full forward pass (not
  * incremental decoding; before dropout), *H gets the heads; NULL when

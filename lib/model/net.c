@@ -112,11 +112,12 @@ void nlp_net_normal(float *w, size_t n, double std, nlp_rng *r)
     }
 }
 
-void nlp_net_output_backward(nlp_model *m, const nlp_xent *x, const float *lse, int w, const float *h, float *dh)
+void nlp_net_output_backward(nlp_model *m, const nlp_xent *x, const float *lse, float scale, int w, const float *h,
+                             float *dh)
 {
     const int N = x->N, V = x->V, C = m->cfg.d_model;
     float *dl = (float *)x->logits;
-    if (!m->logits_grad) NLP_PROF("loss bwd", 0, 8.0 * N * V, nlp_xent_backward(x, lse, 1.0f, dl, x->ld));
+    if (!m->logits_grad) NLP_PROF("loss bwd", 0, 8.0 * N * V, nlp_xent_backward(x, lse, scale, dl, x->ld));
     m->logits_grad = 0;
     NLP_PROF("logits bwd", 4.0 * N * V * C, 0, {
         nlp_gemm(0, 0, N, C, V, 1.0f, dl, (int)x->ld, nlp_net_w(m, w), C, 0.0f, dh, C);

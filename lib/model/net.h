@@ -143,6 +143,14 @@ struct nlp_model {
     float *lse;               /* [N, 2]: nlp_xent_forward's max and log-sum-exp per row */
     int32_t *target;          /* [N] loss targets (shifted for gpt) */
     float *pool_pre, *pooled, *nsp_logits, *nsp_lse; /* bert */
+    float *cls_logits;        /* classification head [B, num_labels] (NULL: none) */
+    float *cls_h, *cls_lse;   /* gpt: the classified rows' final states [B, C]; [B, 2] log-sum-exps */
+    int32_t *cls_target;
+    int cls_count, lm_count;  /* rows in the classification loss, tokens in gpt's LM loss */
+    nlp_lref cls;             /* the head: bert "classifier", gpt "score" [num_labels, C] + bias; w -1 = none */
+    double lm_weight;         /* gpt classification: λ of L3 = L2 + λ·L1 */
+    char *label_names;        /* the head's labels, '\n'-joined (NULL: unnamed) */
+    const int32_t *in_cls_pos;
     int32_t *nsp_target;
     float *mlm_h1, *mlm_h2, *mlm_ln, *mlm_mean, *mlm_rstd;
     uint8_t *mask_a, *mask_b;  /* key masks: self (or source) and target */
@@ -236,7 +244,8 @@ float nlp_net_attn_dropout(const nlp_model *m);
 /* Backward of the loss through logits = h·Wᵀ (W [V,C]: the output projection
  * or a tied embedding, parameter w): turns the logits buffer of x into its
  * gradient, writes dh = dlogits·W [N,C] and adds dlogitsᵀ·h to W's gradient. */
-void nlp_net_output_backward(nlp_model *m, const nlp_xent *x, const float *lse, int w, const float *h, float *dh);
+void nlp_net_output_backward(nlp_model *m, const nlp_xent *x, const float *lse, float scale, int w, const float *h,
+                             float *dh);
 
 /* NLP_EDATA naming the row and position of the first id outside [0, V) that
  * is not `allow` (INT32_MIN: none allowed); `what` names the array. */

@@ -227,7 +227,7 @@ static void test_json(void)
 
 typedef struct tbatch {
     nlp_batch b;
-    int32_t ids[64], labels[64], types[64], mask[64], nsp[4], src[64], tin[64], tout[64];
+    int32_t ids[64], labels[64], types[64], mask[64], nsp[4], src[64], tin[64], tout[64], cls[4], pos[4];
 } tbatch;
 
 static void make_batch(tbatch *t, const nlp_model_config *c, nlp_rng *r)
@@ -267,6 +267,12 @@ static void make_batch(tbatch *t, const nlp_model_config *c, nlp_rng *r)
         }
         t->b.src = t->src, t->b.tgt_in = t->tin, t->b.tgt_out = t->tout;
     }
+    if (c->num_labels > 0) { /* a classifier: labels per row; gpt reads the state at pos */
+        for (int b = 0; b < B; b++) t->cls[b] = (int32_t)nlp_rng_below(r, (uint64_t)c->num_labels), t->pos[b] = T - 1 - b;
+        t->b.cls_labels = t->cls;
+        if (c->arch == NLP_ARCH_GPT) t->b.cls_pos = t->pos;
+        if (c->arch == NLP_ARCH_BERT) t->b.labels = NULL, t->b.nsp_labels = NULL; /* the classification loss alone */
+    }
 }
 
 // --- whole-model gradients
@@ -284,11 +290,12 @@ static double model_loss(struct fd *f)
     return rc ? NAN : L.loss;
 }
 
-static void grad_check(const char *name, const nlp_model_config *cfg)
+static void grad_check_lm(const char *name, const nlp_model_config *cfg, double lm_weight)
 {
     nlp_model *m;
     CHECK_EQ_INT(nlp_model_new(&m, cfg, 5), 0);
     if (!m) return;
+    nlp_model_set_lm_weight(m, lm_weight);
     nlp_model_set_training(m, 1);
     nlp_rng r;
     nlp_rng_seed(&r, 9);
@@ -335,6 +342,8 @@ static void grad_check(const char *name, const nlp_model_config *cfg)
     nlp_model_free(m);
 }
 
+static void grad_check(const char *name, const nlp_model_config *cfg) { grad_check_lm(name, cfg, 0.5); }
+
 static void test_gradients(void)
 {
     nlp_model_config c;
@@ -347,6 +356,14 @@ static void test_gradients(void)
                              "init-std=0.3", NULL};
     CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_bert), 0);
     grad_check("bert", &c);
+    /* classification heads: BERT on the pooled [CLS]; GPT at a position, with
+     * the auxiliary LM loss (λ 0.5) and without (λ 0) */
+    c.num_labels = 5;
+    grad_check("bert classifier", &c);
+    CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_gpt), 0);
+    c.num_labels = 3;
+    grad_check_lm("gpt classifier, lm 0.5", &c, 0.5);
+    grad_check_lm("gpt classifier, lm 0", &c, 0.0);
     /* GELU keeps the finite differences away from ReLU's kink; ReLU has its own layer check */
     const char *ov_tr[] = {"arch=transformer", "vocab-size=30", "d-model=16", "heads=2", "d-ff=24", "layers=2",
                            "max-positions=8", "dropout=0.1", "attention-dropout=0.1", "activation=gelu", NULL};
@@ -440,6 +457,55 @@ static void test_save_load(void)
                      "\"n_positions\": 64, \"vocab_size\": 65}");
     CHECK_EQ_INT(nlp_model_load(&m2, dir), NLP_EFORMAT);
     CHECK(strstr(nlp_errmsg(), "tensor 'wte.weight' has shape [64, 64], expected [65, 64]") != NULL);
+    nlp_model_free(m);
+}
+
+/* Adding tokens and a classifier to a pretrained model; label names saved
+ * with it; L3 = L2 + λ·L1. */
+static void test_classifier(void)
+{
+    nlp_model *m = tiny(NLP_ARCH_GPT, 0), *e = NULL;
+    nlp_model_config c = *nlp_model_cfg(m);
+    c.vocab_size += 3, c.num_labels = 3;
+    CHECK_EQ_INT(nlp_model_extend(&e, m, &c, 11), 0);
+    if (!e) return;
+    nlp_params *p = nlp_model_params(m), *q = nlp_model_params(e);
+    int wte = nlp_params_find(q, "wte.weight"), old = nlp_params_find(p, "wte.weight");
+    CHECK(nlp_params_find(q, "score.weight") >= 0 && nlp_params_find(p, "score.weight") < 0);
+    CHECK(!memcmp(nlp_params_at(q, (size_t)wte), nlp_params_at(p, (size_t)old), 64 * 64 * sizeof(float)));
+    CHECK(!memcmp(nlp_params_at(q, (size_t)nlp_params_find(q, "h.0.attn.c_attn.weight")),
+                  nlp_params_at(p, (size_t)nlp_params_find(p, "h.0.attn.c_attn.weight")), 64 * 192 * sizeof(float)));
+    const char *names[] = {"python", "utils", "net"};
+    CHECK_EQ_INT(nlp_model_set_labels(e, names, 2), NLP_EINVAL);
+    CHECK_EQ_INT(nlp_model_set_labels(e, names, 3), 0);
+    char path[512], lab[32];
+    snprintf(path, sizeof path, "%s/cls.safetensors", test_tmpdir());
+    CHECK_EQ_INT(nlp_model_save(e, path, NLP_DT_F32), 0);
+    nlp_model *l = NULL;
+    CHECK_EQ_INT(nlp_model_load(&l, path), 0);
+    if (l) {
+        CHECK(nlp_model_cfg(l)->num_labels == 3 && nlp_model_cfg(l)->vocab_size == 67);
+        CHECK(nlp_model_label(l, 1, lab, sizeof lab) == 0 && !strcmp(lab, "utils"));
+        CHECK(nlp_model_label(l, 3, lab, sizeof lab) == -1);
+        nlp_model_free(l);
+    }
+    /* the loss: L2 + λ·L1, and L2 alone without LM labels */
+    int32_t ids[2 * 5] = {1, 2, 3, 64, 0, 5, 6, 65, 66, 0}, pos[2] = {3, 4}, y[2] = {2, 0};
+    nlp_batch b = {.B = 2, .T = 5, .ids = ids, .labels = ids, .cls_labels = y, .cls_pos = pos};
+    nlp_losses a, z;
+    nlp_model_set_lm_weight(e, 0.5);
+    CHECK_EQ_INT(nlp_model_forward(e, &b, &a), 0);
+    CHECK(a.lm_loss > 0 && a.cls_loss > 0 && fabs(a.loss - (a.cls_loss + 0.5 * a.lm_loss)) < 1e-9);
+    b.labels = NULL;
+    CHECK_EQ_INT(nlp_model_forward(e, &b, &z), 0);
+    CHECK(z.loss == a.cls_loss && z.lm_loss == 0);
+    const float *lg = nlp_model_cls_logits(e);
+    CHECK(lg && isfinite(lg[0]) && isfinite(lg[5]));
+    /* shrinking is refused */
+    c.vocab_size = 10;
+    nlp_model *bad = NULL;
+    CHECK_EQ_INT(nlp_model_extend(&bad, e, &c, 1), NLP_EINVAL);
+    nlp_model_free(e);
     nlp_model_free(m);
 }
 
@@ -819,6 +885,7 @@ int main(int argc, char **argv)
     RUN(test_json);
     RUN(test_gradients);
     RUN(test_save_load);
+    RUN(test_classifier);
     RUN(test_bad_input);
     RUN(test_resume);
     RUN(test_determinism);
