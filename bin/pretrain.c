@@ -22,6 +22,7 @@
 #include "text/utf8.h"
 #include "tok/tokfiles.h"
 #include "train/data.h"
+#include "train/bert.h"
 #include "train/lm.h"
 #include "train/loop.h"
 #include "train/mt.h"
@@ -36,17 +37,21 @@
 
 static const char usage[] =
     "Usage: pretrain [OPTION]... [FILE]...\n"
-    "Train a model: GPT as a causal language model on unlabelled text, or the\n"
+    "Train a model: GPT as a causal language model on unlabelled text, BERT by masked\n"
+    "language modelling and next-sentence prediction (--arch bert), or the\n"
     "encoder-decoder (--arch transformer) on parallel text.\n"
     "GPT: FILEs (and --train) are token streams from 'tokenize --output-format bin' or,\n"
     "with --tokenizer, text with one document per line; '-' is standard input.\n"
+    "BERT: FILEs are text (one paragraph or document per line, or documents of\n"
+    "several lines between blank lines) or token streams, with a WordPiece --tokenizer.\n"
     "Transformer: --src and --tgt, two files aligned line by line, or FILEs (and\n"
     "--train) as TSV 'source<TAB>target' lines.\n"
     "\n"
     "Data:\n"
     "      --train FILE          training data (also: FILE arguments)\n"
     "      --valid FILE          validation data (gpt: loss, perplexity and bits per\n"
-    "                            byte; transformer: a TSV like --train)\n"
+    "                            byte; bert: MLM + NSP loss, MLM loss, MLM and NSP\n"
+    "                            accuracy; transformer: a TSV like --train)\n"
     "      --tokenizer FILE      tokenizer for text input (transformer: shared by both\n"
     "                            sides); copied into every checkpoint\n"
     "      --eot TOKEN           gpt: end-of-text token between documents of text input\n"
@@ -60,11 +65,11 @@ static const char usage[] =
     "      --src-tokenizer FILE, --tgt-tokenizer FILE  transformer: a tokenizer per side\n"
     "                            (separate vocabularies) instead of --tokenizer\n"
     "Model:\n"
-    "      --arch ARCH           gpt (default) or transformer; bert is not available yet\n"
+    "      --arch ARCH           gpt (default), bert or transformer\n"
     "      --preset NAME         tiny, small (default), base, big (transformer: the\n"
-    "                            paper's), gpt2 (124M) or gpt2-medium (355M)\n"
+    "                            paper's), gpt2 (124M), gpt2-medium (355M) or bert-base\n"
     "      --init PATH           start from a model: ours, a checkpoint or run directory,\n"
-    "                            or a HuggingFace GPT-2 directory (config.json +\n"
+    "                            or a HuggingFace GPT-2 or BERT directory (config.json +\n"
     "                            model.safetensors)\n"
     "      --vocab-size N        vocabulary (default: the tokenizer's, else the token\n"
     "                            streams', else the preset's)\n"
@@ -81,33 +86,37 @@ static const char usage[] =
     "                            transformer presets 0)\n"
     "Batches:\n"
     "      --max-length N        gpt: tokens per training window (default:\n"
-    "                            --max-positions); transformer: longest sentence kept,\n"
-    "                            per side with its end-of-sentence token (default 128,\n"
-    "                            or the model's positions if fewer; longer pairs are\n"
-    "                            dropped and counted)\n"
-    "  -B, --batch-size N        gpt: windows per micro-batch (default 8)\n"
+    "                            --max-positions); bert: tokens per example, [CLS] A\n"
+    "                            [SEP] B [SEP] (default 128, or the model's positions if\n"
+    "                            fewer); transformer: longest sentence kept, per side\n"
+    "                            with its end-of-sentence token (default 128, or the\n"
+    "                            model's positions if fewer; longer pairs are dropped\n"
+    "                            and counted)\n"
+    "  -B, --batch-size N        gpt: windows per micro-batch (default 8); bert:\n"
+    "                            examples per micro-batch (default 32)\n"
     "      --batch-tokens N      gpt: tokens per optimizer step, reached by gradient\n"
     "                            accumulation over micro-batches (default: one\n"
     "                            micro-batch); transformer: a batch's size, sentences x\n"
     "                            the longer padded side (default 4500); pairs are\n"
     "                            bucketed by length and the batches shuffled per epoch\n"
-    "Optimisation (-1: the architecture's default, given after gpt/transformer):\n"
+    "Optimisation (-1: the architecture's default, given as gpt / bert / transformer):\n"
     "      --steps N             optimizer steps (default 0: until --max-time)\n"
     "      --max-time MIN        stop after MIN minutes of training (evaluation not\n"
     "                            counted); with --steps 0 the schedule's length is\n"
     "                            estimated from the first 20 steps\n"
     "      --lr F                peak learning rate; noam: the scale factor\n"
-    "                            (6e-4 / 1)\n"
+    "                            (6e-4 / 1e-4 / 1)\n"
     "      --min-lr F            final learning rate of cosine and linear (default -1:\n"
     "                            --lr / 10)\n"
-    "      --warmup N            linear warm-up steps (200 / 4000)\n"
+    "      --warmup N            linear warm-up steps (200 / 200 / 4000)\n"
     "      --schedule S          cosine, linear or constant after warm-up; noam (the\n"
     "                            paper's: lr x d^-0.5 x min(s^-0.5, s x warmup^-1.5)), or\n"
     "                            inverse-sqrt (warm-up to --lr, then x sqrt(warmup/s))\n"
-    "                            (cosine / noam)\n"
+    "                            (cosine / linear / noam)\n"
     "      --weight-decay F      AdamW decoupled weight decay, not on biases and\n"
-    "                            LayerNorm (0.1 / 0: Adam)\n"
-    "      --beta1 F, --beta2 F, --eps F   Adam (0.9, 0.95, 1e-8 / 0.9, 0.98, 1e-9)\n"
+    "                            LayerNorm (0.1 / 0.01 / 0: Adam)\n"
+    "      --beta1 F, --beta2 F, --eps F   Adam (0.9, 0.95, 1e-8 / 0.9, 0.999, 1e-6 /\n"
+    "                            0.9, 0.98, 1e-9)\n"
     "      --grad-clip F         clip the global gradient norm (1.0 / 0 = off)\n"
     "      --seed N              initialisation, dropout and data order (default 0)\n"
     "      --bf16                matrix products with bfloat16 operands and fp32\n"
@@ -125,8 +134,10 @@ static const char usage[] =
     "                            options are read first, flags still win\n"
     "      --log FILE            write a TSV log: step, tokens, minutes, lr, loss,\n"
     "                            grad_norm, tokens_per_s and the validation figures\n"
-    "                            (gpt: valid_loss, valid_ppl, valid_bpb; transformer:\n"
-    "                            valid_loss, valid_ppl, valid_bleu)\n"
+    "                            (gpt: valid_loss, valid_ppl, valid_bpb; bert:\n"
+    "                            valid_loss, valid_mlm_loss, valid_mlm_acc,\n"
+    "                            valid_nsp_acc; transformer: valid_loss, valid_ppl,\n"
+    "                            valid_bleu)\n"
     "      --log-every N         a progress line every N steps when not on a terminal\n"
     "                            (default 50)\n"
     "  -t, --threads N           threads (default: all CPUs); results depend on it\n"
@@ -167,7 +178,7 @@ static struct {
 } o = {
     .model = "run",
     .preset = "small",
-    .batch_size = 8,
+    .batch_size = -1,
     .batch_tokens = -1,
     .max_length = -1,
     .schedule = -1,
@@ -240,7 +251,7 @@ static struct cli_opt opts[] = {
     {.name = "src-tokenizer", .kind = CLI_STR, .dest = &o.src_tokenizer},
     {.name = "tgt-tokenizer", .kind = CLI_STR, .dest = &o.tgt_tokenizer},
     {.name = "max-length", .kind = CLI_INT, .dest = &o.max_length, .min = -1, .max = 1 << 20},
-    {.name = "batch-size", .key = 'B', .kind = CLI_INT, .dest = &o.batch_size, .min = 1, .max = 1 << 20},
+    {.name = "batch-size", .key = 'B', .kind = CLI_INT, .dest = &o.batch_size, .min = -1, .max = 1 << 20},
     {.name = "batch-tokens", .kind = CLI_INT, .dest = &o.batch_tokens, .min = -1, .max = 1e12},
     {.name = "steps", .kind = CLI_INT, .dest = &o.steps, .min = 0, .max = 1e15},
     {.name = "max-time", .kind = CLI_DOUBLE, .dest = &o.max_time, .min = 0, .max = 1e9},
@@ -273,6 +284,7 @@ static nlp_model *model;
 static nlp_tokenizer *tok;     /* gpt; transformer: the target side's (or shared) */
 static nlp_tokenizer *src_tok; /* transformer: the source side's (== tok when shared) */
 static nlp_pairs ptrain, pvalid;
+static nlp_bert_docs btrain, bvalid;
 static nlp_corpus train = NLP_CORPUS_INIT, valid = NLP_CORPUS_INIT;
 static const char **inputs;
 static size_t ninputs;
@@ -313,7 +325,10 @@ static void report(void *ctx, const nlp_train_event *e)
         break;
     case NLP_TRAIN_EVAL:
         end_live();
-        if (o.arch == ARCH_TRANSFORMER && !isnan(e->eval->v[2]))
+        if (o.arch == ARCH_BERT)
+            fprintf(stderr, "pretrain: step %ld valid loss %.4f mlm %.4f mlm_acc %.4f nsp_acc %.4f%s\n", e->step,
+                    e->eval->v[0], e->eval->v[1], e->eval->v[2], e->eval->v[3], e->best ? " (best)" : "");
+        else if (o.arch == ARCH_TRANSFORMER && !isnan(e->eval->v[2]))
             fprintf(stderr, "pretrain: step %ld valid loss %.4f ppl %.2f BLEU %.2f%s\n", e->step, e->eval->v[0],
                     e->eval->v[1], e->eval->v[2], e->best ? " (best)" : "");
         else if (isnan(e->eval->v[2]))
@@ -354,6 +369,14 @@ static uint64_t pairs_fingerprint(const nlp_pairs *p)
     for (size_t i = 0; i < p->src_off[p->n]; i++) h = (h ^ (uint32_t)p->src[i]) * 1099511628211ull;
     for (size_t i = 0; i < p->tgt_off[p->n]; i++) h = (h ^ (uint32_t)p->tgt[i]) * 1099511628211ull;
     return h ^ p->n;
+}
+
+static uint64_t docs_fingerprint(const nlp_bert_docs *d)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < d->n; i++) h = (h ^ (uint32_t)d->ids[i]) * 1099511628211ull;
+    for (size_t i = 0; i <= d->nsent && d->sent; i++) h = (h ^ d->sent[i]) * 1099511628211ull;
+    return h ^ d->ndoc;
 }
 
 static int save_extra(void *ctx, const char *dir)
@@ -449,6 +472,10 @@ static char *make_run_yaml(const nlp_model_config *mc)
     if (o.arch == ARCH_TRANSFORMER) {
         if (nlp_buf_printf(&b, "# data: %zu training pairs, fingerprint %016llx\n", ptrain.n,
                            (unsigned long long)pairs_fingerprint(&ptrain)))
+            cli_fail(NLP_ENOMEM);
+    } else if (o.arch == ARCH_BERT) {
+        if (nlp_buf_printf(&b, "# data: %zu documents, %zu training tokens, fingerprint %016llx\n", btrain.ndoc,
+                           btrain.n, (unsigned long long)docs_fingerprint(&btrain)))
             cli_fail(NLP_ENOMEM);
     } else if (nlp_buf_printf(&b, "# data: %zu training tokens, fingerprint %016llx\n", train.n,
                               (unsigned long long)fingerprint(&train)))
@@ -621,20 +648,23 @@ static void report_pairs(const char *what, const nlp_pairs *p, long max_len)
     if (p->repaired) cli_warn("%s: %llu lines of invalid UTF-8 repaired (U+FFFD)", what, (unsigned long long)p->repaired);
 }
 
-/* Architecture defaults of the optimisation options left at -1. */
+/* Architecture defaults of the optimisation options left at -1: GPT-2's
+ * recipe, BERT's (Devlin et al.: AdamW β2 0.999 ε 1e-6, weight decay 0.01,
+ * warm-up then linear decay, lr 1e-4), the paper's for the transformer. */
 static void arch_defaults(void)
 {
-    const int mt = o.arch == ARCH_TRANSFORMER;
-    if (o.schedule < 0) o.schedule = mt ? NLP_SCHED_NOAM : NLP_SCHED_COSINE;
-    if (o.lr < 0) o.lr = o.schedule == NLP_SCHED_NOAM ? 1.0 : mt ? 7e-4 : 6e-4;
+    const int mt = o.arch == ARCH_TRANSFORMER, bert = o.arch == ARCH_BERT;
+    if (o.schedule < 0) o.schedule = mt ? NLP_SCHED_NOAM : bert ? NLP_SCHED_LINEAR : NLP_SCHED_COSINE;
+    if (o.lr < 0) o.lr = o.schedule == NLP_SCHED_NOAM ? 1.0 : mt ? 7e-4 : bert ? 1e-4 : 6e-4;
     if (o.warmup < 0) o.warmup = mt ? 4000 : 200;
-    if (o.weight_decay < 0) o.weight_decay = mt ? 0 : 0.1;
-    if (o.beta2 < 0) o.beta2 = mt ? 0.98 : 0.95;
-    if (o.eps < 0) o.eps = mt ? 1e-9 : 1e-8;
+    if (o.weight_decay < 0) o.weight_decay = mt ? 0 : bert ? 0.01 : 0.1;
+    if (o.beta2 < 0) o.beta2 = mt ? 0.98 : bert ? 0.999 : 0.95;
+    if (o.eps < 0) o.eps = mt ? 1e-9 : bert ? 1e-6 : 1e-8;
     if (o.eps <= 0) cli_usage_error("--eps %g: must be positive", o.eps);
     if (o.grad_clip < 0) o.grad_clip = mt ? 0 : 1.0;
     if (o.batch_tokens < 0) o.batch_tokens = mt ? 4500 : 0;
-    if (o.max_length < 0 && !mt) o.max_length = 0; /* transformer: 128, or the model's positions if fewer */
+    if (o.batch_size < 0) o.batch_size = bert ? 32 : 8;
+    if (o.max_length < 0 && !mt && !bert) o.max_length = 0; /* transformer, bert: 128, or the model's positions if fewer */
 }
 
 int main(int argc, char **argv)
@@ -647,7 +677,7 @@ int main(int argc, char **argv)
     if (cli_verbosity < 0) o.progress = 0;
     const int mt = o.arch == ARCH_TRANSFORMER;
 
-    if (o.arch == ARCH_BERT) cli_usage_error("--arch bert: not available yet; this version trains gpt and transformer");
+    const int bert = o.arch == ARCH_BERT;
     arch_defaults();
     size_t cap = (size_t)(argc - first) + 2;
     if (!(inputs = nlp_calloc(cap, sizeof *inputs))) cli_fail(NLP_ENOMEM);
@@ -674,6 +704,8 @@ int main(int argc, char **argv)
             cli_usage_error("--src, --tgt, --valid-src, --valid-tgt, --src-tokenizer and --tgt-tokenizer are for "
                             "--arch transformer");
         if (o.schedule == NLP_SCHED_NOAM) cli_usage_error("--schedule noam is the transformer's");
+        if (bert && o.eot) cli_usage_error("--eot is for gpt; BERT examples are built from documents and sentences");
+        if (bert && o.batch_tokens > 0) cli_usage_error("--batch-tokens: BERT batches are -B examples");
     }
     if (!ninputs && !o.src && o.resume)
         cli_usage_error("no training data: the run was trained on several inputs or standard input; give them again");
@@ -727,6 +759,8 @@ int main(int argc, char **argv)
                         "%d/%d): train both with the same --special-tokens first", src_name, tk_name, ssp[0], ssp[2],
                         sp[0], sp[2]);
         }
+    } else if (bert) {
+        if (!tok) cli_usage_error("BERT pretraining builds its examples with a WordPiece tokenizer: give --tokenizer");
     } else {
         eot = tok ? mio_eot(tok, o.eot, tk_name) : -1;
         if (o.eot && !tok) cli_usage_error("--eot needs --tokenizer");
@@ -736,7 +770,18 @@ int main(int argc, char **argv)
     }
 
     /* data (the transformer's after its model: --max-length defaults to its positions) */
-    if (!mt) {
+    if (bert) {
+        for (size_t i = 0; i < ninputs; i++)
+            if (nlp_bert_docs_add(&btrain, inputs[i], tok, threads)) cli_fail(nlp_errcode());
+        if (o.valid && nlp_bert_docs_add(&bvalid, o.valid, tok, threads)) cli_fail(nlp_errcode());
+        if (btrain.repaired + bvalid.repaired)
+            cli_warn("%llu line%s of invalid UTF-8 repaired (U+FFFD)",
+                     (unsigned long long)(btrain.repaired + bvalid.repaired),
+                     btrain.repaired + bvalid.repaired == 1 ? "" : "s");
+        if (btrain.dropped + bvalid.dropped)
+            cli_info("%llu special tokens inside documents of token streams dropped",
+                     (unsigned long long)(btrain.dropped + bvalid.dropped));
+    } else if (!mt) {
         for (size_t i = 0; i < ninputs; i++) read_data(&train, inputs[i], eot, threads);
         if (o.valid) {
             read_data(&valid, o.valid, eot, threads);
@@ -770,6 +815,9 @@ int main(int argc, char **argv)
                 snprintf(ids[k], sizeof ids[k], "%d", sp[k]);
                 set[ns++] = (nlp_setting){idk[k], ids[k], tk_name, 0};
             }
+        } else if (bert && !o.mk[0]) {
+            snprintf(vs, sizeof vs, "%zu", nlp_tokenizer_vocab_size(tok));
+            set[ns++] = (nlp_setting){"vocab-size", vs, tk_name, 0};
         } else if (!o.mk[0] && (tok || train.vocab)) { /* the tokenizer's vocabulary, else the streams' */
             snprintf(vs, sizeof vs, "%zu", tok ? nlp_tokenizer_vocab_size(tok) : (size_t)train.vocab);
             set[ns++] = (nlp_setting){"vocab-size", vs, tok ? o.tokenizer : inputs[0], 0};
@@ -810,9 +858,22 @@ int main(int argc, char **argv)
     nlp_task task;
     nlp_lm_task lm;
     nlp_mt_task mtt;
-    memset(&lm, 0, sizeof lm), memset(&mtt, 0, sizeof mtt);
+    nlp_bert_task bt;
+    memset(&lm, 0, sizeof lm), memset(&mtt, 0, sizeof mtt), memset(&bt, 0, sizeof bt);
     long accum = 1;
-    if (mt) {
+    if (bert) {
+        mio_check_vocab(tok, tk_name, model, mname);
+        if (o.max_length < 0) o.max_length = mc->max_positions < 128 ? mc->max_positions : 128;
+        if (o.max_length < 5 || o.max_length > mc->max_positions)
+            cli_usage_error("--max-length %ld: must be in [5, %d], the model's positions", o.max_length,
+                            mc->max_positions);
+        nlp_bert_opts bo = NLP_BERT_OPTS_INIT;
+        bo.B = (int)o.batch_size, bo.T = (int)o.max_length, bo.tokenizer_path = tk_name;
+        int rc = nlp_bert_task_init(&bt, &task, &btrain, o.valid ? &bvalid : NULL, tok, &bo);
+        if (rc) cli_fail(rc);
+        cli_info("bert: %zu parameters, %zu training tokens in %zu documents (%zu sentences)%s",
+                 nlp_model_param_count(model), btrain.n, btrain.ndoc, btrain.nsent, o.valid ? "" : "; no validation data");
+    } else if (mt) {
         mio_check_vocab(tok, tk_name, model, mname);
         if (nlp_tokenizer_vocab_size(src_tok) > (size_t)mc->src_vocab_size)
             cli_die(NLP_EXIT_FORMAT, "'%s': %zu ids, but the model '%s' has a source vocabulary of %d", src_name,
@@ -932,6 +993,9 @@ int main(int argc, char **argv)
     }
     nlp_lm_task_free(&lm);
     nlp_mt_task_free(&mtt);
+    nlp_bert_task_free(&bt);
+    nlp_bert_docs_free(&btrain);
+    nlp_bert_docs_free(&bvalid);
     for (size_t i = 0; i < nvsrc; i++) nlp_ids_free(&vsrc[i]);
     free(vsrc);
     nlp_pairs_free(&ptrain);

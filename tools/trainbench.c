@@ -21,6 +21,11 @@
  *       d 256, 4 heads, ff 1024, V 8000 shared, B 32, S = T = 64, label
  *       smoothing 0.1, dropout 0; Adam β (0.9, 0.98) ε 1e-9. Prints
  *       encdec_train (target tokens/s) and encdec_train_gflops.
+ *   trainbench train bert_small [-t THREADS] [-r REPS] [--bf16]
+ *       BERT L4 C256 H4 FF1024, T128 B16, V8192 (512 positions, dropout 0.1):
+ *       MLM with 15% of the positions labelled + NSP, AdamW (weight decay
+ *       0.01), as the peer's bert_small_train. Prints bert_small_train
+ *       (tokens/s) and bert_small_train_gflops.
  *   trainbench beam encdec [-t THREADS] [-r REPS]
  *       beam 4 (length penalty 0.6) over 32 random source sentences of 64
  *       tokens, 64 decode steps, as the peer's encdec_beam: one batch through
@@ -200,14 +205,17 @@ static int train(const char *name, int reps, const char *const *sets, int profil
     if (!strcmp(name, "gpt_small")) preset = "small", B = 8, T = 256;
     else if (!strcmp(name, "gpt2_124m")) preset = "gpt2", B = 4, T = 64;
     else if (!strcmp(name, "encdec")) preset = "small", B = 32, T = 64, S = 64, mt = 1;
+    else if (!strcmp(name, "bert_small")) preset = "small", B = 16, T = 128, mt = 2;
     else {
-        fprintf(stderr, "trainbench: unknown workload '%s' (gpt_small, gpt2_124m, encdec)\n", name);
+        fprintf(stderr, "trainbench: unknown workload '%s' (gpt_small, gpt2_124m, encdec, bert_small)\n", name);
         return 2;
     }
     /* as the peer: a 1024-row position table (gpt), 256 (encdec), no dropout */
     const char *gbase[] = {"arch=gpt", "max-positions=1024", "dropout=0", "attention-dropout=0"};
     const char *ebase[] = {"arch=transformer", "vocab-size=8000", "max-positions=256", "dropout=0"};
-    const char *const *base = mt ? ebase : gbase;
+    /* bert: the peer's BertConfig (L4 C256 H4 FF1024, 512 positions, dropout 0.1) */
+    const char *bbase[] = {"arch=bert", "vocab-size=8192", "max-positions=512", "type-vocab-size=2"};
+    const char *const *base = mt == 1 ? ebase : mt == 2 ? bbase : gbase;
     const char *ov[64];
     int n = 0;
     for (int i = 0; i < 4; i++) ov[n++] = base[i];
@@ -223,7 +231,8 @@ static int train(const char *name, int reps, const char *const *sets, int profil
     if ((rc = nlp_params_enable_grad(p))) fail(rc);
     nlp_optim_config oc = nlp_optim_default();
     oc.weight_decay = 0.1;
-    if (mt) oc.kind = NLP_OPTIM_ADAM, oc.weight_decay = 0, oc.beta2 = 0.98, oc.eps = 1e-9;
+    if (mt == 1) oc.kind = NLP_OPTIM_ADAM, oc.weight_decay = 0, oc.beta2 = 0.98, oc.eps = 1e-9;
+    if (mt == 2) oc.weight_decay = 0.01, oc.beta2 = 0.999; /* torch AdamW's defaults, as the peer */
     nlp_optim opt;
     if ((rc = nlp_optim_init(&opt, &oc, nlp_params_numel(p)))) fail(rc);
     int32_t *ids = malloc((size_t)B * (T + 1 + S) * sizeof *ids);
@@ -231,8 +240,19 @@ static int train(const char *name, int reps, const char *const *sets, int profil
     nlp_rng_seed(&r, 1);
     for (int i = 0; i < B * (T + 1 + S); i++) ids[i] = 3 + (int32_t)nlp_rng_below(&r, (uint64_t)cfg.vocab_size - 3);
     nlp_batch b = {.B = B, .T = T, .ids = ids, .labels = ids};
-    int32_t *tin = ids + (size_t)B * S, *tout = NULL;
-    if (mt) { /* src [B,S]; decoder input BOS y and targets y shifted, from one [B,T+1] block */
+    int32_t *tin = ids + (size_t)B * S, *tout = NULL, *btype = NULL, *bmlm = NULL, *bnsp = NULL;
+    if (mt == 2) { /* the peer's batch: segments half and half, 15% of positions labelled, NSP 0/1 */
+        btype = malloc((size_t)B * T * sizeof *btype), bmlm = malloc((size_t)B * T * sizeof *bmlm);
+        bnsp = malloc((size_t)B * sizeof *bnsp);
+        for (int i = 0; i < B * T; i++) {
+            ids[i] = 5 + (int32_t)nlp_rng_below(&r, (uint64_t)cfg.vocab_size - 5);
+            btype[i] = i % T >= T / 2;
+            bmlm[i] = nlp_rng_double(&r) < 0.15 ? ids[i] : -100;
+        }
+        for (int i = 0; i < B; i++) bnsp[i] = (int32_t)nlp_rng_below(&r, 2);
+        b = (nlp_batch){.B = B, .T = T, .ids = ids, .labels = bmlm, .type_ids = btype, .nsp_labels = bnsp};
+    }
+    if (mt == 1) { /* src [B,S]; decoder input BOS y and targets y shifted, from one [B,T+1] block */
         tout = malloc((size_t)B * T * sizeof *tout);
         for (int i = 0; i < B; i++) {
             int32_t *row = tin + (size_t)i * (T + 1);
@@ -263,7 +283,7 @@ static int train(const char *name, int reps, const char *const *sets, int profil
     fprintf(stderr, "trainbench: %s: %zu parameters, %.1f GFLOP per step, median step %.4f s of %d (loss %.3f), %d threads%s\n",
             name, nlp_model_param_count(m), flops / 1e9, s, reps, loss, omp_get_max_threads(),
             nlp_gemm_get_mode() == NLP_GEMM_BF16 ? ", bf16 products" : "");
-    printf("%s_train\t%.1f\t%s\n", name, B * T / s, mt ? "tgt tokens/s" : "tokens/s");
+    printf("%s_train\t%.1f\t%s\n", name, B * T / s, mt == 1 ? "tgt tokens/s" : "tokens/s");
     printf("%s_train_gflops\t%.1f\tGFLOP/s\n", name, flops / s / 1e9);
     if (profile) {
         fprintf(stderr, "trainbench: %s per phase, mean of %d steps (%.4f s), fp32 products on %s:\n", name, reps,
@@ -272,7 +292,8 @@ static int train(const char *name, int reps, const char *const *sets, int profil
     }
     nlp_optim_free(&opt);
     nlp_model_free(m);
-    if (mt) free(tin), free(tout);
+    if (mt == 1) free(tin), free(tout);
+    free(btype), free(bmlm), free(bnsp);
     free(ids);
     return 0;
 }

@@ -2,6 +2,7 @@
  * bert.c — BERT: parameters, initialisation, forward and backward. See bert.h.
  */
 #include "model/bert.h"
+#include "base/prof.h"
 #include "base/err.h"
 #include "base/mem.h"
 #include "nn/act.h"
@@ -101,6 +102,8 @@ static size_t bert_layout(nlp_model *m, float *base, int B, int T, int S)
     m->nsp_logits = nlp_bump_take(&b, (size_t)B * 2);
     m->nsp_lse = nlp_bump_take(&b, 2 * (size_t)B);
     m->nsp_target = (int32_t *)nlp_bump_take(&b, (size_t)B);
+    m->mlm_x = nlp_bump_take(&b, N * C);
+    m->mlm_rows = (int32_t *)nlp_bump_take(&b, N);
     m->mlm_h1 = nlp_bump_take(&b, N * C);
     m->mlm_h2 = nlp_bump_take(&b, N * C);
     m->mlm_ln = nlp_bump_take(&b, N * C);
@@ -136,7 +139,7 @@ static int bert_check(const nlp_model *m, const nlp_batch *b)
 
 static nlp_xent mlm_xent(const nlp_model *m)
 {
-    return (nlp_xent){.N = m->B * m->T, .V = m->cfg.vocab_size, .logits = m->logits, .ld = m->cfg.vocab_size,
+    return (nlp_xent){.N = m->mlm_R, .V = m->cfg.vocab_size, .logits = m->logits, .ld = m->cfg.vocab_size,
                       .target = m->target, .ignore_index = IGNORE};
 }
 
@@ -186,29 +189,53 @@ static int bert_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
                 nlp_xent_result res;
                 nlp_xent_forward(&x, m->cls_lse, &res);
                 out->loss = out->nll = out->cls_loss = res.loss;
-                out->tokens = m->cls_count = res.count;
+                m->cls_count = res.count;
+                out->tokens = 0; /* the tokens trained on: unpadded positions */
+                for (int i = 0; i < N; i++) out->tokens += m->mask_a[i];
                 m->have_loss = m->cls_count > 0;
             }
             return NLP_OK;
         }
     }
-    /* MLM head */
+    /* MLM head: in training only on the rows that have a label (15%: the
+     * others' logits would be computed to be ignored); the same loss */
+    const float *hin = seq;
+    int R = N;
+    m->mlm_gathered = 0;
+    if (m->training && b->labels) {
+        R = 0;
+        for (int i = 0; i < N; i++)
+            if (b->labels[i] != IGNORE) {
+                memcpy(m->mlm_x + (size_t)R * C, seq + (size_t)i * C, (size_t)C * sizeof(float));
+                m->mlm_rows[R] = i;
+                m->target[R++] = b->labels[i];
+            }
+        hin = m->mlm_x;
+        m->mlm_gathered = 1;
+    } else if (b->labels) {
+        memcpy(m->target, b->labels, (size_t)N * sizeof(int32_t));
+    }
+    m->mlm_R = R;
     nlp_linear dense = nlp_net_lin(m, &m->mlm_dense);
-    nlp_linear_forward(&dense, N, seq, C, m->mlm_h1, C);
-    nlp_act_forward(m->cfg.activation, m->mlm_h2, m->mlm_h1, (size_t)N * C);
+    nlp_linear_forward(&dense, R, hin, C, m->mlm_h1, C);
+    nlp_act_forward(m->cfg.activation, m->mlm_h2, m->mlm_h1, (size_t)R * C);
     nlp_layernorm_forward(m->mlm_ln, m->mlm_mean, m->mlm_rstd, m->mlm_h2, nlp_net_w(m, m->mlm_ln_g),
-                          nlp_net_w(m, m->mlm_ln_b), N, C, eps);
-    const float *bias = nlp_net_w(m, m->mlm_bias);
-    for (int i = 0; i < N; i++) memcpy(m->logits + (size_t)i * V, bias, (size_t)V * sizeof(float));
-    nlp_gemm(0, 1, N, V, C, 1.0f, m->mlm_ln, C, nlp_net_w(m, m->tok_emb), C, 1.0f, m->logits, V);
+                          nlp_net_w(m, m->mlm_ln_b), R, C, eps);
+    NLP_PROF("logits fwd", 2.0 * R * V * C, 0,
+             nlp_gemm_bias(0, 1, R, V, C, 1.0f, m->mlm_ln, C, nlp_net_w(m, m->tok_emb), C, nlp_net_w(m, m->mlm_bias), 0.0f,
+                           m->logits, V));
     if (!b->labels && !b->nsp_labels) return NLP_OK;
     nlp_xent_result res = {0};
     if (b->labels) {
-        memcpy(m->target, b->labels, (size_t)N * sizeof(int32_t));
         nlp_xent x = mlm_xent(m);
-        nlp_xent_forward(&x, m->lse, &res);
+        if (m->training) { /* backward follows: the gradient now, while each row is in cache */
+            NLP_PROF("loss fwd+bwd", 0, 8.0 * R * V, nlp_xent_fused(&x, m->lse, &res));
+            m->logits_grad = 1;
+        } else {
+            NLP_PROF("loss fwd", 0, 4.0 * R * V, nlp_xent_forward(&x, m->lse, &res));
+        }
         out->mlm_loss = res.loss;
-        out->tokens = m->mlm_count = res.count;
+        m->mlm_count = res.count;
     }
     if (b->nsp_labels) {
         memcpy(m->nsp_target, b->nsp_labels, (size_t)B * sizeof(int32_t));
@@ -220,6 +247,9 @@ static int bert_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
     }
     out->loss = out->mlm_loss + out->nsp_loss;
     out->nll = out->mlm_loss;
+    /* the tokens trained on: the batch's real (unpadded) positions */
+    out->tokens = 0;
+    for (int i = 0; i < N; i++) out->tokens += m->mask_a[i];
     m->have_loss = 1;
     return NLP_OK;
 }
@@ -231,15 +261,25 @@ static int bert_backward(nlp_model *m)
     const float *seq = st->sub[st->n - 1].out;
     float *dres = m->dres, *t1 = m->tmp[1], *t2 = m->tmp[2];
     memset(dres, 0, (size_t)N * C * sizeof(float));
-    if (m->mlm_count) {
+    if (m->mlm_count) { /* over the rows the head ran on, back into theirs */
+        const int R = m->mlm_R;
         nlp_xent x = mlm_xent(m);
         nlp_net_output_backward(m, &x, m->lse, 1.0f, m->tok_emb, m->mlm_ln, t2);
-        nlp_colsum_add(nlp_net_g(m, m->mlm_bias), m->logits, N, V, V);
+        nlp_colsum_add(nlp_net_g(m, m->mlm_bias), m->logits, R, V, V);
         nlp_layernorm_backward(t1, 0, nlp_net_g(m, m->mlm_ln_g), nlp_net_g(m, m->mlm_ln_b), t2, m->mlm_h2, m->mlm_mean,
-                               m->mlm_rstd, nlp_net_w(m, m->mlm_ln_g), N, C);
-        nlp_act_backward(m->cfg.activation, t1, t1, m->mlm_h1, (size_t)N * C, 0);
+                               m->mlm_rstd, nlp_net_w(m, m->mlm_ln_g), R, C);
+        nlp_act_backward(m->cfg.activation, t1, t1, m->mlm_h1, (size_t)R * C, 0);
         nlp_linear dense = nlp_net_lin(m, &m->mlm_dense);
-        nlp_linear_backward(&dense, N, seq, C, t1, C, dres, C, 0);
+        if (m->mlm_gathered) {
+            float *dx = m->tmp[3];
+            nlp_linear_backward(&dense, R, m->mlm_x, C, t1, C, dx, C, 0);
+            for (int r = 0; r < R; r++) {
+                float *d = dres + (size_t)m->mlm_rows[r] * C;
+                for (int c = 0; c < C; c++) d[c] += dx[(size_t)r * C + c];
+            }
+        } else {
+            nlp_linear_backward(&dense, N, seq, C, t1, C, dres, C, 0);
+        }
     }
     if (m->nsp_count || m->cls_count) { /* NSP and the classifier meet at the pooler */
         if (m->nsp_count) {

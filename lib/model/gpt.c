@@ -195,7 +195,8 @@ static int gpt_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
     if (classify) {
         out->loss = out->cls_loss + (m->lm_count ? m->lm_weight * out->lm_loss : 0);
         out->nll = out->cls_loss;
-        if (!m->lm_count) out->tokens = m->cls_count;
+        out->tokens = 0; /* the tokens trained on: each row up to its [EXTRACT] */
+        for (int i = 0; i < B; i++) out->tokens += b->cls_pos[i] + 1;
     }
     m->have_loss = m->cls_count > 0 || m->lm_count > 0;
     return NLP_OK;

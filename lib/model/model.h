@@ -68,7 +68,7 @@ typedef struct nlp_losses {
     double mlm_loss, nsp_loss;
     double cls_loss;  /* classification: mean CE of the labels (L2); loss = cls_loss + λ·lm_loss */
     double lm_loss;   /* gpt classification: the auxiliary language-modelling loss (L1) */
-    int tokens;       /* targets counted in the (main) loss */
+    int tokens;       /* targets counted in the (main) loss; bert: the batch's unpadded positions */
 } nlp_losses;
 
 /* A new model with the reference's random initialisation drawn from `seed`

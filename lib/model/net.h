@@ -153,6 +153,9 @@ struct nlp_model {
     const int32_t *in_cls_pos;
     int32_t *nsp_target;
     float *mlm_h1, *mlm_h2, *mlm_ln, *mlm_mean, *mlm_rstd;
+    float *mlm_x;             /* bert training: the labelled rows of the encoder's output, gathered [R, C] */
+    int32_t *mlm_rows;        /* their positions in the batch */
+    int mlm_R, mlm_gathered;  /* rows the MLM head ran on (all B·T, or the labelled ones) */
     uint8_t *mask_a, *mask_b;  /* key masks: self (or source) and target */
     const int32_t *in_ids, *in_types, *in_src, *in_tgt; /* inputs of the last forward (caller's memory) */
     float *dres, *dres2, *dmem, *tmp[4], *dbig; /* backward scratch */

@@ -22,8 +22,8 @@ void nlp_act_forward(enum nlp_act a, float *y, const float *x, size_t n)
         for (long i = 0; i < N; i++) y[i] = x[i] > 0 ? x[i] : 0;
         break;
     case NLP_ACT_GELU:
-#pragma omp parallel for schedule(static) if (N > PAR_MIN)
-        for (long i = 0; i < N; i++) y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * INV_SQRT2));
+#pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
+        for (long i = 0; i < N; i++) y[i] = 0.5f * x[i] * (1.0f + nlp_erff(x[i] * INV_SQRT2));
         break;
     case NLP_ACT_GELU_TANH:
 #pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
@@ -44,7 +44,7 @@ static inline float dact(enum nlp_act a, float v)
 {
     switch (a) {
     case NLP_ACT_RELU: return v > 0 ? 1.0f : 0.0f;
-    case NLP_ACT_GELU: return 0.5f * (1.0f + erff(v * INV_SQRT2)) + v * INV_SQRT_2PI * expf(-0.5f * v * v);
+    case NLP_ACT_GELU: return 0.5f * (1.0f + nlp_erff(v * INV_SQRT2)) + v * INV_SQRT_2PI * nlp_expf(-0.5f * v * v);
     case NLP_ACT_GELU_TANH: {
         float t = nlp_tanhf(SQRT_2_OVER_PI * (v + GELU_C * v * v * v));
         return 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * SQRT_2_OVER_PI * (1.0f + 3.0f * GELU_C * v * v);
@@ -67,6 +67,12 @@ void nlp_act_backward(enum nlp_act a, float *dx, const float *dy, const float *x
         } else {
 #pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
             for (long i = 0; i < N; i++) dx[i] = x[i] > 0 ? dy[i] : 0.0f;
+        }
+    } else if (a == NLP_ACT_GELU && !accumulate) { /* BERT's, vectorised */
+#pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
+        for (long i = 0; i < N; i++) {
+            const float v = x[i];
+            dx[i] = dy[i] * (0.5f * (1.0f + nlp_erff(v * INV_SQRT2)) + v * INV_SQRT_2PI * nlp_expf(-0.5f * v * v));
         }
     } else if (a == NLP_ACT_GELU_TANH && !accumulate) { /* the hot one, vectorised */
 #pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
@@ -93,7 +99,7 @@ void nlp_dropout(float *y, const float *x, size_t n, float p, uint64_t seed)
     }
     uint32_t th = nlp_dropout_threshold(p);
     float scale = 1.0f / (1.0f - p);
-#pragma omp parallel for schedule(static) if (N > PAR_MIN)
+#pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
     for (long i = 0; i < N; i++) y[i] = nlp_dropout_keep(seed, (uint64_t)i, th) ? x[i] * scale : 0.0f;
 }
 

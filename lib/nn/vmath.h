@@ -13,7 +13,7 @@
  *
  * nlp_vmath_selftest measures both against libm over a dense grid (tests).
  *
- * Not here: erf (GELU-erf uses libm's erff).
+ * nlp_erff: Abramowitz & Stegun's rational-exponential form, for GELU (erf).
  */
 #ifndef NLP_NN_VMATH_H
 #define NLP_NN_VMATH_H
@@ -49,8 +49,35 @@ static inline float nlp_expf(float x)
 #pragma omp declare simd notinbranch
 static inline float nlp_tanhf(float x) { return 1.0f - 2.0f / (nlp_expf(2.0f * x) + 1.0f); }
 
+/* erf: below |x| = 1 its Taylor series in x² (eleven terms: the next is
+ * under 2e-9), above it Abramowitz & Stegun 7.1.26, 1 − t·P(t)·e^{−x²} with
+ * t = 1/(1 + p|x|); odd in x. Both are computed and one selected, so the
+ * function has no branch and vectorises where libm's erff does not.
+ * Absolute error below 2e-7 in fp32 (nlp_vmath_selftest), relative error
+ * small near 0 as well. */
+#pragma omp declare simd notinbranch
+static inline float nlp_erff(float x)
+{
+    const float a = x < 0 ? -x : x, x2 = x * x, t = 1.0f / (1.0f + 0.3275911f * a);
+    float s = -1.2290555302e-09f;
+    s = s * x2 + 1.4807192816e-08f;
+    s = s * x2 - 1.6365844691e-07f;
+    s = s * x2 + 1.6462114366e-06f;
+    s = s * x2 - 1.4925650358e-05f;
+    s = s * x2 + 1.2055332982e-04f;
+    s = s * x2 - 8.5483270235e-04f;
+    s = s * x2 + 5.2239776254e-03f;
+    s = s * x2 - 2.6866170645e-02f;
+    s = s * x2 + 1.1283791671e-01f;
+    s = s * x2 - 3.7612638903e-01f;
+    s = s * x2 + 1.1283791671e+00f;
+    const float p = ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t + 0.254829592f) * t;
+    const float big = 1.0f - p * nlp_expf(-x2);
+    return a < 1.0f ? x * s : x < 0 ? -big : big;
+}
+
 /* Largest errors against libm over a dense grid: exp in ulp (relative / FLT_EPSILON)
- * on [−87, 88.37], tanh absolute on [−20, 20]. */
-void nlp_vmath_selftest(double *exp_ulp, double *tanh_abs);
+ * on [−87, 88.37], tanh absolute on [−20, 20], erf absolute on [−8, 8]. */
+void nlp_vmath_selftest(double *exp_ulp, double *tanh_abs, double *erf_abs);
 
 #endif

@@ -509,6 +509,25 @@ static void test_classifier(void)
     nlp_model_free(m);
 }
 
+/* BERT's MLM head runs on the labelled rows only in training: the same
+ * losses as over every row (no dropout). */
+static void test_bert_gather(void)
+{
+    nlp_model *m = tiny(NLP_ARCH_BERT, 0);
+    nlp_rng r;
+    nlp_rng_seed(&r, 4);
+    nlp_model_config c = *nlp_model_cfg(m);
+    tbatch t;
+    make_batch(&t, &c, &r);
+    nlp_losses full, part;
+    CHECK_EQ_INT(nlp_model_forward(m, &t.b, &full), 0);
+    nlp_model_set_training(m, 1);
+    CHECK_EQ_INT(nlp_model_forward(m, &t.b, &part), 0);
+    CHECK_MSG(fabs(full.mlm_loss - part.mlm_loss) < 1e-6 && full.tokens == part.tokens && full.nsp_loss == part.nsp_loss,
+              "mlm %.9g vs %.9g, %d vs %d tokens", full.mlm_loss, part.mlm_loss, full.tokens, part.tokens);
+    nlp_model_free(m);
+}
+
 static void test_bad_input(void)
 {
     nlp_model *m = tiny(NLP_ARCH_GPT, 0);
@@ -886,6 +905,7 @@ int main(int argc, char **argv)
     RUN(test_gradients);
     RUN(test_save_load);
     RUN(test_classifier);
+    RUN(test_bert_gather);
     RUN(test_bad_input);
     RUN(test_resume);
     RUN(test_determinism);

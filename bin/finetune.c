@@ -1,0 +1,749 @@
+/*
+ * finetune — turns a pretrained BERT or GPT model into a sequence
+ * classifier (train), and uses it (predict, eval).
+ *
+ *   finetune [train] --init MODEL [OPTION]... TRAIN.tsv
+ *   finetune predict -m MODEL [FILE]...
+ *   finetune eval -m MODEL FILE...
+ *
+ * Training adds the head the lectures describe: BERT's [CLS] → pooler →
+ * linear + softmax (HF BertForSequenceClassification), or GPT's input
+ * transformation (Radford et al. 2018: [START] text [EXTRACT], [START] a
+ * [DELIM] b [EXTRACT], three tokens appended to the vocabulary and the
+ * embeddings) with a linear + softmax on the final state at [EXTRACT] and the
+ * loss L3 = L2 + λ·L1 (--lm-weight). It runs on lib/train's loop, with
+ * validation after every epoch, checkpoints, resume and signals as pretrain.
+ */
+#include "base/err.h"
+#include "base/io.h"
+#include "base/mem.h"
+#include "base/thread.h"
+#include "common/cli.h"
+#include "common/modelio.h"
+#include "eval/classify.h"
+#include "model/model.h"
+#include "tok/tokfiles.h"
+#include "train/cls.h"
+#include "train/loop.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "Usage: finetune [train] --init MODEL [OPTION]... TRAIN.tsv\n"
+    "  or:  finetune predict -m MODEL [OPTION]... [FILE]...\n"
+    "  or:  finetune eval -m MODEL [OPTION]... FILE...\n"
+    "Fine-tune a pretrained BERT or GPT model into a sequence classifier, and label\n"
+    "text with it.\n"
+    "TRAIN.tsv and labelled FILEs hold 'label<TAB>text' or 'label<TAB>text_a<TAB>text_b'\n"
+    "lines; predict reads 'text' or 'text_a<TAB>text_b' lines ('-' or no FILE:\n"
+    "standard input) and prints 'label<TAB>probability' for each; eval prints the\n"
+    "accuracy, macro-F1 and per-label precision and recall of a labelled FILE.\n"
+    "BERT classifies the pooled [CLS]; GPT reads '[START] text [EXTRACT]' (pairs:\n"
+    "'[START] a [DELIM] b [EXTRACT]', the three tokens added to the vocabulary) and\n"
+    "trains on L3 = L2 + lambda * L1, L1 its language-modelling loss.\n"
+    "\n"
+    "Training:\n"
+    "      --init PATH           the pretrained model: ours (a model file, checkpoint or\n"
+    "                            run directory) or a HuggingFace BERT or GPT-2 directory\n"
+    "      --tokenizer FILE      its tokenizer (default: the one saved with --init)\n"
+    "      --valid FILE          labelled validation data: loss, accuracy, macro-F1 and\n"
+    "                            per-label precision and recall after every epoch; the\n"
+    "                            best epoch's model goes to DIR/best\n"
+    "      --labels FILE         the label set, one per line, in this order (default:\n"
+    "                            the training file's labels as they first appear)\n"
+    "      --epochs N            passes over the training data (default 3)\n"
+    "  -B, --batch-size N        examples per step (default 32)\n"
+    "      --max-length N        positions per example, special tokens included\n"
+    "                            (default 128, or the model's positions if fewer;\n"
+    "                            longer texts are truncated, the longer text first)\n"
+    "      --lr F                peak learning rate (default 5e-5; gpt 6.25e-5)\n"
+    "      --warmup N            linear warm-up steps (default -1: 10% of the steps;\n"
+    "                            gpt 0.2%)\n"
+    "      --schedule S          after warm-up: linear to zero (default), cosine or\n"
+    "                            constant\n"
+    "      --weight-decay F      AdamW decoupled weight decay, not on biases and\n"
+    "                            LayerNorm (default 0.01)\n"
+    "      --grad-clip F         clip the global gradient norm (default 1.0; 0 = off)\n"
+    "      --dropout F           dropout during fine-tuning (default: the model's)\n"
+    "      --lm-weight F         gpt: lambda, the weight of the auxiliary language-\n"
+    "                            modelling loss (default 0.5; 0: none)\n"
+    "      --seed N              the classifier's initialisation, dropout and data\n"
+    "                            order (default 0)\n"
+    "  -m, --model DIR           run directory (default 'classifier'); predict and\n"
+    "                            eval: the model to use (a run directory means its\n"
+    "                            best model, else its newest checkpoint)\n"
+    "      --keep N              keep the newest N checkpoints (default 2; 0 = all)\n"
+    "      --resume DIR          continue a run: its options are read first, flags\n"
+    "                            still win\n"
+    "      --log FILE            TSV log: step, tokens, minutes, lr, loss, grad_norm,\n"
+    "                            tokens_per_s, valid_loss, valid_accuracy, valid_macro_f1\n"
+    "Predict and eval:\n"
+    "      --json                eval: one JSON object per FILE (accuracy, macro_f1,\n"
+    "                            per-label precision, recall, f1, support, confusion)\n"
+    "      --all                 predict: every label's probability, 'label:p' after the\n"
+    "                            best\n"
+    "Common:\n"
+    "  -t, --threads N           threads (default: all CPUs)\n"
+    "      --progress            a live progress line on standard error (default: on a\n"
+    "                            terminal)\n"
+    "      --no-progress         plain progress lines\n"
+    "  -c, --config FILE         read options from a YAML file (keys = long option names)\n"
+    "      --dump-config         print the effective configuration and exit\n"
+    "  -q, --quiet               no progress, no warnings\n"
+    "  -v, --verbose             more messages (the per-label table after every epoch)\n"
+    "  -h, --help                display this help and exit\n"
+    "  -V, --version             output version information and exit\n"
+    "\n"
+    "SIGINT and SIGTERM save a checkpoint and exit with status 130 and 143.\n"
+    "Exit status: 0 ok, 1 bad input data or I/O error, 2 usage error, 3 unreadable or\n"
+    "incompatible model or tokenizer file.\n";
+
+static const char *const schedules[] = {"cosine", "linear", "constant", NULL};
+
+static struct {
+    const char *init, *tokenizer, *valid, *labels, *model, *resume, *log;
+    int schedule, progress, json, all;
+    long epochs, batch_size, max_length, warmup, seed, keep, threads;
+    double lr, weight_decay, grad_clip, dropout, lm_weight;
+} o = {
+    .schedule = 1,
+    .epochs = 3,
+    .batch_size = 32,
+    .max_length = -1,
+    .warmup = -1,
+    .keep = 2,
+    .lr = -1,
+    .weight_decay = 0.01,
+    .grad_clip = 1.0,
+    .dropout = -1,
+    .lm_weight = 0.5,
+};
+
+static struct cli_opt opts[] = {
+    {.name = "init", .kind = CLI_STR, .dest = &o.init},
+    {.name = "tokenizer", .kind = CLI_STR, .dest = &o.tokenizer},
+    {.name = "valid", .kind = CLI_STR, .dest = &o.valid},
+    {.name = "labels", .kind = CLI_STR, .dest = &o.labels},
+    {.name = "epochs", .kind = CLI_INT, .dest = &o.epochs, .min = 1, .max = 1e9},
+    {.name = "batch-size", .key = 'B', .kind = CLI_INT, .dest = &o.batch_size, .min = 1, .max = 1 << 20},
+    {.name = "max-length", .kind = CLI_INT, .dest = &o.max_length, .min = -1, .max = 1 << 20},
+    {.name = "lr", .kind = CLI_DOUBLE, .dest = &o.lr, .min = -1, .max = 1e3},
+    {.name = "warmup", .kind = CLI_INT, .dest = &o.warmup, .min = -1, .max = 1e15},
+    {.name = "schedule", .kind = CLI_CHOICE, .dest = &o.schedule, .choices = schedules},
+    {.name = "weight-decay", .kind = CLI_DOUBLE, .dest = &o.weight_decay, .min = 0, .max = 1e3},
+    {.name = "grad-clip", .kind = CLI_DOUBLE, .dest = &o.grad_clip, .min = 0, .max = 1e30},
+    {.name = "dropout", .kind = CLI_DOUBLE, .dest = &o.dropout, .min = -1, .max = 0.999999},
+    {.name = "lm-weight", .kind = CLI_DOUBLE, .dest = &o.lm_weight, .min = 0, .max = 1e6},
+    {.name = "seed", .kind = CLI_INT, .dest = &o.seed, .min = 0, .max = 9.2e18},
+    {.name = "model", .key = 'm', .kind = CLI_STR, .dest = &o.model},
+    {.name = "keep", .kind = CLI_INT, .dest = &o.keep, .min = 0, .max = 1e9},
+    {.name = "resume", .kind = CLI_STR, .dest = &o.resume, .flags = CLI_NOCONFIG},
+    {.name = "log", .kind = CLI_STR, .dest = &o.log},
+    {.name = "json", .kind = CLI_BOOL, .dest = &o.json, .flags = CLI_NEGATABLE},
+    {.name = "all", .kind = CLI_BOOL, .dest = &o.all, .flags = CLI_NEGATABLE},
+    {.name = "threads", .key = 't', .kind = CLI_INT, .dest = &o.threads, .min = 0, .max = 4096},
+    {.name = "progress", .kind = CLI_BOOL, .dest = &o.progress, .flags = CLI_NEGATABLE},
+    {.name = NULL},
+};
+
+/* file scope: reachable at an error exit and from the callbacks */
+static nlp_model *model;
+static nlp_tokenizer *tok;
+static const char *tk_name;
+static nlp_cls_labels labels;
+static nlp_cls_data dtrain, dvalid;
+static nlp_cls_task ctask;
+static char *run_yaml;
+static int live;
+static long steps_per_epoch;
+
+/* The tokens GPT's input transformation adds (Radford et al. 2018). */
+static const char *const GPT_TOKENS[3] = {"[START]", "[DELIM]", "[EXTRACT]"};
+
+// --- progress
+
+static void fmt_time(char *buf, size_t cap, double s)
+{
+    if (s < 0 || !isfinite(s)) snprintf(buf, cap, "?");
+    else if (s < 3600) snprintf(buf, cap, "%d:%02d", (int)s / 60, (int)s % 60);
+    else snprintf(buf, cap, "%d:%02d:%02d", (int)s / 3600, (int)s / 60 % 60, (int)s % 60);
+}
+
+static void end_live(void)
+{
+    if (live) fputc('\n', stderr), live = 0;
+}
+
+/* The per-label table of a confusion matrix, on standard error. */
+static void label_table(const uint64_t *cm, int L)
+{
+    char name[256];
+    fprintf(stderr, "  %-24s %9s %9s %9s %9s\n", "label", "precision", "recall", "f1", "support");
+    for (int k = 0; k < L; k++) {
+        nlp_label_stats st;
+        nlp_classify_label(cm, L, k, &st);
+        nlp_model_label(model, k, name, sizeof name);
+        fprintf(stderr, "  %-24s %9.4f %9.4f %9.4f %9llu\n", name, st.precision, st.recall, st.f1,
+                (unsigned long long)st.support);
+    }
+}
+
+static void report(void *ctx, const nlp_train_event *e)
+{
+    (void)ctx;
+    if (cli_verbosity < 0) return;
+    char eta[32], el[32];
+    fmt_time(eta, sizeof eta, e->eta);
+    fmt_time(el, sizeof el, e->seconds);
+    const long epoch = steps_per_epoch ? (e->step + steps_per_epoch - 1) / steps_per_epoch : 0;
+    switch (e->kind) {
+    case NLP_TRAIN_STEP:
+        if (o.progress) {
+            fprintf(stderr, "\r\033[Kepoch %ld/%ld step %ld/%ld  loss %.4f  lr %.3g  %.0f tok/s  %s  ETA %s", epoch,
+                    o.epochs, e->step, e->total, e->loss, e->lr, e->tokens_per_s, el, eta);
+            live = 1;
+        } else if (e->step % 50 == 0 || e->step == 1) {
+            fprintf(stderr, "finetune: epoch %ld/%ld step %ld/%ld loss %.4f lr %.3g tokens/s %.0f elapsed %s eta %s\n",
+                    epoch, o.epochs, e->step, e->total, e->loss, e->lr, e->tokens_per_s, el, eta);
+        }
+        break;
+    case NLP_TRAIN_EVAL:
+        end_live();
+        fprintf(stderr, "finetune: epoch %ld valid loss %.4f accuracy %.4f macro-F1 %.4f%s\n", epoch, e->eval->v[0],
+                e->eval->v[1], e->eval->v[2], e->best ? " (best)" : "");
+        if (cli_verbosity > 0 && ctask.cm) label_table(ctask.cm, ctask.L);
+        break;
+    case NLP_TRAIN_SAVE:
+        end_live();
+        cli_debug("step %ld: saved '%s'", e->step, e->path);
+        break;
+    case NLP_TRAIN_RESUME:
+        cli_info("resuming '%s' at step %ld", e->path, e->step);
+        break;
+    }
+    fflush(stderr);
+}
+
+// --- checkpoints: the tokenizer and the options go along
+
+static int save_extra(void *ctx, const char *dir)
+{
+    (void)ctx;
+    char p[4200];
+    snprintf(p, sizeof p, "%s/tokenizer.json", dir);
+    int rc = nlp_tokfiles_write(nlp_tokenizer_spec(tok), NLP_TOKF_JSON, p);
+    if (rc) return rc;
+    snprintf(p, sizeof p, "%s/run.yaml", dir);
+    return nlp_write_file(p, run_yaml, strlen(run_yaml));
+}
+
+static void yaml_line(nlp_buf *b, const char *k, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void yaml_line(nlp_buf *b, const char *k, const char *fmt, ...)
+{
+    char v[4200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v, sizeof v, fmt, ap);
+    va_end(ap);
+    if (nlp_buf_printf(b, "%s: %s\n", k, v)) cli_fail(NLP_ENOMEM);
+}
+
+/* An absolute path in double quotes (run.yaml must work from any directory). */
+static void yaml_path(nlp_buf *b, const char *k, const char *path)
+{
+    if (!path) return;
+    char abs[4096];
+    if (path[0] == '/' || strcmp(path, "-") == 0 || !realpath(path, abs)) snprintf(abs, sizeof abs, "%s", path);
+    nlp_buf q = {0};
+    for (const char *c = abs; *c; c++)
+        if (nlp_buf_printf(&q, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c)) cli_fail(NLP_ENOMEM);
+    yaml_line(b, k, "\"%s\"", q.data ? q.data : "");
+    nlp_buf_free(&q);
+}
+
+static char *make_run_yaml(const char *train)
+{
+    nlp_buf b = {0};
+    if (nlp_buf_puts(&b, "# finetune options of this run: 'finetune --resume DIR' reads them first\n"))
+        cli_fail(NLP_ENOMEM);
+    yaml_path(&b, "init", o.init);
+    yaml_path(&b, "train", train);
+    yaml_path(&b, "valid", o.valid);
+    yaml_path(&b, "labels", o.labels);
+    yaml_path(&b, "model", o.model);
+    yaml_line(&b, "epochs", "%ld", o.epochs);
+    yaml_line(&b, "batch-size", "%ld", o.batch_size);
+    yaml_line(&b, "max-length", "%ld", o.max_length);
+    yaml_line(&b, "lr", "%.17g", o.lr);
+    yaml_line(&b, "warmup", "%ld", o.warmup);
+    yaml_line(&b, "schedule", "%s", schedules[o.schedule]);
+    yaml_line(&b, "weight-decay", "%.17g", o.weight_decay);
+    yaml_line(&b, "grad-clip", "%.17g", o.grad_clip);
+    yaml_line(&b, "dropout", "%.17g", o.dropout);
+    yaml_line(&b, "lm-weight", "%.17g", o.lm_weight);
+    yaml_line(&b, "seed", "%ld", o.seed);
+    yaml_line(&b, "keep", "%ld", o.keep);
+    yaml_path(&b, "log", o.log);
+    return nlp_buf_detach(&b, NULL);
+}
+
+static char *train_from_yaml; /* a resumed run's recorded training file */
+static char **resume_argv;
+static nlp_config resume_cf;
+
+/* With --resume DIR, argv with "-c DIR/run.yaml" put first. */
+static char **with_resume_config(int *argc, char **argv)
+{
+    const char *dir = NULL;
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], "--") == 0) break;
+        if (strcmp(argv[i], "--resume") == 0 && i + 1 < *argc) dir = argv[i + 1];
+        else if (strncmp(argv[i], "--resume=", 9) == 0) dir = argv[i] + 9;
+    }
+    if (!dir) return argv;
+    static char ck[4096], yaml[4200];
+    mio_resolve(dir, ck, sizeof ck);
+    snprintf(yaml, sizeof yaml, "%s/run.yaml", ck);
+    if (!nlp_file_exists(yaml)) return argv;
+    if (nlp_config_load(&resume_cf, yaml) == 0) {
+        const nlp_config_entry *e = nlp_config_get(&resume_cf, "train");
+        if (e && e->value) train_from_yaml = e->value;
+    }
+    char **nv = resume_argv = nlp_calloc((size_t)*argc + 3, sizeof *nv);
+    if (!nv) cli_fail(NLP_ENOMEM);
+    nv[0] = argv[0];
+    nv[1] = "-c";
+    nv[2] = yaml;
+    for (int i = 1; i < *argc; i++) nv[i + 2] = argv[i];
+    *argc += 2;
+    return nv;
+}
+
+static void on_stop(int sig)
+{
+    static volatile sig_atomic_t seen;
+    if (seen) { /* a second signal: stop now, the last checkpoint stays */
+        nlp_writer_unlink_pending();
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+    seen = 1;
+    nlp_train_request_stop(sig);
+}
+
+static void catch_signals(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM};
+    for (size_t i = 0; i < 2; i++) {
+        struct sigaction old, sa = {0};
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        sa.sa_handler = on_stop;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+// --- the model and its tokens
+
+/* GPT: the ids of [START], [DELIM], [EXTRACT] in tok, or -1 each. */
+static void gpt_token_ids(const nlp_tokenizer *tk, int32_t id[3])
+{
+    for (int k = 0; k < 3; k++) id[k] = nlp_tokenizer_token_to_id(tk, GPT_TOKENS[k], strlen(GPT_TOKENS[k]));
+}
+
+/* GPT: adds the three tokens to the tokenizer as special tokens with ids
+ * V, V+1, V+2 (the model's vocabulary V grows by three). */
+static void add_gpt_tokens(int32_t V)
+{
+    nlp_tok_spec spec = {0};
+    if (nlp_tok_spec_copy(&spec, nlp_tokenizer_spec(tok))) cli_fail(NLP_ENOMEM);
+    nlp_added_token *a = nlp_reallocarray(spec.added, spec.n_added + 3, sizeof *a);
+    if (!a) cli_fail(NLP_ENOMEM);
+    spec.added = a;
+    for (int k = 0; k < 3; k++) {
+        nlp_added_token *t = &spec.added[spec.n_added++];
+        memset(t, 0, sizeof *t);
+        t->id = V + k;
+        t->special = 1;
+        if (!(t->content = nlp_strdup(GPT_TOKENS[k]))) cli_fail(NLP_ENOMEM);
+    }
+    nlp_tokenizer *nt;
+    int rc = nlp_tokenizer_new(&nt, &spec);
+    if (rc) cli_die(NLP_EXIT_FORMAT, "'%s': cannot add GPT's classification tokens: %s", tk_name, nlp_errmsg());
+    nlp_tokenizer_free(tok);
+    tok = nt;
+}
+
+/* The encoder of the model's architecture for T positions. */
+static nlp_cls_encoder encoder_for(const nlp_model *m, int T)
+{
+    nlp_cls_encoder e;
+    int rc;
+    if (nlp_model_cfg(m)->arch == NLP_ARCH_BERT) {
+        rc = nlp_cls_encoder_bert(&e, tok, T);
+    } else {
+        int32_t id[3];
+        gpt_token_ids(tok, id);
+        if (id[0] < 0 || id[1] < 0 || id[2] < 0)
+            cli_die(NLP_EXIT_FORMAT, "'%s' has no %s, %s and %s tokens: not a fine-tuned GPT's tokenizer", tk_name,
+                    GPT_TOKENS[0], GPT_TOKENS[1], GPT_TOKENS[2]);
+        rc = nlp_cls_encoder_gpt(&e, id[0], id[1], id[2], id[2], T);
+    }
+    if (rc) cli_fail(rc);
+    return e;
+}
+
+static int default_length(const nlp_model *m)
+{
+    int p = nlp_model_cfg(m)->max_positions;
+    return o.max_length > 0 ? (int)o.max_length : p < 128 ? p : 128;
+}
+
+static void check_arch(const nlp_model *m, const char *name)
+{
+    enum nlp_arch a = nlp_model_cfg(m)->arch;
+    if (a != NLP_ARCH_BERT && a != NLP_ARCH_GPT)
+        cli_die(NLP_EXIT_FORMAT, "'%s' holds a %s model: finetune trains and uses bert and gpt classifiers", name,
+                nlp_arch_name(a));
+}
+
+// --- train
+
+/* The label set given by --labels: one per line. */
+static void read_label_file(const char *path)
+{
+    char *text;
+    size_t len;
+    if (nlp_read_file(path, &text, &len)) cli_fail(nlp_errcode());
+    size_t line = 0;
+    for (char *p = text; p < text + len;) {
+        char *e = memchr(p, '\n', (size_t)(text + len - p));
+        size_t n = e ? (size_t)(e - p) : (size_t)(text + len - p);
+        line++;
+        if (n && p[n - 1] == '\r') n--;
+        if (n == 0) cli_die(NLP_EXIT_FAILURE, "'%s' line %zu: empty label", path, line);
+        if (memchr(p, '\t', n)) cli_die(NLP_EXIT_FAILURE, "'%s' line %zu: a label cannot hold a tab", path, line);
+        if (nlp_cls_labels_find(&labels, p, n) >= 0)
+            cli_die(NLP_EXIT_FAILURE, "'%s' line %zu: label '%.*s' given twice", path, line, (int)n, p);
+        if (nlp_cls_labels_add(&labels, p, n, NULL)) cli_fail(NLP_ENOMEM);
+        p = e ? e + 1 : text + len;
+    }
+    free(text);
+    if (!nlp_cls_labels_count(&labels)) cli_die(NLP_EXIT_FAILURE, "'%s': no labels", path);
+}
+
+static int train_main(int argc, char **argv, int explicit_sub)
+{
+    argv = with_resume_config(&argc, argv);
+    struct cli c = {"finetune", usage, opts, NULL};
+    o.model = "classifier";
+    int first = cli_parse(&c, argc, argv);
+    if (cli_verbosity < 0) o.progress = 0;
+    const char *train = NULL;
+    if (explicit_sub) first++; /* "train" */
+    if (first < argc) train = argv[first++];
+    else if (o.resume && train_from_yaml) train = train_from_yaml;
+    if (first < argc) cli_usage_error("one training file (got '%s' too)", argv[first]);
+    if (!train) cli_usage_error("no training data: give a TSV of 'label<TAB>text' lines");
+    if (!o.init && !o.resume) cli_usage_error("give --init MODEL: the pretrained model to fine-tune");
+    if (o.json || o.all) cli_usage_error("--json and --all are for eval and predict");
+    if (o.valid && strcmp(o.valid, "-") == 0 && strcmp(train, "-") == 0)
+        cli_usage_error("--valid and the training data cannot both be standard input");
+    int threads = nlp_threads_set((int)o.threads);
+
+    /* the model: a resumed run's checkpoint, or the pretrained one */
+    char resume_ck[4096] = "";
+    if (o.resume && nlp_train_find_checkpoint(o.resume, resume_ck, sizeof resume_ck)) cli_fail(NLP_EIO);
+    const char *from = o.resume ? resume_ck : o.init;
+    model = mio_load_model(from, -1);
+    check_arch(model, from);
+    const int gpt = nlp_model_cfg(model)->arch == NLP_ARCH_GPT;
+    tk_name = o.tokenizer ? o.tokenizer : from;
+    tok = o.tokenizer ? mio_load_tokenizer(o.tokenizer) : mio_load_tokenizer_beside(from);
+    if (!tok) cli_usage_error("'%s' has no tokenizer beside it: give --tokenizer", from);
+    if (o.lr < 0) o.lr = gpt ? 6.25e-5 : 5e-5;
+
+    /* labels and data */
+    if (o.labels) read_label_file(o.labels);
+    nlp_cls_read_opts ro = {.tk = tok, .labelled = 1, .labels = &labels, .add_labels = !o.labels,
+                            .labels_from = o.labels, .threads = threads};
+    if (o.resume) { /* the checkpoint's labels, in its order */
+        char name[4096];
+        for (int k = 0; k < nlp_model_cfg(model)->num_labels && !o.labels; k++) {
+            nlp_model_label(model, k, name, sizeof name);
+            if (nlp_cls_labels_add(&labels, name, strlen(name), NULL)) cli_fail(NLP_ENOMEM);
+        }
+        ro.add_labels = 0, ro.labels_from = resume_ck;
+    }
+    int rc = nlp_cls_read(&dtrain, train, &ro);
+    if (rc) cli_fail(rc);
+    if (!dtrain.n) cli_die(NLP_EXIT_FAILURE, "'%s': no examples", train);
+    const int L = nlp_cls_labels_count(&labels);
+    if (L < 2) cli_die(NLP_EXIT_FAILURE, "'%s': one label ('%s'): nothing to tell apart", train, nlp_cls_labels_name(&labels, 0));
+    if (o.valid) {
+        ro.add_labels = 0, ro.texts = dtrain.pair ? 2 : 1;
+        if (!ro.labels_from) ro.labels_from = train;
+        if ((rc = nlp_cls_read(&dvalid, o.valid, &ro))) cli_fail(rc);
+        if (!dvalid.n) cli_die(NLP_EXIT_FAILURE, "'%s': no examples", o.valid);
+    }
+    if (dtrain.repaired + dvalid.repaired)
+        cli_warn("%llu fields of invalid UTF-8 repaired (U+FFFD)", (unsigned long long)(dtrain.repaired + dvalid.repaired));
+
+    /* the head (and GPT's tokens), unless the checkpoint has them */
+    const nlp_model_config *mc = nlp_model_cfg(model);
+    if (mc->num_labels > 0 && !o.resume)
+        cli_die(NLP_EXIT_FORMAT, "'%s' is a classifier already (%d labels): fine-tune its pretrained model instead, or "
+                "continue its run with --resume", from, mc->num_labels);
+    if (o.resume && mc->num_labels != L)
+        cli_die(NLP_EXIT_FORMAT, "'%s' classifies %d labels, the data have %d", resume_ck, mc->num_labels, L);
+    if (!o.resume) {
+        nlp_model_config nc = *mc;
+        nc.num_labels = L;
+        if (gpt) {
+            int32_t id[3];
+            gpt_token_ids(tok, id);
+            if (id[0] >= 0 || id[1] >= 0 || id[2] >= 0)
+                cli_die(NLP_EXIT_FORMAT, "'%s' has %s tokens already: give the pretrained model's tokenizer", tk_name,
+                        GPT_TOKENS[id[0] >= 0 ? 0 : id[1] >= 0 ? 1 : 2]);
+            mio_check_vocab(tok, tk_name, model, from);
+            add_gpt_tokens(mc->vocab_size);
+            nc.vocab_size = mc->vocab_size + 3;
+        } else {
+            mio_check_vocab(tok, tk_name, model, from);
+        }
+        nlp_model *m2;
+        if ((rc = nlp_model_extend(&m2, model, &nc, (uint64_t)o.seed))) cli_fail(rc);
+        nlp_model_free(model);
+        model = m2;
+        const char **names = nlp_calloc((size_t)L, sizeof *names);
+        if (!names) cli_fail(NLP_ENOMEM);
+        for (int k = 0; k < L; k++) names[k] = nlp_cls_labels_name(&labels, k);
+        rc = nlp_model_set_labels(model, names, L);
+        free(names);
+        if (rc) cli_fail(rc);
+    } else {
+        mio_check_vocab(tok, tk_name, model, from);
+    }
+    mc = nlp_model_cfg(model);
+    nlp_model_set_lm_weight(model, gpt ? o.lm_weight : 0);
+    if (o.dropout >= 0 && (rc = nlp_model_set_dropout(model, o.dropout, o.dropout))) cli_usage_error("--dropout: %s", nlp_errmsg());
+    if (o.max_length > mc->max_positions)
+        cli_usage_error("--max-length %ld: the model has %d positions", o.max_length, mc->max_positions);
+    o.max_length = default_length(model);
+    nlp_cls_encoder enc = encoder_for(model, (int)o.max_length);
+    size_t cut = nlp_cls_truncated(&enc, &dtrain);
+    if (cut) cli_info("%zu of %zu training examples truncated to %ld positions (--max-length)", cut, dtrain.n, o.max_length);
+
+    nlp_task task;
+    if ((rc = nlp_cls_task_init(&ctask, &task, &dtrain, o.valid ? &dvalid : NULL, &enc, mc, (int)o.batch_size)))
+        cli_fail(rc);
+    ctask.macro_f1 = nlp_classify_macro_f1;
+    steps_per_epoch = (long)((dtrain.n + (size_t)o.batch_size - 1) / (size_t)o.batch_size);
+    const long total = steps_per_epoch * o.epochs;
+    if (o.warmup < 0) o.warmup = (long)ceil(total * (gpt ? 0.002 : 0.1));
+    cli_info("%s classifier: %zu parameters, %d labels, %zu training examples%s (%ld steps per epoch)",
+             nlp_arch_name(mc->arch), nlp_model_param_count(model), L, dtrain.n,
+             dtrain.pair ? " of text pairs" : "", steps_per_epoch);
+    if (!(run_yaml = make_run_yaml(train))) cli_fail(NLP_ENOMEM);
+
+    nlp_optim_config oc = nlp_optim_default();
+    oc.weight_decay = o.weight_decay, oc.beta2 = 0.999, oc.eps = 1e-8;
+    if (o.weight_decay == 0) oc.kind = NLP_OPTIM_ADAM;
+    nlp_train_opts to = {
+        .out_dir = o.model,
+        .steps = total,
+        .accum = 1,
+        .schedule = o.schedule == 0 ? NLP_SCHED_COSINE : o.schedule == 1 ? NLP_SCHED_LINEAR : NLP_SCHED_CONSTANT,
+        .lr = o.lr,
+        .lr_min = 0,
+        .warmup = o.warmup,
+        .clip = o.grad_clip,
+        .optim = oc,
+        .eval_every = steps_per_epoch,
+        .save_every = steps_per_epoch,
+        .keep = (int)o.keep,
+        .save_best = task.evaluate != NULL,
+        .log_path = o.log,
+        .seed = (uint64_t)o.seed,
+        .save_extra = save_extra,
+        .report = report,
+    };
+    if (o.resume) {
+        nlp_model_free(model);
+        model = NULL;
+    }
+    catch_signals();
+    nlp_train_result res;
+    rc = nlp_train(&model, &task, &to, o.resume ? resume_ck : NULL, &res);
+    end_live();
+    if (rc) cli_fail(rc);
+    int status = 0;
+    if (res.signal) {
+        if (res.last_checkpoint[0])
+            cli_warn("stopped by %s at step %ld; '%s' holds the run (continue with --resume %s)",
+                     res.signal == SIGINT ? "SIGINT" : "SIGTERM", res.step, res.last_checkpoint, o.model);
+        else cli_warn("stopped by %s before the first step; nothing was saved", res.signal == SIGINT ? "SIGINT" : "SIGTERM");
+        status = 128 + res.signal;
+    } else {
+        cli_info("done: %ld epochs, checkpoint '%s'", o.epochs, res.last_checkpoint);
+        if (task.evaluate && !isnan(res.best))
+            cli_info("best validation accuracy %.4f: '%s/best'", res.best, o.model);
+    }
+    nlp_cls_task_free(&ctask);
+    free(run_yaml);
+    return status;
+}
+
+// --- predict and eval
+
+/* The model to use behind -m: a run directory's best model, else what
+ * mio_resolve finds. */
+static void use_path(const char *m, char *buf, size_t cap)
+{
+    char best[4200];
+    snprintf(best, sizeof best, "%s/best", m);
+    if (nlp_is_dir(m) && nlp_is_dir(best)) snprintf(buf, cap, "%s", best);
+    else mio_resolve(m, buf, cap);
+}
+
+static void load_classifier(void)
+{
+    if (!o.model) cli_usage_error("give -m MODEL: a fine-tuned model or run directory");
+    char path[4300];
+    use_path(o.model, path, sizeof path);
+    model = mio_load_model(path, -1);
+    check_arch(model, path);
+    if (nlp_model_cfg(model)->num_labels <= 0)
+        cli_die(NLP_EXIT_FORMAT, "'%s' has no classification head: fine-tune it first ('finetune --init %s ...')", path,
+                o.model);
+    static char tkp[4300];
+    snprintf(tkp, sizeof tkp, "%s", o.tokenizer ? o.tokenizer : path);
+    tk_name = tkp;
+    tok = o.tokenizer ? mio_load_tokenizer(o.tokenizer) : mio_load_tokenizer_beside(path);
+    if (!tok) cli_usage_error("'%s' has no tokenizer beside it: give --tokenizer", path);
+    mio_check_vocab(tok, tk_name, model, path);
+    /* the model's labels, for reading labelled files against them */
+    char name[4096];
+    for (int k = 0; k < nlp_model_cfg(model)->num_labels; k++) {
+        nlp_model_label(model, k, name, sizeof name);
+        if (nlp_cls_labels_add(&labels, name, strlen(name), NULL)) cli_fail(NLP_ENOMEM);
+    }
+    if (nlp_cls_labels_count(&labels) != nlp_model_cfg(model)->num_labels)
+        cli_die(NLP_EXIT_FORMAT, "'%s': its label names are not distinct", path);
+}
+
+static int predict_main(int argc, char **argv, int eval)
+{
+    struct cli c = {"finetune", usage, opts, NULL};
+    int first = cli_parse(&c, argc, argv);
+    first++; /* the subcommand */
+    if (o.init || o.valid || o.labels || o.resume || o.log)
+        cli_usage_error("--init, --valid, --labels, --resume and --log are for training");
+    if (eval && o.all) cli_usage_error("--all is for predict");
+    if (!eval && o.json) cli_usage_error("--json is for eval");
+    if (eval && first >= argc) cli_usage_error("eval needs a labelled FILE");
+    int threads = nlp_threads_set((int)o.threads);
+    load_classifier();
+    const int L = nlp_model_cfg(model)->num_labels;
+    if (o.max_length > nlp_model_cfg(model)->max_positions)
+        cli_usage_error("--max-length %ld: the model has %d positions", o.max_length, nlp_model_cfg(model)->max_positions);
+    nlp_cls_encoder enc = encoder_for(model, default_length(model));
+    const char *stdin_only[] = {"-"};
+    const char *const *files = first < argc ? (const char *const *)argv + first : stdin_only;
+    const int nfiles = first < argc ? argc - first : 1;
+    nlp_buf out = {0};
+    int status = 0;
+    for (int f = 0; f < nfiles; f++) {
+        nlp_cls_data d = {0};
+        nlp_cls_read_opts ro = {.tk = tok, .labelled = eval, .labels = &labels, .labels_from = o.model,
+                                .threads = threads};
+        int rc = nlp_cls_read(&d, files[f], &ro);
+        if (rc) cli_fail(rc);
+        if (d.repaired) cli_warn("'%s': %llu fields of invalid UTF-8 repaired (U+FFFD)", files[f], (unsigned long long)d.repaired);
+        int32_t *pred = nlp_calloc(d.n ? d.n : 1, sizeof *pred);
+        float *prob = nlp_calloc(d.n ? d.n : 1, sizeof *prob), *probs = o.all ? nlp_calloc((d.n ? d.n : 1) * (size_t)L, sizeof *probs) : NULL;
+        uint64_t *cm = eval ? nlp_calloc((size_t)L * L, sizeof *cm) : NULL;
+        if (!pred || !prob || (o.all && !probs) || (eval && !cm)) cli_fail(NLP_ENOMEM);
+        double loss = NAN;
+        if ((rc = nlp_cls_predict(model, &enc, &d, (int)o.batch_size, pred, prob, probs, cm, eval ? &loss : NULL)))
+            cli_fail(rc);
+        char name[4096];
+        if (!eval) {
+            for (size_t i = 0; i < d.n; i++) {
+                nlp_model_label(model, pred[i], name, sizeof name);
+                if (nlp_buf_printf(&out, "%s\t%.6f", name, prob[i])) cli_fail(NLP_ENOMEM);
+                for (int k = 0; probs && k < L; k++) {
+                    nlp_model_label(model, k, name, sizeof name);
+                    if (nlp_buf_printf(&out, "\t%s:%.6f", name, probs[i * (size_t)L + k])) cli_fail(NLP_ENOMEM);
+                }
+                if (nlp_buf_putc(&out, '\n')) cli_fail(NLP_ENOMEM);
+                if (out.len > (1 << 16)) {
+                    if (fwrite(out.data, 1, out.len, stdout) != out.len) cli_die(NLP_EXIT_FAILURE, "cannot write the output: %s", strerror(errno));
+                    nlp_buf_reset(&out);
+                }
+            }
+        } else if (o.json) {
+            const char **names = nlp_calloc((size_t)L, sizeof *names);
+            char (*store)[256] = nlp_calloc((size_t)L, sizeof *store);
+            if (!names || !store) cli_fail(NLP_ENOMEM);
+            for (int k = 0; k < L; k++) nlp_model_label(model, k, store[k], sizeof store[k]), names[k] = store[k];
+            nlp_buf j = {0};
+            if ((rc = nlp_classify_json(cm, L, names, &j))) cli_fail(rc);
+            if (nlp_buf_printf(&out, "%s\n", j.data)) cli_fail(NLP_ENOMEM);
+            nlp_buf_free(&j);
+            free(names), free(store);
+        } else {
+            int used;
+            double f1 = nlp_classify_macro_f1(cm, L, &used);
+            if (nlp_buf_printf(&out, "%s: %zu examples, accuracy %.4f, macro-F1 %.4f, loss %.4f\n", files[f], d.n,
+                               nlp_classify_accuracy(cm, L), f1, loss))
+                cli_fail(NLP_ENOMEM);
+            if (nlp_buf_printf(&out, "%-24s %9s %9s %9s %9s\n", "label", "precision", "recall", "f1", "support"))
+                cli_fail(NLP_ENOMEM);
+            for (int k = 0; k < L; k++) {
+                nlp_label_stats st;
+                nlp_classify_label(cm, L, k, &st);
+                nlp_model_label(model, k, name, sizeof name);
+                if (nlp_buf_printf(&out, "%-24s %9.4f %9.4f %9.4f %9llu\n", name, st.precision, st.recall, st.f1,
+                                   (unsigned long long)st.support))
+                    cli_fail(NLP_ENOMEM);
+            }
+        }
+        free(pred), free(prob), free(probs), free(cm);
+        nlp_cls_data_free(&d);
+    }
+    if (out.len && fwrite(out.data, 1, out.len, stdout) != out.len)
+        cli_die(NLP_EXIT_FAILURE, "cannot write the output: %s", strerror(errno));
+    if (fflush(stdout) != 0) cli_die(NLP_EXIT_FAILURE, "cannot write the output: %s", strerror(errno));
+    nlp_buf_free(&out);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    nlp_threads_passive(argc, argv);
+    o.progress = isatty(2);
+    /* the subcommand, when there is one, comes first (as git's) */
+    const char *sub = argc > 1 && (!strcmp(argv[1], "predict") || !strcmp(argv[1], "eval") || !strcmp(argv[1], "train"))
+                          ? argv[1]
+                          : NULL;
+    int status;
+    if (sub && strcmp(sub, "train") != 0) status = predict_main(argc, argv, !strcmp(sub, "eval"));
+    else status = train_main(argc, argv, sub != NULL);
+    nlp_cls_data_free(&dtrain);
+    nlp_cls_data_free(&dvalid);
+    nlp_cls_labels_free(&labels);
+    nlp_model_free(model);
+    nlp_tokenizer_free(tok);
+    free(resume_argv);
+    nlp_config_free(&resume_cf);
+    cli_free();
+    return status;
+}
