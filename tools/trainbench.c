@@ -5,7 +5,9 @@
  *   trainbench peak  [-t THREADS] [-r REPS]
  *       fp32_fma_peak    FMA throughput, best of at least 10 runs: every thread runs independent
  *                        vfmadd chains (AVX-512 when the CPU has it, else AVX2)
- *       fp32_sgemm_peak  nlp_gemm (OpenBLAS) on 2048² and 3072² squares, the best median
+ *       fp32_sgemm_peak  nlp_gemm (our kernels, sgemm.h) on 2048² and 3072² squares, the best median
+ *       fp32_kernels     which kernels nlp_gemm runs: avx512, avx2 or generic (ours), or
+ *                        "openblas (CORE)" under NLPIPE_GEMM=openblas
  *   trainbench train NAME [-t THREADS] [-r REPS] [--bf16] [-s KEY=VALUE]...
  *       NAME is gpt_small (GPT L4 C256 H4, T256 B8, V8192) or gpt2_124m
  *       (GPT-2 124M, T64 B4), as in shared/peers/pytorch_bench.py (same
@@ -381,6 +383,8 @@ int main(int argc, char **argv)
     if (cmd && !strcmp(cmd, "peak")) {
         printf("fp32_fma_peak\t%.1f\tGFLOP/s\n", fma_peak(reps < 10 ? 10 : reps));
         printf("fp32_sgemm_peak\t%.1f\tGFLOP/s\n", sgemm_peak(reps));
+        /* which kernels those figures (and every product) ran on */
+        printf("fp32_kernels\t%s\t%s\n", nlp_gemm_kernel_name(), getenv("NLPIPE_GEMM") ? "(NLPIPE_GEMM)" : "(ours)");
         return 0;
     }
     if (cmd && !strcmp(cmd, "train") && what) {

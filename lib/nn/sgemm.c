@@ -6,6 +6,8 @@
 #include "nn/safetensors.h"
 
 #include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <immintrin.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -653,10 +655,172 @@ BF16_TARGET static void kernel(const uint32_t *a, const uint32_t *b, int kp, flo
 }
 
 /* One thread's bf16 product (the caller splits C between threads). */
+// --- bf16 on AMX: 32×32 blocks of C in four tiles
+//
+// Sapphire Rapids and later multiply bf16 tiles: TDPBF16PS adds A[16×32]·B[32×16]
+// (bf16, pairs of k in a dword) into a 16×16 fp32 tile, 8192 multiply-adds an
+// instruction. Tiles 0–3 hold a 32×32 block of C, 4–5 two 16-row tiles of A
+// (row m: 16 k-pairs, 64 bytes), 6–7 two 16-column tiles of B (row: a k-pair of
+// 16 columns); K is padded to whole tiles of 32 with zeros. The operands are
+// rounded and packed as for the AVX-512 kernel (the same pairs), A's 16×16
+// blocks of pairs transposed into tile rows.
+
+#define AMX_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16")))
+#define AKC 512 /* k per packed block: 16 tiles of 32 */
+#define AMC 128 /* rows of A per packed block */
+#define ANC 1024
+
+static int amx_state = -1; /* -1 unknown, 0 no, 1 yes */
+
+static int amx_probe(void)
+{
+    unsigned a, b, c, d;
+    if (!nlp_cpu_has_avx512bf16() || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
+    if (!((d >> 22) & 1) || !((d >> 24) & 1)) return 0; /* AMX-BF16, AMX-TILE */
+    if (!xcr0_has(0x60000)) return 0;                   /* XTILECFG, XTILEDATA enabled by the OS */
+    /* Linux hands out the tile data state on request (ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) */
+    return syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+}
+
+int nlp_cpu_has_amx_bf16(void)
+{
+    int s = __atomic_load_n(&amx_state, __ATOMIC_ACQUIRE);
+    if (s < 0) {
+        const char *e = getenv("NLPIPE_BF16");
+        s = e && !strcmp(e, "avx512") ? 0 : amx_probe();
+        __atomic_store_n(&amx_state, s, __ATOMIC_RELEASE);
+    }
+    return s;
+}
+
+typedef struct __attribute__((packed)) tilecfg {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} tilecfg;
+
+/* Rows [0, R) (R <= 16, the rest zero) of a 16-row panel of op(A) and k
+ * [k0, k0 + kc) into nkb tiles of 16 rows × 16 pairs: via the pair-major
+ * pack (scratch: nkb·16 pairs × 16 rows), each 16×16 block transposed. */
+AMX_TARGET static void amx_pack_a(uint32_t *dst, uint32_t *scratch, src2d s, int R, int k0, int kc, int nkb)
+{
+    const int kp = (kc + 1) / 2;
+    pack(scratch, s, R, 16, k0, kc);
+    memset(scratch + (size_t)kp * 16, 0, (size_t)(nkb * 16 - kp) * 16 * sizeof *scratch);
+    for (int t = 0; t < nkb; t++) {
+        __m512 v[16];
+        for (int j = 0; j < 16; j++) v[j] = _mm512_loadu_ps((const float *)(scratch + (size_t)(t * 16 + j) * 16));
+        transpose16(v);
+        for (int i = 0; i < 16; i++) _mm512_storeu_ps((float *)(dst + (size_t)(t * 16 + i) * 16), v[i]);
+    }
+}
+
+/* A 32-column panel of op(B), k [k0, k0 + kc), as nkb·16 pair rows of 32
+ * (the pair-major pack, zero rows after kc). */
+AMX_TARGET static void amx_pack_b(uint32_t *dst, src2d s, int R, int k0, int kc, int nkb)
+{
+    const int kp = (kc + 1) / 2;
+    pack(dst, s, R, 32, k0, kc);
+    memset(dst + (size_t)kp * 32, 0, (size_t)(nkb * 16 - kp) * 32 * sizeof *dst);
+}
+
+/* C[mr×nr] (mr, nr <= 32) (= beta·C when first, else C) + alpha·(the 32×32
+ * block of two A panels times one B panel over nkb tiles of k). */
+AMX_TARGET static void amx_block(const uint32_t *a0, const uint32_t *a1, const uint32_t *b, int nkb, float *C, long ldc,
+                                 int mr, int nr, float alpha, float beta, int first)
+{
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (int t = 0; t < nkb; t++) {
+        _tile_loadd(4, a0 + (size_t)t * 256, 64);
+        _tile_loadd(5, a1 + (size_t)t * 256, 64);
+        _tile_loadd(6, b + (size_t)t * 16 * 32, 128);
+        _tile_loadd(7, b + (size_t)t * 16 * 32 + 16, 128);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+    }
+    float acc[32][32] __attribute__((aligned(64)));
+    _tile_stored(0, &acc[0][0], 128);
+    _tile_stored(1, &acc[0][16], 128);
+    _tile_stored(2, &acc[16][0], 128);
+    _tile_stored(3, &acc[16][16], 128);
+    const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    const __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
+    const __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1);
+    for (int i = 0; i < mr; i++) {
+        float *ci = C + (long)i * ldc;
+        __m512 r0 = _mm512_mul_ps(va, _mm512_load_ps(acc[i])), r1 = _mm512_mul_ps(va, _mm512_load_ps(acc[i] + 16));
+        if (!first || beta != 0) {
+            __m512 o0 = _mm512_maskz_loadu_ps(m0, ci), o1 = _mm512_maskz_loadu_ps(m1, ci + 16);
+            if (first) o0 = _mm512_mul_ps(vb, o0), o1 = _mm512_mul_ps(vb, o1);
+            r0 = _mm512_add_ps(r0, o0), r1 = _mm512_add_ps(r1, o1);
+        }
+        _mm512_mask_storeu_ps(ci, m0, r0);
+        _mm512_mask_storeu_ps(ci + 16, m1, r1);
+    }
+}
+
+/* One thread's bf16 product on AMX. */
+AMX_TARGET static int amx_bgemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+                                const float *B, int ldb, float beta, float *C, int ldc)
+{
+    const int mpan = (AMC + 15) / 16, kt = AKC / 32;
+    uint32_t *ap = aligned_alloc(64, (size_t)mpan * kt * 256 * 4 + 64),
+             *bp = aligned_alloc(64, (size_t)(ANC / 32) * kt * 16 * 32 * 4 + 64),
+             *sc = aligned_alloc(64, (size_t)kt * 16 * 16 * 4 + 64), *zero = aligned_alloc(64, (size_t)kt * 256 * 4);
+    if (!ap || !bp || !sc || !zero) {
+        free(ap), free(bp), free(sc), free(zero);
+        return nlp_error(NLP_ENOMEM, "out of memory (bf16 product panels)");
+    }
+    memset(zero, 0, (size_t)kt * 256 * 4);
+    tilecfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++) cfg.rows[t] = 16, cfg.colsb[t] = 64;
+    _tile_loadconfig(&cfg);
+    src2d sa = {A, lda, !ta}, sb = {B, ldb, tb};
+    for (int jc = 0; jc < N; jc += ANC) {
+        const int nc = N - jc < ANC ? N - jc : ANC, ncp = (nc + 31) / 32;
+        for (int pc = 0; pc < K; pc += AKC) {
+            const int kc = K - pc < AKC ? K - pc : AKC, nkb = (kc + 31) / 32;
+            for (int j = 0; j < ncp; j++) {
+                const int r = nc - j * 32 < 32 ? nc - j * 32 : 32;
+                src2d s = sb;
+                s.x = sb.adj ? B + (long)(jc + j * 32) * ldb : B + jc + j * 32;
+                amx_pack_b(bp + (size_t)j * nkb * 16 * 32, s, r, pc, kc, nkb);
+            }
+            for (int ic = 0; ic < M; ic += AMC) {
+                const int mc = M - ic < AMC ? M - ic : AMC, mcp = (mc + 15) / 16;
+                for (int i = 0; i < mcp; i++) {
+                    const int r = mc - i * 16 < 16 ? mc - i * 16 : 16;
+                    src2d s = sa;
+                    s.x = sa.adj ? A + (long)(ic + i * 16) * lda : A + ic + i * 16;
+                    amx_pack_a(ap + (size_t)i * nkb * 256, sc, s, r, pc, kc, nkb);
+                }
+                for (int j = 0; j < ncp; j++)
+                    for (int i = 0; i < mcp; i += 2) {
+                        const int mr = mc - i * 16 < 32 ? mc - i * 16 : 32, nr = nc - j * 32 < 32 ? nc - j * 32 : 32;
+                        const uint32_t *a1 = i + 1 < mcp ? ap + (size_t)(i + 1) * nkb * 256 : zero;
+                        amx_block(ap + (size_t)i * nkb * 256, a1, bp + (size_t)j * nkb * 16 * 32, nkb,
+                                  C + (long)(ic + i * 16) * ldc + jc + j * 32, ldc, mr, nr, alpha, beta, pc == 0);
+                    }
+            }
+        }
+    }
+    _tile_release();
+    free(ap), free(bp), free(sc), free(zero);
+    return NLP_OK;
+}
+
 BF16_TARGET int nlp_bgemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
                           int ldb, float beta, float *C, int ldc)
 {
     if (M <= 0 || N <= 0) return NLP_OK;
+    if (K > 0 && nlp_cpu_has_amx_bf16()) return amx_bgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     uint32_t *ap = aligned_alloc(64, (size_t)BMC * BKC / 2 * 4 + 64), *bp = aligned_alloc(64, (size_t)BNC * BKC / 2 * 4 + 64);
     if (!ap || !bp) {
         free(ap), free(bp);

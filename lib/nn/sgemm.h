@@ -54,6 +54,10 @@ enum nlp_sgemm_isa nlp_sgemm_set_isa(enum nlp_sgemm_isa isa);
 /* CPU features, from CPUID and XGETBV (the OS must save the AVX-512 state). */
 int nlp_cpu_has_avx512f(void);
 int nlp_cpu_has_avx512bf16(void);
+/* AMX with bf16 tiles (Sapphire Rapids and later), usable by this process
+ * (asked of Linux once); NLPIPE_BF16=avx512 in the environment says no, to
+ * compare the two bf16 kernels. */
+int nlp_cpu_has_amx_bf16(void);
 
 /* One thread: row-major C[M,N] = alpha·op(A)[M,K]·op(B)[K,N] + beta·C, as
  * cblas_sgemm. beta == 0 does not read C. M, N or K == 0 is valid. Needs
@@ -63,10 +67,11 @@ int nlp_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const 
               int ldb, float beta, float *C, int ldc);
 
 /* One thread, bf16: the same product with op(A) and op(B) rounded to
- * bfloat16 (nearest even) while packed and multiplied with the AVX-512 BF16
- * dot-product instruction, accumulating in fp32 (12×32 micro-kernel,
- * vdpbf16ps). Only where nlp_cpu_has_avx512bf16(). Returns 0, or NLP_ENOMEM
- * with nothing written. */
+ * bfloat16 (nearest even) while packed and multiplied with fp32
+ * accumulation: on AMX tiles (32×32 blocks, tdpbf16ps) where
+ * nlp_cpu_has_amx_bf16(), else with the AVX-512 BF16 dot-product
+ * instruction (12×32 micro-kernel, vdpbf16ps). Only where
+ * nlp_cpu_has_avx512bf16(). Returns 0, or NLP_ENOMEM with nothing written. */
 int nlp_bgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
               int ldb, float beta, float *C, int ldc);
 

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# bench: gpt_small_train gpt2_124m_train fp32_fma_peak fp32_sgemm_peak
+# bench: gpt_small_train gpt2_124m_train bert_small_train fp32_fma_peak fp32_sgemm_peak fp32_kernels
 #
-# One training step (zero grads, forward + loss, backward, AdamW) of GPT small
-# (L4 C256 H4, T256 B8, V8192) and GPT-2 124M (T64 B4) in fp32 with 2 threads:
+# One training step (forward + loss, backward, AdamW) of GPT small (L4 C256 H4,
+# T256 B8, V8192), GPT-2 124M (T64 B4) and BERT small (L4 C256 H4 FF1024, T128
+# B16, V8192; MLM with 15% of the positions labelled + NSP) in fp32 with 2 threads:
 # tokens/s and achieved GFLOP/s (model FLOPs: 6·params·tokens + attention,
 # position tables not counted), next to the machine's fp32 peak measured in the
 # same run (FMA throughput, and OpenBLAS sgemm through nlp_gemm on 2048² and
-# 3072² squares), the fraction of the FMA peak, and the PyTorch peer
+# 3072² squares), which matrix kernels ran (fp32_kernels: ours and the ISA, or
+# OpenBLAS and its core), the fraction of the FMA peak, and the PyTorch peer
 # (shared/peers/pytorch_bench.py) right after ours. PyTorch is a fair peer
 # only over OpenBLAS: the libblas.so.3 alternative is checked and reported.
 # BF16=1 adds our opt-in bf16 path (name_bf16) where the CPU has AVX-512 BF16.
@@ -22,7 +24,7 @@ trap 'rm -f "$tmp"' EXIT
 "$T/trainbench" peak -t $threads -r "$REPS" >"$tmp" || exit 1
 cat "$tmp"
 fma="$(val fp32_fma_peak "$tmp")"
-for w in gpt_small gpt2_124m; do
+for w in gpt_small gpt2_124m bert_small; do
   "$T/trainbench" train $w -t $threads -r "$REPS" >"$tmp" || exit 1
   cat "$tmp"
   g="$(val ${w}_train_gflops "$tmp")"
@@ -38,7 +40,10 @@ if [ "${PEERS:-1}" != 0 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; the
     *openblas*) echo "train.sh: PyTorch runs over $blas" >&2 ;;
     *) echo "train.sh: warning: libblas.so.3 is '$blas', not OpenBLAS: PyTorch is no fair peer (see shared/peers/README.md)" >&2 ;;
   esac
-  OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 "$SHARED/peers/pytorch_bench.py" --only gpt_small_train,gpt2_124m_train \
+  core="$(OPENBLAS_VERBOSE=2 /usr/bin/python3 -c 'import torch; (torch.ones(256, 256) @ torch.ones(256, 256)).sum()' 2>&1 |
+    sed -n 's/^Core: //p' | head -1)"
+  out peer_openblas_core "${core:-?}" "(PyTorch)"
+  OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 "$SHARED/peers/pytorch_bench.py" --only gpt_small_train,gpt2_124m_train,bert_small_train \
     --threads $threads --reps "$REPS" 2>/dev/null |
     awk '$1 ~ /_train$/ && $3 == "tokens/s" { printf "%s@pytorch\t%s\ttokens/s\n", $1, $2 }'
 fi
