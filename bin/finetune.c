@@ -108,7 +108,7 @@ static const char usage[] =
 static const char *const schedules[] = {"cosine", "linear", "constant", NULL};
 
 static struct {
-    const char *init, *tokenizer, *valid, *labels, *model, *resume, *log;
+    const char *init, *tokenizer, *valid, *labels, *model, *resume, *log, *train;
     int schedule, progress, json, all;
     long epochs, batch_size, max_length, warmup, seed, keep, threads;
     double lr, weight_decay, grad_clip, dropout, lm_weight;
@@ -145,6 +145,7 @@ static struct cli_opt opts[] = {
     {.name = "model", .key = 'm', .kind = CLI_STR, .dest = &o.model},
     {.name = "keep", .kind = CLI_INT, .dest = &o.keep, .min = 0, .max = 1e9},
     {.name = "resume", .kind = CLI_STR, .dest = &o.resume, .flags = CLI_NOCONFIG},
+    {.name = "train", .kind = CLI_STR, .dest = &o.train, .flags = CLI_CONFIGONLY}, /* run.yaml's record */
     {.name = "log", .kind = CLI_STR, .dest = &o.log},
     {.name = "json", .kind = CLI_BOOL, .dest = &o.json, .flags = CLI_NEGATABLE},
     {.name = "all", .kind = CLI_BOOL, .dest = &o.all, .flags = CLI_NEGATABLE},
@@ -294,9 +295,7 @@ static char *make_run_yaml(const char *train)
     return nlp_buf_detach(&b, NULL);
 }
 
-static char *train_from_yaml; /* a resumed run's recorded training file */
 static char **resume_argv;
-static nlp_config resume_cf;
 
 /* With --resume DIR, argv with "-c DIR/run.yaml" put first. */
 static char **with_resume_config(int *argc, char **argv)
@@ -312,10 +311,6 @@ static char **with_resume_config(int *argc, char **argv)
     mio_resolve(dir, ck, sizeof ck);
     snprintf(yaml, sizeof yaml, "%s/run.yaml", ck);
     if (!nlp_file_exists(yaml)) return argv;
-    if (nlp_config_load(&resume_cf, yaml) == 0) {
-        const nlp_config_entry *e = nlp_config_get(&resume_cf, "train");
-        if (e && e->value) train_from_yaml = e->value;
-    }
     char **nv = resume_argv = nlp_calloc((size_t)*argc + 3, sizeof *nv);
     if (!nv) cli_fail(NLP_ENOMEM);
     nv[0] = argv[0];
@@ -449,7 +444,7 @@ static int train_main(int argc, char **argv, int explicit_sub)
     const char *train = NULL;
     if (explicit_sub) first++; /* "train" */
     if (first < argc) train = argv[first++];
-    else if (o.resume && train_from_yaml) train = train_from_yaml;
+    else if (o.resume && o.train) train = o.train;
     if (first < argc) cli_usage_error("one training file (got '%s' too)", argv[first]);
     if (!train) cli_usage_error("no training data: give a TSV of 'label<TAB>text' lines");
     if (!o.init && !o.resume) cli_usage_error("give --init MODEL: the pretrained model to fine-tune");
@@ -743,7 +738,6 @@ int main(int argc, char **argv)
     nlp_model_free(model);
     nlp_tokenizer_free(tok);
     free(resume_argv);
-    nlp_config_free(&resume_cf);
     cli_free();
     return status;
 }

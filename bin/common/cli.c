@@ -203,7 +203,7 @@ static void dump_config(struct cli *c)
 {
     printf("# %s (nlpipe) %s: effective configuration\n", c->prog, NLP_VERSION);
     for (struct cli_opt *o = c->opts; o->name; o++) {
-        if (o->flags & CLI_NOCONFIG) continue;
+        if (o->flags & (CLI_NOCONFIG | CLI_CONFIGONLY)) continue;
         nlp_buf b = {0};
         switch (o->kind) {
         case CLI_BOOL: nlp_buf_puts(&b, *(int *)o->dest ? "true" : "false"); break;
@@ -301,6 +301,7 @@ int cli_parse(struct cli *c, int argc, char **argv)
     sp += sprintf(sp, ":hVc:qv");
     for (size_t i = 0; i < nopt; i++) {
         const struct cli_opt *o = &c->opts[i];
+        if (o->flags & CLI_CONFIGONLY) continue;
         int has = (o->kind == CLI_BOOL || (o->flags & CLI_NOARG)) ? no_argument
                   : (o->flags & CLI_OPTARG)                        ? optional_argument
                                                                    : required_argument;

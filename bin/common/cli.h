@@ -32,6 +32,7 @@ enum {
     CLI_NEGATABLE = 2, /* CLI_BOOL: also accept --no-NAME */
     CLI_OPTARG = 4,    /* the argument is optional (--name[=ARG]); CLI_CALL gets NULL when absent */
     CLI_NOARG = 8,     /* CLI_CALL takes no argument (called with NULL) */
+    CLI_CONFIGONLY = 16, /* a config-file key only (a run's record, such as a positional argument): no flag */
 };
 
 struct cli_opt {

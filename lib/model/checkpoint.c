@@ -67,18 +67,8 @@ int nlp_checkpoint_save(const char *dir, const nlp_model *m, const nlp_optim *o,
     nlp_st_writer_free(w);
     if (rc) return rc;
     /* the model, with the same step */
-    nlp_buf json = {0}, yaml = {0};
-    const char *kind;
-    rc = nlp_model_config_to_json(&m->cfg, &json, &kind);
-    if (!rc) rc = nlp_model_config_dump(&m->cfg, &yaml);
-    if (!rc) rc = path_in(path, sizeof path, dir, "model.safetensors");
-    if (!rc) {
-        const char *mm[] = {"format", "nlpipe", "model", kind, "config", json.data, "nlpipe_config", yaml.data,
-                            "step", num, NULL};
-        rc = nlp_params_save(p, path, mm, NLP_DT_F32);
-    }
-    nlp_buf_free(&json);
-    nlp_buf_free(&yaml);
+    const char *extra[] = {"step", num, NULL};
+    if (!(rc = path_in(path, sizeof path, dir, "model.safetensors"))) rc = nlp_model_save_meta(m, path, NLP_DT_F32, extra);
     return rc;
 }
 

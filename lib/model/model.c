@@ -182,6 +182,11 @@ int nlp_model_load(nlp_model **out, const char *path)
 
 int nlp_model_save(const nlp_model *m, const char *path, enum nlp_dtype dtype)
 {
+    return nlp_model_save_meta(m, path, dtype, NULL);
+}
+
+int nlp_model_save_meta(const nlp_model *m, const char *path, enum nlp_dtype dtype, const char *const *extra)
+{
     if (m->inference_layout)
         return nlp_error(NLP_EINVAL, "a model prepared for decoding (nlp_model_set_inference_layout) cannot be saved");
     nlp_buf json = {0}, yaml = {0};
@@ -191,8 +196,11 @@ int nlp_model_save(const nlp_model *m, const char *path, enum nlp_dtype dtype)
     char *file = rc ? NULL : model_file(path);
     if (!rc && !file) rc = NLP_ENOMEM;
     if (!rc) {
-        const char *meta[] = {"format", "nlpipe", "model", kind, "config", json.data, "nlpipe_config", yaml.data,
-                              m->label_names ? "labels" : NULL, m->label_names, NULL};
+        const char *meta[32] = {"format", "nlpipe", "model", kind, "config", json.data, "nlpipe_config", yaml.data};
+        int k = 8;
+        if (m->label_names) meta[k++] = "labels", meta[k++] = m->label_names;
+        for (int i = 0; extra && extra[i] && extra[i + 1] && k < 30; i += 2) meta[k++] = extra[i], meta[k++] = extra[i + 1];
+        meta[k] = NULL;
         rc = nlp_params_save(m->params, file, meta, dtype);
     }
     free(file);

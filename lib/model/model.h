@@ -87,6 +87,9 @@ int nlp_model_load(nlp_model **out, const char *path);
 /* Saves the parameters (F32 or BF16) with the configuration in __metadata__,
  * atomically. A directory path gets model.safetensors inside it. */
 int nlp_model_save(const nlp_model *m, const char *path, enum nlp_dtype dtype);
+/* The same with extra __metadata__ pairs (key, value, ..., NULL), such as a
+ * checkpoint's step. */
+int nlp_model_save_meta(const nlp_model *m, const char *path, enum nlp_dtype dtype, const char *const *extra);
 
 void nlp_model_free(nlp_model *m);
 

@@ -67,7 +67,7 @@ with_sigint() {
   [ "$status" -eq 0 ] || { echo "$stderr"; false; }
   # stop the second run after its step-20 checkpoint, then resume
   (with_sigint "$NLPIPE_BIN/pretrain" "${args[@]}" -m "$T/b" --log "$T/b.tsv" 2>/dev/null &
-    p=$!; while [ ! -d "$T/b/step-00000020" ]; do sleep 0.05; done; kill -INT "$p"; wait "$p"; echo "rc=$?" >"$T/rc")
+    p=$!; while [ ! -d "$T/b/step-00000020" ]; do sleep 0.05; done; kill -INT "$p"; rc=0; wait "$p" || rc=$?; echo "rc=$rc" >"$T/rc")
   grep -qE 'rc=(0|130)' "$T/rc"
   run_split pretrain --resume "$T/b" -q
   [ "$status" -eq 0 ] || { echo "$stderr"; false; }
@@ -124,7 +124,7 @@ with_sigint() {
   run_split finetune "${args[@]}" -m "$T/a" --log "$T/a.tsv" --keep 0
   [ "$status" -eq 0 ] || { echo "$stderr"; false; }
   (with_sigint "$NLPIPE_BIN/finetune" "${args[@]}" -m "$T/b" --log "$T/b.tsv" --keep 0 2>/dev/null &
-    p=$!; while [ ! -d "$T/b/step-00000020" ]; do sleep 0.05; done; kill -INT "$p"; wait "$p"; echo "rc=$?" >"$T/rc")
+    p=$!; while [ ! -d "$T/b/step-00000020" ]; do sleep 0.05; done; kill -INT "$p"; rc=0; wait "$p" || rc=$?; echo "rc=$rc" >"$T/rc")
   grep -qE 'rc=(0|130)' "$T/rc"
   run_split finetune --resume "$T/b" -q
   [ "$status" -eq 0 ] || { echo "$stderr"; false; }
