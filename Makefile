@@ -22,6 +22,17 @@ LDLIBS    += -lutf8proc -lyaml -ljansson -lopenblas -lm -lpthread
 PREFIX    ?= /usr/local
 SHARED    ?= ../shared
 
+# MPI: data-parallel training (lib/train/dist.c) where Open MPI's development
+# files are installed; `make MPI=0` builds without it (one process per run).
+MPI       ?= $(shell pkg-config --exists ompi-c 2>/dev/null && echo 1 || echo 0)
+ifeq ($(MPI),1)
+MPI_CPPFLAGS := -DNLP_MPI $(shell pkg-config --cflags ompi-c)
+LDLIBS    += $(shell pkg-config --libs ompi-c)
+# only the tools that train (pretrain, finetune) reference MPI: the others
+# are linked without it
+LDFLAGS   += -Wl,--as-needed
+endif
+
 # BUILD holds objects; BINDIR the tools. `make asan` uses its own pair so the
 # sanitized and the normal build never mix.
 BUILD     ?= build
@@ -65,6 +76,12 @@ $(BUILD)/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(ALLCFLAGS) -MMD -MP -c $< -o $@
 
+# dist.o is rebuilt when MPI changes (the stamp holds the last value)
+MPI_STAMP := $(BUILD)/.mpi
+$(shell mkdir -p $(BUILD) && { [ "$$(cat $(MPI_STAMP) 2>/dev/null)" = "$(MPI)" ] || echo "$(MPI)" > $(MPI_STAMP); })
+$(BUILD)/lib/train/dist.o: CPPFLAGS += $(MPI_CPPFLAGS)
+$(BUILD)/lib/train/dist.o: $(MPI_STAMP)
+
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
@@ -85,7 +102,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 test: $(DEPS_OK)
 	@$(MAKE) --no-print-directory all
 	@NLPIPE_BIN=$(abspath $(BINDIR)) NLPIPE_TOOLS=$(abspath $(TOOLDIR)) \
-	  NLPIPE_UNITS=$(abspath $(BUILD)/tests) SHARED=$(abspath $(SHARED)) tests/run
+	  NLPIPE_MPI=$(MPI) NLPIPE_UNITS=$(abspath $(BUILD)/tests) SHARED=$(abspath $(SHARED)) tests/run
 
 ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 asan: $(DEPS_OK)
@@ -93,7 +110,7 @@ asan: $(DEPS_OK)
 	  TOOLDIR=build/asan/tools CFLAGS='$(ASAN_FLAGS) -march=native'
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86 UBSAN_OPTIONS=print_stacktrace=1:exitcode=86 \
 	  NLPIPE_ASAN=1 NLPIPE_BIN=$(abspath build/asan/bin) NLPIPE_TOOLS=$(abspath build/asan/tools) \
-	  NLPIPE_UNITS=$(abspath build/asan/tests) SHARED=$(abspath $(SHARED)) tests/run
+	  NLPIPE_MPI=$(MPI) NLPIPE_UNITS=$(abspath build/asan/tests) SHARED=$(abspath $(SHARED)) tests/run
 
 demo: $(DEPS_OK)
 	@$(MAKE) --no-print-directory -s all

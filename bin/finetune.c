@@ -24,6 +24,7 @@
 #include "model/model.h"
 #include "tok/tokfiles.h"
 #include "train/cls.h"
+#include "common/dist.h"
 #include "train/loop.h"
 
 #include <errno.h>
@@ -199,6 +200,10 @@ static void label_table(const uint64_t *cm, int L)
 static void report(void *ctx, const nlp_train_event *e)
 {
     (void)ctx;
+    if (e->kind == NLP_TRAIN_RESUME && e->ranks_before != nlp_dist_size()) /* a warning: even with -q */
+        cli_warn("the run was trained on %d process%s until now, it goes on with %d: the same batches, "
+                 "summed in another order (results differ in the last bits)", e->ranks_before,
+                 e->ranks_before == 1 ? "" : "es", nlp_dist_size());
     if (cli_verbosity < 0) return;
     char eta[32], el[32];
     fmt_time(eta, sizeof eta, e->eta);
@@ -451,7 +456,9 @@ static int train_main(int argc, char **argv, int explicit_sub)
     if (o.json || o.all) cli_usage_error("--json and --all are for eval and predict");
     if (o.valid && strcmp(o.valid, "-") == 0 && strcmp(train, "-") == 0)
         cli_usage_error("--valid and the training data cannot both be standard input");
-    int threads = nlp_threads_set((int)o.threads);
+    if (nlp_dist_size() > 1 && (strcmp(train, "-") == 0 || (o.valid && strcmp(o.valid, "-") == 0)))
+        cli_usage_error("standard input cannot feed %d ranks: every rank reads the data, give files", nlp_dist_size());
+    int threads = nlp_threads_set(cli_dist_threads(o.threads));
 
     /* the model: a resumed run's checkpoint, or the pretrained one */
     char resume_ck[4096] = "";
@@ -644,6 +651,7 @@ static int predict_main(int argc, char **argv, int eval)
     if (eval && o.all) cli_usage_error("--all is for predict");
     if (!eval && o.json) cli_usage_error("--json is for eval");
     if (eval && first >= argc) cli_usage_error("eval needs a labelled FILE");
+    if (nlp_dist_size() > 1) cli_usage_error("%s runs in one process: mpirun is for training", eval ? "eval" : "predict");
     int threads = nlp_threads_set((int)o.threads);
     load_classifier();
     const int L = nlp_model_cfg(model)->num_labels;
@@ -724,7 +732,8 @@ static int predict_main(int argc, char **argv, int eval)
 int main(int argc, char **argv)
 {
     nlp_threads_passive(argc, argv);
-    o.progress = isatty(2);
+    cli_dist_start(&argc, &argv);
+    o.progress = isatty(2) && nlp_dist_size() == 1;
     /* the subcommand, when there is one, comes first (as git's) */
     const char *sub = argc > 1 && (!strcmp(argv[1], "predict") || !strcmp(argv[1], "eval") || !strcmp(argv[1], "train"))
                           ? argv[1]
@@ -739,5 +748,6 @@ int main(int argc, char **argv)
     nlp_tokenizer_free(tok);
     free(resume_argv);
     cli_free();
+    nlp_dist_finalize();
     return status;
 }

@@ -22,6 +22,7 @@
 #include "text/utf8.h"
 #include "tok/tokfiles.h"
 #include "train/data.h"
+#include "common/dist.h"
 #include "train/bert.h"
 #include "train/lm.h"
 #include "train/loop.h"
@@ -307,6 +308,10 @@ static void end_live(void)
 static void report(void *ctx, const nlp_train_event *e)
 {
     (void)ctx;
+    if (e->kind == NLP_TRAIN_RESUME && e->ranks_before != nlp_dist_size()) /* a warning: even with -q */
+        cli_warn("the run was trained on %d process%s until now, it goes on with %d: the same batches, "
+                 "summed in another order (results differ in the last bits)", e->ranks_before,
+                 e->ranks_before == 1 ? "" : "es", nlp_dist_size());
     if (cli_verbosity < 0) return;
     char eta[32], el[32], tot[32];
     fmt_time(eta, sizeof eta, e->eta);
@@ -598,7 +603,9 @@ static size_t rstrip_len(const char *s, size_t n)
 }
 
 /* Greedy translations of the first validation sources, scored against
- * their references with sacreBLEU's default BLEU (what `bleu` prints). */
+ * their references with sacreBLEU's default BLEU (what `bleu` prints). Each
+ * rank of a data-parallel job translates its share; BLEU comes from the
+ * sum of every sentence's statistics, so the score is the same. */
 static int valid_bleu(void *ctx, nlp_model *m, double *out)
 {
     (void)ctx;
@@ -609,8 +616,10 @@ static int valid_bleu(void *ctx, nlp_model *m, double *out)
     nlp_bleu *b = nlp_bleu_new(&bp);
     double sum[2 + 2 * NLP_BLEU_MAX_ORDER] = {0}, seg[2 + 2 * NLP_BLEU_MAX_ORDER];
     nlp_buf text = {0}, fix = {0};
-    int rc = !hyp || !b ? NLP_ENOMEM : nlp_translate(m, vsrc, nvsrc, &to, hyp, NULL);
-    for (size_t i = 0; i < nvsrc && !rc; i++) {
+    const size_t R = (size_t)nlp_dist_size(), me = (size_t)nlp_dist_rank();
+    const size_t i0 = nvsrc * me / R, i1 = nvsrc * (me + 1) / R;
+    int rc = !hyp || !b ? NLP_ENOMEM : nlp_translate(m, vsrc + i0, i1 - i0, &to, hyp + i0, NULL);
+    for (size_t i = i0; i < i1 && !rc; i++) {
         if ((rc = mio_decode_line(tok, hyp[i].v, hyp[i].n, &text))) break;
         const char *ref = pvalid.ref[i];
         size_t rl = strlen(ref);
@@ -624,6 +633,7 @@ static int valid_bleu(void *ctx, nlp_model *m, double *out)
             break;
         for (int k = 0; k < nlp_bleu_nstats(&bp); k++) sum[k] += seg[k];
     }
+    if (!rc) rc = nlp_dist_sum_f64(sum, (size_t)nlp_bleu_nstats(&bp));
     if (!rc) {
         nlp_bleu_result r;
         nlp_bleu_compute(&bp, sum, &r);
@@ -670,7 +680,8 @@ static void arch_defaults(void)
 int main(int argc, char **argv)
 {
     nlp_threads_passive(argc, argv);
-    o.progress = isatty(2);
+    cli_dist_start(&argc, &argv);
+    o.progress = isatty(2) && nlp_dist_size() == 1;
     argv = with_resume_config(&argc, argv);
     struct cli c = {"pretrain", usage, opts, NULL};
     int first = cli_parse(&c, argc, argv);
@@ -713,6 +724,13 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < ninputs; i++)
         if (strcmp(inputs[i], "-") == 0 && o.valid && strcmp(o.valid, "-") == 0)
             cli_usage_error("--valid and the training data cannot both be standard input");
+    if (nlp_dist_size() > 1) { /* every rank reads the data: files, not a stream only rank 0 gets */
+        const char *in[] = {o.src, o.tgt, o.valid, o.valid_src, o.valid_tgt};
+        int dash = 0;
+        for (size_t i = 0; i < ninputs; i++) dash |= strcmp(inputs[i], "-") == 0;
+        for (size_t i = 0; i < sizeof in / sizeof *in; i++) dash |= in[i] && strcmp(in[i], "-") == 0;
+        if (dash) cli_usage_error("standard input cannot feed %d ranks: every rank reads the data, give files", nlp_dist_size());
+    }
     if (o.init && o.resume) cli_usage_error("--init and --resume exclude each other: --resume continues a run");
     if (o.steps == 0 && o.max_time <= 0) cli_usage_error("give --steps N or --max-time MINUTES");
     if (o.keep && o.average > o.keep)
@@ -720,7 +738,7 @@ int main(int argc, char **argv)
     min_lr_given = o.min_lr;
     if (o.min_lr < 0) o.min_lr = o.lr / 10;
 
-    int threads = nlp_threads_set((int)o.threads);
+    int threads = nlp_threads_set(cli_dist_threads(o.threads));
     if (o.bf16 && nlp_gemm_set_mode(NLP_GEMM_BF16)) cli_usage_error("--bf16: %s", nlp_errmsg());
     cli_debug("%d thread%s", threads, threads == 1 ? "" : "s");
 
@@ -984,7 +1002,7 @@ int main(int argc, char **argv)
         cli_info("done: step %ld, checkpoint '%s'", res.step, res.last_checkpoint);
         if (task.evaluate && !isnan(res.best))
             cli_info("best validation %s %.4f: '%s/best'", task.eval_names[task.best_metric], res.best, o.model);
-        if (o.average > 1) {
+        if (o.average > 1 && nlp_dist_rank() == 0) {
             int used;
             if ((rc = nlp_train_average(&to, (int)o.average, &used))) cli_fail(rc);
             if (used < o.average) cli_warn("--average %ld: the run has %d checkpoints", o.average, used);
@@ -1010,5 +1028,6 @@ int main(int argc, char **argv)
     free(resume_argv);
     nlp_config_free(&resume_cf);
     cli_free();
+    nlp_dist_finalize();
     return status;
 }

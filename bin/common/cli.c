@@ -32,15 +32,44 @@ enum {
     NEG_BASE = 20000, /* NEG_BASE + i: --no-NAME of option i */
 };
 
+/* A data-parallel job (cli_set_dist): this process's rank, the ranks, and
+ * how to end them all. Tools that train set it; the others stay one rank
+ * and never link MPI. */
+static int dist_rank, dist_size = 1;
+static void (*dist_abort)(int), (*dist_finalize)(void);
+
+void cli_set_dist(int rank, int size, void (*abort_job)(int), void (*finalize)(void))
+{
+    dist_rank = rank, dist_size = size, dist_abort = abort_job, dist_finalize = finalize;
+}
+
+/* "prog: ", or "prog (rank N): " in a job of several ranks */
+static void prefix(void)
+{
+    if (dist_size > 1) fprintf(stderr, "%s (rank %d): ", cli_prog, dist_rank);
+    else fprintf(stderr, "%s: ", cli_prog);
+}
+
 static void vmsg(const char *fmt, va_list ap)
 {
-    fprintf(stderr, "%s: ", cli_prog);
+    prefix();
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
 }
 
+/* Exits; in a job of several ranks a failure ends every rank (the others
+ * may be waiting for this one). */
+static _Noreturn void leave(int status)
+{
+    fflush(stderr);
+    if (status && dist_abort) dist_abort(status);
+    if (dist_finalize) dist_finalize();
+    exit(status);
+}
+
 void cli_warn(const char *fmt, ...)
 {
+    if (dist_rank > 0) return; /* the ranks would say it all alike */
     va_list ap;
     va_start(ap, fmt);
     vmsg(fmt, ap);
@@ -49,7 +78,7 @@ void cli_warn(const char *fmt, ...)
 
 void cli_info(const char *fmt, ...)
 {
-    if (cli_verbosity < 0) return;
+    if (cli_verbosity < 0 || dist_rank > 0) return;
     va_list ap;
     va_start(ap, fmt);
     vmsg(fmt, ap);
@@ -58,7 +87,7 @@ void cli_info(const char *fmt, ...)
 
 void cli_debug(const char *fmt, ...)
 {
-    if (cli_verbosity < 1) return;
+    if (cli_verbosity < 1 || dist_rank > 0) return;
     va_list ap;
     va_start(ap, fmt);
     vmsg(fmt, ap);
@@ -71,24 +100,27 @@ void cli_die(int status, const char *fmt, ...)
     va_start(ap, fmt);
     vmsg(fmt, ap);
     va_end(ap);
-    exit(status);
+    leave(status);
 }
 
 void cli_usage_error(const char *fmt, ...)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    vmsg(fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "Try '%s --help' for more information.\n", cli_prog);
-    exit(NLP_EXIT_USAGE);
+    if (dist_rank == 0) { /* every rank parses the same command line */
+        va_list ap;
+        va_start(ap, fmt);
+        vmsg(fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "Try '%s --help' for more information.\n", cli_prog);
+    }
+    leave(NLP_EXIT_USAGE);
 }
 
 void cli_fail(int rc)
 {
     const char *m = nlp_errmsg();
-    fprintf(stderr, "%s: %s\n", cli_prog, *m ? m : nlp_status_name(rc));
-    exit(nlp_exit_code(rc));
+    prefix();
+    fprintf(stderr, "%s\n", *m ? m : nlp_status_name(rc));
+    leave(nlp_exit_code(rc));
 }
 
 int cli_parse_long(const char *s, long *out)

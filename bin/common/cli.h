@@ -89,6 +89,11 @@ _Noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(print
 /* Library failure: prints nlp_errmsg() and exits with nlp_exit_code(rc). */
 _Noreturn void cli_fail(int rc);
 
+/* A data-parallel job (bin/common/dist.h sets it): messages name the rank,
+ * cli_info, cli_debug, cli_warn and usage errors come from rank 0 only,
+ * and an exit with a failure status ends every rank (abort_job). */
+void cli_set_dist(int rank, int size, void (*abort_job)(int), void (*finalize)(void));
+
 /* Parses helpers for CLI_CALL handlers: 0 or NLP_EINVAL with message set. */
 int cli_parse_long(const char *s, long *out);
 int cli_parse_double(const char *s, double *out);

@@ -140,13 +140,20 @@ static int bert_check(const nlp_model *m, const nlp_batch *b)
 static nlp_xent mlm_xent(const nlp_model *m)
 {
     return (nlp_xent){.N = m->mlm_R, .V = m->cfg.vocab_size, .logits = m->logits, .ld = m->cfg.vocab_size,
-                      .target = m->target, .ignore_index = IGNORE};
+                      .target = m->target, .ignore_index = IGNORE, .norm = m->loss_norm[0]};
 }
 
 static nlp_xent nsp_xent(const nlp_model *m)
 {
     return (nlp_xent){.N = m->B, .V = 2, .logits = m->nsp_logits, .ld = 2, .target = m->nsp_target,
-                      .ignore_index = IGNORE};
+                      .ignore_index = IGNORE, .norm = m->loss_norm[1]};
+}
+
+static nlp_xent cls_xent(const nlp_model *m, int B)
+{
+    const int L = m->cfg.num_labels;
+    return (nlp_xent){.N = B, .V = L, .logits = m->cls_logits, .ld = L, .target = m->cls_target, .ignore_index = IGNORE,
+                      .norm = m->loss_norm[1]};
 }
 
 static int bert_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
@@ -164,7 +171,7 @@ static int bert_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
     }
     nlp_layernorm_forward(st->x0, m->emb_mean, m->emb_rstd, m->emb_sum, nlp_net_w(m, m->emb_ln_g),
                           nlp_net_w(m, m->emb_ln_b), N, C, eps);
-    nlp_dropout(st->x0, st->x0, (size_t)N * C, nlp_net_dropout(m), nlp_net_seed(m, 0));
+    nlp_dropout(st->x0, st->x0, (size_t)N * C, nlp_net_dropout(m), nlp_net_seed(m, 0), nlp_net_i0(m, T, C));
     for (int i = 0; i < N; i++) m->mask_a[i] = b->mask ? b->mask[i] != 0 : 1;
     m->in_ids = b->ids;
     m->in_types = b->type_ids;
@@ -184,8 +191,7 @@ static int bert_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
         if (!b->labels) { /* a classifier needs the MLM head only for an MLM loss */
             if (b->cls_labels) {
                 memcpy(m->cls_target, b->cls_labels, (size_t)B * sizeof(int32_t));
-                nlp_xent x = {.N = B, .V = m->cfg.num_labels, .logits = m->cls_logits, .ld = m->cfg.num_labels,
-                              .target = m->cls_target, .ignore_index = IGNORE};
+                nlp_xent x = cls_xent(m, B);
                 nlp_xent_result res;
                 nlp_xent_forward(&x, m->cls_lse, &res);
                 out->loss = out->nll = out->cls_loss = res.loss;
@@ -290,8 +296,7 @@ static int bert_backward(nlp_model *m)
         }
         if (m->cls_count) {
             const int L = m->cfg.num_labels;
-            nlp_xent x = {.N = B, .V = L, .logits = m->cls_logits, .ld = L, .target = m->cls_target,
-                          .ignore_index = IGNORE};
+            nlp_xent x = cls_xent(m, B);
             nlp_xent_backward(&x, m->cls_lse, 1.0f, m->cls_logits, L);
             nlp_linear cls = nlp_net_lin(m, &m->cls);
             nlp_linear_backward(&cls, B, m->pooled, C, m->cls_logits, L, t1, C, m->nsp_count ? 1.0f : 0.0f);
@@ -303,7 +308,7 @@ static int bert_backward(nlp_model *m)
     nlp_run r = {.m = m, .B = B, .T = T, .self_mask = m->mask_a};
     int rc = nlp_net_stack_backward(&r, st, dres);
     if (rc) return rc;
-    nlp_dropout(dres, dres, (size_t)N * C, nlp_net_dropout(m), nlp_net_seed(m, 0));
+    nlp_dropout(dres, dres, (size_t)N * C, nlp_net_dropout(m), nlp_net_seed(m, 0), nlp_net_i0(m, T, C));
     nlp_layernorm_backward(t1, 0, nlp_net_g(m, m->emb_ln_g), nlp_net_g(m, m->emb_ln_b), dres, m->emb_sum, m->emb_mean,
                            m->emb_rstd, nlp_net_w(m, m->emb_ln_g), N, C);
     nlp_embed_backward(nlp_net_g(m, m->tok_emb), t1, m->in_ids, N, C, 1.0f);
@@ -316,5 +321,21 @@ static int bert_backward(nlp_model *m)
     return NLP_OK;
 }
 
-const nlp_arch_ops nlp_bert_ops = {bert_build, bert_init, bert_layout, bert_check, bert_forward, bert_backward,
-                                    NULL, NULL};
+/* As bert_forward counts them: MLM labels; NSP labels, or a classifier's labels. */
+static void bert_counts(const nlp_model *m, const nlp_batch *b, double n[2])
+{
+    const size_t N = (size_t)b->B * b->T;
+    n[0] = n[1] = 0;
+    if (m->cfg.num_labels > 0 && !b->labels) {
+        if (b->cls_labels)
+            for (int i = 0; i < b->B; i++) n[1] += b->cls_labels[i] != IGNORE;
+        return;
+    }
+    if (b->labels)
+        for (size_t i = 0; i < N; i++) n[0] += b->labels[i] != IGNORE;
+    if (b->nsp_labels)
+        for (int i = 0; i < b->B; i++) n[1] += b->nsp_labels[i] != IGNORE;
+}
+
+const nlp_arch_ops nlp_bert_ops = {bert_build, bert_init,     bert_layout, bert_check, bert_forward,
+                                    bert_backward, bert_counts, NULL,        NULL};

@@ -40,7 +40,7 @@ int nlp_checkpoint_save(const char *dir, const nlp_model *m, const nlp_optim *o,
     const nlp_params *p = m->params;
     size_t n = nlp_params_numel(p);
     if (o->n != n) return nlp_error(NLP_EINVAL, "optimizer holds %zu floats, the model %zu", o->n, n);
-    char path[4096], num[64], b1[40], b2[40], eps[40], wd[40], cnt[32], hash[32];
+    char path[4096], num[64], b1[40], b2[40], eps[40], wd[40], cnt[32], hash[32], ranks[16];
     int rc = path_in(path, sizeof path, dir, "train_state.safetensors");
     if (rc) return rc;
     nlp_st_writer *w = nlp_st_writer_new();
@@ -51,10 +51,11 @@ int nlp_checkpoint_save(const char *dir, const nlp_model *m, const nlp_optim *o,
     nlp_format_double(eps, sizeof eps, o->cfg.eps);
     nlp_format_double(wd, sizeof wd, o->cfg.weight_decay);
     snprintf(cnt, sizeof cnt, "%zu", n);
+    snprintf(ranks, sizeof ranks, "%d", s->ranks > 1 ? s->ranks : 1);
     snprintf(hash, sizeof hash, "%016llx", (unsigned long long)nlp_params_layout_hash(p));
     const char *meta[] = {"format", "nlpipe-train-state", "version", "1", "step", num, "optimizer",
                           o->cfg.kind == NLP_OPTIM_ADAM ? "adam" : "adamw", "beta1", b1, "beta2", b2, "eps", eps,
-                          "weight_decay", wd, "params", cnt, "layout", hash, NULL};
+                          "weight_decay", wd, "params", cnt, "layout", hash, "ranks", ranks, NULL};
     for (int i = 0; meta[i] && !rc; i += 2) rc = nlp_st_writer_meta(w, meta[i], meta[i + 1]);
     int64_t sn[1] = {(int64_t)n}, s4[1] = {4};
     if (!rc) rc = nlp_st_writer_add(w, "optim.m", NLP_DT_F32, 1, sn, o->m, NLP_DT_F32);
@@ -156,6 +157,8 @@ int nlp_checkpoint_load(const char *dir, nlp_model **out, nlp_optim *o, nlp_trai
         goto fail;
     memset(s->task_state, 0, sizeof s->task_state);
     if (nlp_st_find(f, "data.task") && (rc = u64x4(f, "data.task", s->task_state))) goto fail;
+    const char *rk = nlp_st_meta(f, "ranks");
+    s->ranks = rk && atoi(rk) > 0 ? atoi(rk) : 1;
     nlp_st_close(f);
     *out = m;
     return NLP_OK;

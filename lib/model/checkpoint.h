@@ -37,6 +37,7 @@ typedef struct nlp_train_state {
     nlp_rng data_rng;          /* the caller's generator */
     uint64_t data_position[4]; /* opaque to the library */
     uint64_t task_state[4];    /* opaque too (absent from older checkpoints: zeros) */
+    int ranks;                 /* processes the run was trained on (metadata "ranks"; older: 1) */
 } nlp_train_state;
 
 /* Writes DIR (created if missing) from the model, its optimizer (o->step is

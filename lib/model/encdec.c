@@ -157,7 +157,8 @@ static nlp_xent encdec_xent(const nlp_model *m)
 {
     return (nlp_xent){.N = m->B * m->T, .V = m->cfg.vocab_size, .logits = m->logits, .ld = m->cfg.vocab_size,
                       .target = m->target, .ignore_index = m->cfg.pad_id,
-                      .smoothing = (float)m->cfg.label_smoothing, .mode = m->cfg.smoothing_mode};
+                      .smoothing = (float)m->cfg.label_smoothing, .mode = m->cfg.smoothing_mode,
+                      .norm = m->loss_norm[0]};
 }
 
 /* x = emb(ids)·√d + positions from `offset`, then dropout at `site`. */
@@ -167,7 +168,7 @@ static void embed(nlp_model *m, float *x, const int32_t *ids, int B, int T, int 
     NLP_PROF("embedding fwd", 0, 12.0 * B * T * C, {
         nlp_embed_forward(x, nlp_net_w(m, table), ids, B * T, C, sqrtf((float)C), 0);
         nlp_pos_forward(x, pos >= 0 ? nlp_net_w(m, pos) : m->pe, B, T, C, offset);
-        nlp_dropout(x, x, (size_t)B * T * C, nlp_net_dropout(m), nlp_net_seed(m, site));
+        nlp_dropout(x, x, (size_t)B * T * C, nlp_net_dropout(m), nlp_net_seed(m, site), nlp_net_i0(m, T, C));
     });
 }
 
@@ -175,7 +176,7 @@ static void embed_backward(nlp_model *m, float *d, const int32_t *ids, int B, in
 {
     const int C = m->cfg.d_model;
     NLP_PROF("embedding bwd", 0, 12.0 * B * T * C, {
-        nlp_dropout(d, d, (size_t)B * T * C, nlp_net_dropout(m), nlp_net_seed(m, site));
+        nlp_dropout(d, d, (size_t)B * T * C, nlp_net_dropout(m), nlp_net_seed(m, site), nlp_net_i0(m, T, C));
         nlp_embed_backward(nlp_net_g(m, table), d, ids, B * T, C, sqrtf((float)C));
         if (pos >= 0) nlp_pos_backward(nlp_net_g(m, pos), d, B, T, C, 0);
     });
@@ -284,5 +285,14 @@ static int encdec_decode(nlp_model *m, const nlp_batch *b, struct nlp_cache *c)
     return NLP_OK;
 }
 
-const nlp_arch_ops nlp_encdec_ops = {encdec_build, encdec_init, encdec_layout, encdec_check, encdec_forward,
-                                     encdec_backward, encdec_decode, encdec_encode};
+/* As encdec_forward counts them: target positions that are not padding. */
+static void encdec_counts(const nlp_model *m, const nlp_batch *b, double n[2])
+{
+    const size_t N = (size_t)b->B * b->T;
+    n[0] = n[1] = 0;
+    if (b->tgt_out)
+        for (size_t i = 0; i < N; i++) n[0] += b->tgt_out[i] != m->cfg.pad_id;
+}
+
+const nlp_arch_ops nlp_encdec_ops = {encdec_build,    encdec_init,   encdec_layout, encdec_check, encdec_forward,
+                                     encdec_backward, encdec_counts, encdec_decode, encdec_encode};

@@ -116,7 +116,14 @@ static int gpt_check(const nlp_model *m, const nlp_batch *b)
 static nlp_xent gpt_xent(const nlp_model *m)
 {
     return (nlp_xent){.N = m->B * m->T, .V = m->cfg.vocab_size, .logits = m->logits, .ld = m->cfg.vocab_size,
-                      .target = m->target, .ignore_index = IGNORE};
+                      .target = m->target, .ignore_index = IGNORE, .norm = m->loss_norm[0]};
+}
+
+static nlp_xent cls_xent(const nlp_model *m, int B)
+{
+    const int L = m->cfg.num_labels;
+    return (nlp_xent){.N = B, .V = L, .logits = m->cls_logits, .ld = L, .target = m->cls_target, .ignore_index = IGNORE,
+                      .norm = m->loss_norm[1]};
 }
 
 /* Embeddings at positions offset.., the stack and ln_f; *h gets the final states [B·T, C]. */
@@ -127,7 +134,7 @@ static int gpt_hidden(nlp_model *m, const int32_t *ids, int B, int T, int offset
     NLP_PROF("embedding fwd", 0, 12.0 * N * C, {
         nlp_embed_forward(st->x0, nlp_net_w(m, m->tok_emb), ids, N, C, 1.0f, 0);
         nlp_pos_forward(st->x0, nlp_net_w(m, m->pos_emb), B, T, C, offset);
-        nlp_dropout(st->x0, st->x0, (size_t)N * C, nlp_net_dropout(m), nlp_net_seed(m, 0));
+        nlp_dropout(st->x0, st->x0, (size_t)N * C, nlp_net_dropout(m), nlp_net_seed(m, 0), nlp_net_i0(m, T, C));
     });
     nlp_run r = {.m = m, .B = B, .T = T, .cache = c};
     return nlp_net_stack_forward(&r, st, h);
@@ -155,7 +162,7 @@ static void gpt_classify(nlp_model *m, const nlp_batch *b, const float *h, nlp_l
     m->cls_count = 0;
     if (!b->cls_labels) return;
     memcpy(m->cls_target, b->cls_labels, (size_t)B * sizeof(int32_t));
-    nlp_xent x = {.N = B, .V = L, .logits = m->cls_logits, .ld = L, .target = m->cls_target, .ignore_index = IGNORE};
+    nlp_xent x = cls_xent(m, B);
     nlp_xent_result res;
     nlp_xent_forward(&x, m->cls_lse, &res);
     out->cls_loss = res.loss;
@@ -220,7 +227,7 @@ static int gpt_backward(nlp_model *m)
     }
     if (m->cls_count) { /* the classifier, into the rows it read */
         const int L = m->cfg.num_labels;
-        nlp_xent x = {.N = B, .V = L, .logits = m->cls_logits, .ld = L, .target = m->cls_target, .ignore_index = IGNORE};
+        nlp_xent x = cls_xent(m, B);
         nlp_xent_backward(&x, m->cls_lse, 1.0f, m->cls_logits, L);
         float *dh = m->tmp[0];
         nlp_linear l = nlp_net_lin(m, &m->cls);
@@ -234,12 +241,24 @@ static int gpt_backward(nlp_model *m)
     int rc = nlp_net_stack_backward(&r, st, m->dres);
     if (rc) return rc;
     NLP_PROF("embedding bwd", 0, 12.0 * N * C, {
-        nlp_dropout(m->dres, m->dres, (size_t)N * C, nlp_net_dropout(m), nlp_net_seed(m, 0));
+        nlp_dropout(m->dres, m->dres, (size_t)N * C, nlp_net_dropout(m), nlp_net_seed(m, 0), nlp_net_i0(m, T, C));
         nlp_embed_backward(nlp_net_g(m, m->tok_emb), m->dres, m->in_ids, N, C, 1.0f);
         nlp_pos_backward(nlp_net_g(m, m->pos_emb), m->dres, B, T, C, 0);
     });
     return NLP_OK;
 }
 
-const nlp_arch_ops nlp_gpt_ops = {gpt_build, gpt_init, gpt_layout, gpt_check, gpt_forward, gpt_backward,
+/* As gpt_forward counts them: LM targets (the next token's label), classified rows. */
+static void gpt_counts(const nlp_model *m, const nlp_batch *b, double n[2])
+{
+    const int B = b->B, T = b->T, classify = m->cfg.num_labels > 0;
+    n[0] = n[1] = 0;
+    if (b->labels && (!classify || m->lm_weight > 0))
+        for (int i = 0; i < B; i++)
+            for (int t = 0; t + 1 < T; t++) n[0] += b->labels[(size_t)i * T + t + 1] != IGNORE;
+    if (classify && b->cls_labels)
+        for (int i = 0; i < B; i++) n[1] += b->cls_labels[i] != IGNORE;
+}
+
+const nlp_arch_ops nlp_gpt_ops = {gpt_build, gpt_init, gpt_layout, gpt_check, gpt_forward, gpt_backward, gpt_counts,
                                    gpt_decode, NULL};

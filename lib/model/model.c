@@ -262,6 +262,7 @@ int nlp_model_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
     if ((rc = ensure_layout(m, b->B, b->T, S, 0))) return rc;
     m->pass_seed = 0;
     if (m->training && (m->cfg.dropout > 0 || m->cfg.attention_dropout > 0)) m->pass_seed = nlp_rng_u64(&m->rng);
+    m->row0 = b->row0;
     return m->ops->forward(m, b, out);
 }
 
@@ -394,6 +395,46 @@ const float *nlp_model_nsp_logits(const nlp_model *m) { return m->nsp_logits; }
 const float *nlp_model_cls_logits(const nlp_model *m) { return m->cfg.num_labels > 0 ? m->cls_logits : NULL; }
 
 void nlp_model_set_lm_weight(nlp_model *m, double lambda) { m->lm_weight = lambda; }
+
+void nlp_model_loss_counts(const nlp_model *m, const nlp_batch *b, double n[2]) { m->ops->counts(m, b, n); }
+
+void nlp_model_set_loss_norm(nlp_model *m, const double norm[2])
+{
+    m->loss_norm[0] = norm ? norm[0] : 0;
+    m->loss_norm[1] = norm ? norm[1] : 0;
+}
+
+void nlp_model_set_grad_hook(nlp_model *m, void (*fn)(void *ctx, size_t off), void *ctx)
+{
+    m->grad_hook = fn;
+    m->grad_hook_ctx = ctx;
+}
+
+void nlp_model_skip_forward(nlp_model *m)
+{
+    if (m->training && (m->cfg.dropout > 0 || m->cfg.attention_dropout > 0)) (void)nlp_rng_u64(&m->rng);
+}
+
+nlp_batch nlp_batch_rows(const nlp_batch *b, int r0, int r1)
+{
+    nlp_batch s = *b;
+    const size_t T = (size_t)b->T, S = (size_t)b->S, r = (size_t)r0;
+#define ROWS(f, w) s.f = b->f ? b->f + r * (w) : NULL
+    ROWS(ids, T);
+    ROWS(labels, T);
+    ROWS(type_ids, T);
+    ROWS(mask, T);
+    ROWS(nsp_labels, 1);
+    ROWS(src, S);
+    ROWS(tgt_in, T);
+    ROWS(tgt_out, T);
+    ROWS(cls_labels, 1);
+    ROWS(cls_pos, 1);
+#undef ROWS
+    s.B = r1 - r0;
+    s.row0 = b->row0 + r0;
+    return s;
+}
 
 int nlp_model_set_labels_text(nlp_model *m, const char *text, const char *origin)
 {

@@ -60,7 +60,14 @@ typedef struct nlp_batch {
     const int32_t *cls_labels;  /* [B] label index in [0, num-labels); NULL = no classification loss */
     const int32_t *cls_pos;     /* gpt: [B] the position whose final hidden state is classified (the
                                    [EXTRACT] token); bert classifies [CLS] at position 0 (NULL) */
+    int row0;                   /* rows of a larger batch before these (a rank's share of a batch split
+                                   for data-parallel training, nlp_batch_rows): dropout draws the masks
+                                   the whole batch would, so the shares train as the whole; 0 otherwise */
 } nlp_batch;
+
+/* Rows [r0, r1) of b, as a batch of their own (pointers into b's arrays;
+ * row0 set): one rank's share in data-parallel training. */
+nlp_batch nlp_batch_rows(const nlp_batch *b, int r0, int r1);
 
 typedef struct nlp_losses {
     double loss;      /* the loss the backward pass differentiates */
@@ -164,6 +171,29 @@ const float *nlp_model_cls_logits(const nlp_model *m);
  * times the language-modelling loss (λ = 0 skips the vocabulary's logits
  * altogether). */
 void nlp_model_set_lm_weight(nlp_model *m, double lambda); /* default 0.5 */
+
+/* Data-parallel training. A rank trains on its share of each batch
+ * (nlp_batch_rows) and the gradients of the ranks are summed: for that sum
+ * to be the gradient of the whole batch's loss, each share divides its loss
+ * sums by the whole batch's counts instead of its own. nlp_model_loss_counts
+ * gives a batch's counts: n[0] the targets of the token-level loss (LM, MLM,
+ * translation), n[1] those of the sequence-level loss (NSP, classification).
+ * nlp_model_set_loss_norm makes forward passes divide by norm[0], norm[1]
+ * (0, or norm NULL: each batch by its own counts, the default); the losses
+ * reported are then the shares of the whole batch's means, which sum to them. */
+void nlp_model_loss_counts(const nlp_model *m, const nlp_batch *b, double n[2]);
+void nlp_model_set_loss_norm(nlp_model *m, const double norm[2]);
+
+/* Calls fn(ctx, off) during each backward pass, from the calling thread,
+ * whenever the gradients of every parameter at arena offset >= off are
+ * final (off decreasing within a pass; after the pass all are): a
+ * data-parallel trainer starts summing those across ranks while the
+ * backward pass goes on. fn NULL removes it. */
+void nlp_model_set_grad_hook(nlp_model *m, void (*fn)(void *ctx, size_t off), void *ctx);
+/* A training forward pass over no rows (a rank without a share of a small
+ * batch): advances the dropout generator as nlp_model_forward would, so that
+ * the ranks stay in step. */
+void nlp_model_skip_forward(nlp_model *m);
 
 /* The label names of the head, saved with the model ("labels" in the
  * safetensors metadata, '\n'-joined). n must equal num-labels; a name may

@@ -216,7 +216,8 @@ static nlp_attn attn_of(const nlp_run *r, const nlp_sub *s)
     const nlp_model *m = r->m;
     const int C = m->cfg.d_model, H = m->cfg.heads;
     nlp_attn a = {.B = r->B, .H = H, .T = r->T, .D = C / H, .out = s->att, .ldo = C, .bso = (long)r->T * C,
-                  .dropout = nlp_net_attn_dropout(m), .seed = nlp_net_seed(m, s->site + 1), .incremental = !!r->cache};
+                  .dropout = nlp_net_attn_dropout(m), .seed = nlp_net_seed(m, s->site + 1), .incremental = !!r->cache,
+                  .b0 = m->row0};
     if (s->kind == NLP_SUB_SELF) {
         a.S = r->T;
         a.q = s->qkv_a;
@@ -415,12 +416,12 @@ static int sub_forward(const nlp_run *r, nlp_sub *s, const float *x)
         NLP_PROF("linear ffn fwd", 2.0 * N * C * F, 0, nlp_linear_forward(&fc1, N, h, C, s->h1, F));
         NLP_PROF("activation fwd", 0, 8.0 * N * F, nlp_act_forward(m->cfg.activation, s->h2, s->h1, (size_t)N * F));
         if (m->cfg.arch == NLP_ARCH_TRANSFORMER)
-            NLP_PROF("dropout", 0, 8.0 * N * F, nlp_dropout(s->h2, s->h2, (size_t)N * F, nlp_net_dropout(m), nlp_net_seed(m, s->site + 1)));
+            NLP_PROF("dropout", 0, 8.0 * N * F, nlp_dropout(s->h2, s->h2, (size_t)N * F, nlp_net_dropout(m), nlp_net_seed(m, s->site + 1), nlp_net_i0(m, r->T, F)));
         NLP_PROF("linear ffn fwd", 2.0 * N * C * F, 0, nlp_linear_forward(&fc2, N, s->h2, F, f, C));
         break;
     }
     }
-    NLP_PROF("dropout", 0, 8.0 * NC, nlp_dropout(f, f, NC, nlp_net_dropout(m), nlp_net_seed(m, s->site)));
+    NLP_PROF("dropout", 0, 8.0 * NC, nlp_dropout(f, f, NC, nlp_net_dropout(m), nlp_net_seed(m, s->site), nlp_net_i0(m, r->T, C)));
     if (m->cfg.pre_ln) {
         NLP_PROF("residual add", 0, 12.0 * NC, nlp_add(s->out, x, f, NC));
     } else {
@@ -450,7 +451,7 @@ static int sub_backward(const nlp_run *r, nlp_sub *s, const float *x, float *dre
         df = dres;
     }
     if (p > 0) {
-        NLP_PROF("dropout", 0, 8.0 * NC, nlp_dropout(t0, df, NC, p, nlp_net_seed(m, s->site)));
+        NLP_PROF("dropout", 0, 8.0 * NC, nlp_dropout(t0, df, NC, p, nlp_net_seed(m, s->site), nlp_net_i0(m, r->T, C)));
         df = t0;
     }
     const float *h = pre ? s->ln : x;
@@ -486,7 +487,7 @@ static int sub_backward(const nlp_run *r, nlp_sub *s, const float *x, float *dre
         size_t NF = (size_t)N * F;
         NLP_PROF("linear ffn bwd", 4.0 * N * C * F, 0, nlp_linear_backward(&fc2, N, s->h2, F, df, C, big, F, 0));
         if (m->cfg.arch == NLP_ARCH_TRANSFORMER)
-            NLP_PROF("dropout", 0, 8.0 * NF, nlp_dropout(big, big, NF, p, nlp_net_seed(m, s->site + 1)));
+            NLP_PROF("dropout", 0, 8.0 * NF, nlp_dropout(big, big, NF, p, nlp_net_seed(m, s->site + 1), nlp_net_i0(m, r->T, F)));
         NLP_PROF("activation bwd", 0, 12.0 * NF, nlp_act_backward(m->cfg.activation, big, big, s->h1, NF, 0));
         NLP_PROF("linear ffn bwd", 4.0 * N * C * F, 0, nlp_linear_backward(&fc1, N, h, C, big, F, dh, C, beta));
         break;
@@ -517,6 +518,30 @@ int nlp_net_stack_forward(const nlp_run *r, nlp_stack *st, const float **out)
     return NLP_OK;
 }
 
+/* The lowest arena offset of a sublayer's parameters. Parameters are
+ * declared in forward order and the backward pass visits sublayers in
+ * reverse, so once a sublayer is done every gradient from there up is final
+ * (the tied embeddings at the bottom are finished last). */
+static size_t sub_first_offset(const nlp_model *m, const nlp_sub *s)
+{
+    const nlp_lref *l[4] = {0};
+    switch (s->kind) {
+    case NLP_SUB_SELF:
+        if (s->fused) l[0] = &s->qkv, l[1] = &s->o;
+        else l[0] = &s->q, l[1] = &s->k, l[2] = &s->v, l[3] = &s->o;
+        break;
+    case NLP_SUB_CROSS: l[0] = &s->q, l[1] = &s->k, l[2] = &s->v, l[3] = &s->o; break;
+    case NLP_SUB_FFN: l[0] = &s->fc1, l[1] = &s->fc2; break;
+    }
+    int idx[10] = {s->ln_g, s->ln_b};
+    for (int i = 0; i < 4; i++) idx[2 + 2 * i] = l[i] ? l[i]->w : -1, idx[3 + 2 * i] = l[i] ? l[i]->b : -1;
+    size_t lo = nlp_params_numel(m->params);
+    for (size_t i = 0; i < sizeof idx / sizeof *idx; i++)
+        if (idx[i] >= 0 && nlp_params_info(m->params, (size_t)idx[i])->off < lo)
+            lo = nlp_params_info(m->params, (size_t)idx[i])->off;
+    return lo;
+}
+
 int nlp_net_stack_backward(const nlp_run *r, nlp_stack *st, float *dres)
 {
     nlp_model *m = r->m;
@@ -530,6 +555,7 @@ int nlp_net_stack_backward(const nlp_run *r, nlp_stack *st, float *dres)
     for (int i = st->n - 1; i >= 0; i--) {
         int rc = sub_backward(r, &st->sub[i], i ? st->sub[i - 1].out : st->x0, dres);
         if (rc) return rc;
+        if (m->grad_hook) m->grad_hook(m->grad_hook_ctx, sub_first_offset(m, &st->sub[i]));
     }
     return NLP_OK;
 }

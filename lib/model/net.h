@@ -116,6 +116,10 @@ struct nlp_model {
     nlp_params *params;
     nlp_rng rng;             /* dropout */
     int training;
+    int row0;                /* the batch's first row in a larger batch (dropout masks; nlp_batch.row0) */
+    double loss_norm[2];     /* divisors of the token-level and sequence-level loss means; 0 = own count */
+    void (*grad_hook)(void *ctx, size_t off); /* nlp_model_set_grad_hook */
+    void *grad_hook_ctx;
     uint64_t pass_seed;      /* of the last forward pass */
     int have_loss;           /* the last forward computed a loss: backward may run */
     int infer;               /* the activation layout is for incremental decoding (no P, no cross k/v) */
@@ -169,6 +173,8 @@ typedef struct nlp_arch_ops {
     int (*check)(const nlp_model *m, const nlp_batch *b);             /* input ids in range */
     int (*forward)(nlp_model *m, const nlp_batch *b, nlp_losses *out);
     int (*backward)(nlp_model *m);
+    /* the targets a batch has in the token-level and sequence-level losses */
+    void (*counts)(const nlp_model *m, const nlp_batch *b, double n[2]);
     /* incremental decoding (NULL for bert): T new positions after c->len */
     int (*decode)(nlp_model *m, const nlp_batch *b, struct nlp_cache *c);
     /* transformer: the encoder pass of decoding, filling the cross-attention cache */
@@ -240,6 +246,12 @@ int nlp_net_stack_backward(const nlp_run *r, nlp_stack *st, float *dres);
 
 /* The dropout seed of a site in the current pass (0 when dropout is off). */
 uint64_t nlp_net_seed(const nlp_model *m, int site);
+/* The dropout index of a tensor's first element, per_row = T·width floats
+ * per batch row: row0 rows of the whole batch come before this share. */
+static inline uint64_t nlp_net_i0(const nlp_model *m, int T, int width)
+{
+    return (uint64_t)m->row0 * (uint64_t)T * (uint64_t)width;
+}
 /* Dropout probabilities in effect (0 when not training). */
 float nlp_net_dropout(const nlp_model *m);
 float nlp_net_attn_dropout(const nlp_model *m);

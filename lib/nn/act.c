@@ -90,7 +90,7 @@ void nlp_act_backward(enum nlp_act a, float *dx, const float *dy, const float *x
     }
 }
 
-void nlp_dropout(float *y, const float *x, size_t n, float p, uint64_t seed)
+void nlp_dropout(float *y, const float *x, size_t n, float p, uint64_t seed, uint64_t i0)
 {
     long N = (long)n;
     if (p <= 0) {
@@ -100,7 +100,7 @@ void nlp_dropout(float *y, const float *x, size_t n, float p, uint64_t seed)
     uint32_t th = nlp_dropout_threshold(p);
     float scale = 1.0f / (1.0f - p);
 #pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
-    for (long i = 0; i < N; i++) y[i] = nlp_dropout_keep(seed, (uint64_t)i, th) ? x[i] * scale : 0.0f;
+    for (long i = 0; i < N; i++) y[i] = nlp_dropout_keep(seed, i0 + (uint64_t)i, th) ? x[i] * scale : 0.0f;
 }
 
 void nlp_add(float *y, const float *a, const float *b, size_t n)

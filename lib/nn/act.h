@@ -46,9 +46,11 @@ static inline int nlp_dropout_keep(uint64_t seed, uint64_t i, uint32_t threshold
 /* The threshold nlp_dropout_keep compares against for probability p in [0, 1). */
 static inline uint32_t nlp_dropout_threshold(float p) { return (uint32_t)((double)p * 16777216.0); }
 
-/* y = x·mask/(1−p) for n elements, the mask from (seed, i); y may equal x. The
- * same call is the backward pass (dx from dy). p == 0 copies. */
-void nlp_dropout(float *y, const float *x, size_t n, float p, uint64_t seed);
+/* y = x·mask/(1−p) for n elements, the mask of element i from (seed, i0 + i):
+ * i0 places the block in a larger tensor (a share of a batch split across
+ * ranks draws the whole batch's masks). y may equal x. The same call is the
+ * backward pass (dx from dy). p == 0 copies. */
+void nlp_dropout(float *y, const float *x, size_t n, float p, uint64_t seed, uint64_t i0);
 
 /* y = a + b, n elements (y may equal a or b). */
 void nlp_add(float *y, const float *a, const float *b, size_t n);

@@ -120,7 +120,7 @@ static void drop_rows(const nlp_attn *a, float *dst, const float *src, int b, in
 {
     const uint32_t th = nlp_dropout_threshold(a->dropout);
     const float scale = 1.0f / (1.0f - a->dropout);
-    const uint64_t base = ((uint64_t)b * a->H + h) * a->T * a->S;
+    const uint64_t base = ((uint64_t)(a->b0 + b) * a->H + h) * a->T * a->S;
     for (int t = t0; t < t1; t++)
         for (int j = 0; j < kn; j++) {
             size_t i = (size_t)t * a->S + j;

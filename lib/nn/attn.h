@@ -55,6 +55,8 @@ typedef struct nlp_attn {
     long bs_rows;
     float dropout;            /* on the probabilities, training only */
     uint64_t seed;
+    int b0;                   /* batches of a larger batch before this one: the mask of element
+                                 (b, h, t, j) is that of (b0 + b, h, t, j) (a rank's share) */
 } nlp_attn;
 
 /* Computes a->out. P [B,H,T,S] receives the probabilities (before dropout) for

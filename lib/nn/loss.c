@@ -71,8 +71,9 @@ void nlp_xent_forward(const nlp_xent *x, float *lse, nlp_xent_result *out)
         }
     }
     out->count = count;
-    out->loss = count ? loss / count : 0;
-    out->nll = count ? nll / count : 0;
+    const double d = x->norm > 0 ? x->norm : count;
+    out->loss = count ? loss / d : 0;
+    out->nll = count ? nll / d : 0;
 }
 
 void nlp_xent_backward(const nlp_xent *x, const float *lse, float scale, float *dlogits, long ld_d)
@@ -80,7 +81,7 @@ void nlp_xent_backward(const nlp_xent *x, const float *lse, float scale, float *
     const int N = x->N, V = x->V;
     int count = 0;
     for (int i = 0; i < N; i++) count += x->target[i] != x->ignore_index;
-    float s = count ? scale / count : 0;
+    float s = count ? (float)(scale / (x->norm > 0 ? x->norm : count)) : 0;
     float eps = x->smoothing;
     float q_off = x->mode == NLP_SMOOTH_UNIFORM ? eps / V : (V > 1 ? eps / (V - 1) : 0);
     float q_on = x->mode == NLP_SMOOTH_UNIFORM ? 1 - eps + eps / V : 1 - eps;
@@ -128,7 +129,7 @@ void nlp_xent_fused(const nlp_xent *x, float *lse, nlp_xent_result *out)
     const int N = x->N, V = x->V;
     int count = 0;
     for (int i = 0; i < N; i++) count += x->target[i] != x->ignore_index;
-    const float s = count ? 1.0f / count : 0;
+    const float s = count ? (float)(1.0 / (x->norm > 0 ? x->norm : count)) : 0;
     const float eps = x->smoothing;
     const float q_off = x->mode == NLP_SMOOTH_UNIFORM ? eps / V : (V > 1 ? eps / (V - 1) : 0);
     const float q_on = x->mode == NLP_SMOOTH_UNIFORM ? 1 - eps + eps / V : 1 - eps;
@@ -149,6 +150,7 @@ void nlp_xent_fused(const nlp_xent *x, float *lse, nlp_xent_result *out)
         }
     }
     out->count = count;
-    out->loss = count ? loss / count : 0;
-    out->nll = count ? nll / count : 0;
+    const double d = x->norm > 0 ? x->norm : count;
+    out->loss = count ? loss / d : 0;
+    out->nll = count ? nll / d : 0;
 }

@@ -34,6 +34,9 @@ typedef struct nlp_xent {
     int ignore_index;
     float smoothing;          /* ε in [0, 1) */
     enum nlp_smoothing mode;
+    double norm;              /* the divisor of the means: 0 = the rows counted here; data-parallel
+                                 training gives each share of a batch the whole batch's count, so
+                                 the shares' losses and gradients sum to the whole's */
 } nlp_xent;
 
 typedef struct nlp_xent_result {

@@ -9,6 +9,7 @@
 #include "base/thread.h"
 #include "text/utf8.h"
 #include "tok/tokbin.h"
+#include "train/dist.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -653,16 +654,18 @@ static int bert_eval(void *ctx, nlp_model *m, nlp_eval *out)
     nlp_rng r;
     nlp_rng_seed(&r, t->o.valid_seed);
     rows w = batch_rows(t);
-    double mlm = 0, nsp = 0, mlm_ok = 0, nsp_ok = 0;
-    uint64_t npred = 0, nrows = 0;
+    double mlm = 0, nsp = 0, mlm_ok = 0, nsp_ok = 0, npred = 0, nrows = 0;
+    const int ranks = nlp_dist_size(), me = nlp_dist_rank();
     nlp_model_set_training(m, 0);
-    for (size_t i0 = 0; i0 < n; i0 += (size_t)B) {
+    for (size_t i0 = 0, batch = 0; i0 < n; i0 += (size_t)B, batch++) {
         int rowsn = n - i0 < (size_t)B ? (int)(n - i0) : B, Tb = 0;
         for (int i = 0; i < rowsn; i++) {
             size_t o = (size_t)i * T, ci = (i0 + (size_t)i) * c->n / n;
             int len = make_example(t, c, ci, &r, w.ids + o, w.labels + o, w.types + o, w.mask + o, w.nsp + i, NULL);
             if (len > Tb) Tb = len;
         }
+        /* every rank draws every example (one generator), each scores its share */
+        if (!nlp_dist_mine(batch, me, ranks)) continue;
         nlp_batch b;
         nlp_losses l;
         pack(t, rowsn, Tb, &b);
@@ -670,7 +673,7 @@ static int bert_eval(void *ctx, nlp_model *m, nlp_eval *out)
         if (rc) return rc;
         int R, V;
         const float *lg = nlp_model_logits(m, &R, &V), *nl = nlp_model_nsp_logits(m);
-        uint64_t lab = 0; /* the batch's predicted positions (the loss's count) */
+        double lab = 0; /* the batch's predicted positions (the loss's count) */
         for (int p = 0; p < R; p++) {
             if (b.labels[p] == IGNORE) continue;
             lab++;
@@ -681,17 +684,21 @@ static int bert_eval(void *ctx, nlp_model *m, nlp_eval *out)
             mlm_ok += best == b.labels[p];
         }
         for (int i = 0; i < rowsn; i++) nsp_ok += (nl[2 * i + 1] > nl[2 * i]) == (b.nsp_labels[i] == 1);
-        mlm += l.mlm_loss * (double)lab;
+        mlm += l.mlm_loss * lab;
         nsp += l.nsp_loss * rowsn;
         npred += lab;
-        nrows += (uint64_t)rowsn;
+        nrows += rowsn;
     }
+    double sums[6] = {mlm, nsp, mlm_ok, nsp_ok, npred, nrows};
+    int rc = nlp_dist_sum_f64(sums, 6);
+    if (rc) return rc;
+    mlm = sums[0], nsp = sums[1], mlm_ok = sums[2], nsp_ok = sums[3], npred = sums[4], nrows = sums[5];
     for (int k = 0; k < NLP_TRAIN_MAX_METRICS; k++) out->v[k] = NAN;
-    double ml = npred ? mlm / (double)npred : NAN, nsl = nrows ? nsp / (double)nrows : NAN;
+    double ml = npred ? mlm / npred : NAN, nsl = nrows ? nsp / nrows : NAN;
     out->v[0] = ml + nsl;
     out->v[1] = ml;
-    out->v[2] = npred ? mlm_ok / (double)npred : NAN;
-    out->v[3] = nrows ? nsp_ok / (double)nrows : NAN;
+    out->v[2] = npred ? mlm_ok / npred : NAN;
+    out->v[3] = nrows ? nsp_ok / nrows : NAN;
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #include "base/io.h"
 #include "base/mem.h"
 #include "text/utf8.h"
+#include "train/dist.h"
 #include "train/mt.h"
 
 #include <math.h>
@@ -432,8 +433,17 @@ int nlp_cls_predict(nlp_model *m, const nlp_cls_encoder *e, const nlp_cls_data *
     if (!buf) return NLP_ENOMEM;
     nlp_model_set_training(m, 0);
     double nll = 0;
-    for (size_t i = 0; i < d->n && !rc; i += (size_t)B) {
+    const int shared = !pred && !prob && !probs && nlp_dist_size() > 1;
+    const int R = shared ? nlp_dist_size() : 1, me = shared ? nlp_dist_rank() : 0;
+    const size_t LL = (size_t)L * L;
+    uint64_t *cm_run = cm; /* shared: this rank's counts alone, then everyone's added to cm */
+    if (shared && cm && !(cm_run = nlp_calloc(LL, sizeof *cm_run))) {
+        free(buf);
+        return NLP_ENOMEM;
+    }
+    for (size_t i = 0, batch = 0; i < d->n && !rc; i += (size_t)B, batch++) {
         int n = d->n - i < (size_t)B ? (int)(d->n - i) : B;
+        if (!nlp_dist_mine(batch, me, R)) continue;
         nlp_batch b;
         nlp_losses l;
         if ((rc = fill(buf, e, d, NULL, i, n, 0, &b))) break;
@@ -445,9 +455,21 @@ int nlp_cls_predict(nlp_model *m, const nlp_cls_encoder *e, const nlp_cls_data *
             break;
         }
         rc = nlp_cls_score_logits(logits, n, L, d->labelled ? d->label + i : NULL, pred ? pred + i : NULL,
-                                  prob ? prob + i : NULL, probs ? probs + i * (size_t)L : NULL, cm, &nll);
+                                  prob ? prob + i : NULL, probs ? probs + i * (size_t)L : NULL, cm_run, &nll);
     }
     free(buf);
+    if (!rc && shared) { /* the ranks' figures combined */
+        double *v = nlp_calloc(LL + 1, sizeof *v);
+        if (!v) rc = NLP_ENOMEM;
+        for (size_t k = 0; v && cm && k < LL; k++) v[k] = (double)cm_run[k];
+        if (v) v[LL] = nll;
+        if (v && !(rc = nlp_dist_sum_f64(v, LL + 1))) {
+            for (size_t k = 0; cm && k < LL; k++) cm[k] += (uint64_t)v[k];
+            nll = v[LL];
+        }
+        free(v);
+    }
+    if (cm_run != cm) free(cm_run);
     if (!rc && loss && d->labelled && d->n) *loss = nll / (double)d->n;
     return rc;
 }

@@ -187,6 +187,9 @@ int nlp_cls_score_logits(const float *logits, int B, int L, const int32_t *gold,
  * all L probabilities (L = the model's num-labels). For labelled d: cm
  * [L·L] (may be NULL) is added to, and *loss (may be NULL) gets the mean
  * cross-entropy of the gold labels (NaN when d is unlabelled or empty).
+ * Scoring alone (pred, prob and probs NULL) is shared out among the ranks
+ * of a data-parallel job (train/dist.h), each running its share of the
+ * batches, and cm and *loss are their combined figures on every rank.
  * Errors: NLP_EINVAL (m has no classification head, is not the encoder's
  * architecture, or has fewer positions than e->T), NLP_EDATA (a gold
  * label outside the model's labels), the model's errors, NLP_ENOMEM. */

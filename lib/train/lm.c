@@ -4,6 +4,7 @@
 #include "train/lm.h"
 #include "base/err.h"
 #include "base/mem.h"
+#include "train/dist.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -55,10 +56,10 @@ int nlp_lm_score(nlp_model *m, const nlp_corpus *c, int B, int T, nlp_eval *out,
     size_t nw = nlp_corpus_eval_windows(c, T);
     int32_t *buf = nlp_malloc((size_t)B * T * sizeof *buf);
     if (!buf) return NLP_ENOMEM;
-    double nll = 0;
-    uint64_t n = 0;
+    double nll = 0, n = 0;
     int rc = 0;
-    for (size_t k = 0; k < nw && !rc;) {
+    const int R = nlp_dist_size(), me = nlp_dist_rank();
+    for (size_t k = 0, batch = 0; k < nw && !rc; batch++) {
         int len;
         nlp_corpus_eval_window(c, T, k, &len);
         int rows = 0;
@@ -70,19 +71,23 @@ int nlp_lm_score(nlp_model *m, const nlp_corpus *c, int B, int T, nlp_eval *out,
             memcpy(buf + (size_t)rows * len, w, (size_t)len * sizeof *buf);
             rows++;
         }
+        k += (size_t)rows;
+        if (!nlp_dist_mine(batch, me, R)) continue; /* another rank's share of the validation */
         nlp_batch b = {.B = rows, .T = len, .ids = buf, .labels = buf};
         nlp_losses l;
         if ((rc = nlp_model_forward(m, &b, &l))) break;
         nll += l.loss * l.tokens;
-        n += (uint64_t)l.tokens;
-        k += (size_t)rows;
+        n += l.tokens;
     }
     free(buf);
+    double sums[2] = {nll, n};
+    if (!rc) rc = nlp_dist_sum_f64(sums, 2);
     if (rc) return rc;
-    double loss = n ? nll / (double)n : NAN;
+    nll = sums[0], n = sums[1];
+    double loss = n ? nll / n : NAN;
     out->v[0] = loss;
     out->v[1] = exp(loss);
-    out->v[2] = c->bytes && c->n ? nll / log(2.0) / ((double)c->bytes * (double)n / (double)c->n) : NAN;
-    if (ntok) *ntok = n;
+    out->v[2] = c->bytes && c->n ? nll / log(2.0) / ((double)c->bytes * n / (double)c->n) : NAN;
+    if (ntok) *ntok = (uint64_t)n;
     return 0;
 }

@@ -1,11 +1,15 @@
 /*
- * loop.c — the training loop, run checkpoints and the TSV log. See loop.h.
+ * loop.c — the training loop, alone or data-parallel. See loop.h; the run
+ * directory's files are rundir.c's.
  */
 #include "train/loop.h"
 #include "base/err.h"
 #include "base/io.h"
 #include "base/mem.h"
+#include "base/hash.h"
 #include "model/checkpoint.h"
+#include "train/dist.h"
+#include "train/rundir.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -45,324 +49,74 @@ double nlp_train_lr(const nlp_train_opts *o, long step, long total, int d_model)
     }
 }
 
-// --- run directories
+// --- data parallel (train/dist.h)
 
-static int join(char *buf, size_t cap, const char *dir, const char *name)
-{
-    if ((size_t)snprintf(buf, cap, "%s/%s", dir, name) >= cap)
-        return nlp_error(NLP_EIO, "path too long: '%s/%s'", dir, name);
-    return 0;
-}
-
-static void fsync_dir(const char *dir)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-}
-
-/* Removes a checkpoint directory and the plain files in it. */
-static void remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        char p[4096];
-        while ((e = readdir(d)))
-            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !join(p, sizeof p, dir, e->d_name)) unlink(p);
-        closedir(d);
-    }
-    rmdir(dir);
-}
-
-static int is_step_name(const char *s, long *step)
-{
-    if (strncmp(s, "step-", 5) != 0 || !s[5]) return 0;
-    char *end;
-    errno = 0;
-    long v = strtol(s + 5, &end, 10);
-    if (*end || errno || v < 0) return 0;
-    *step = v;
-    return 1;
-}
-
-/* Steps of the checkpoints in dir, ascending (caller frees). */
-static int list_steps(const char *dir, long **out, size_t *n)
-{
-    *out = NULL, *n = 0;
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    size_t cap = 0;
-    struct dirent *e;
-    long s;
-    while ((e = readdir(d)))
-        if (is_step_name(e->d_name, &s)) {
-            if (nlp_grow(out, &cap, *n + 1, sizeof **out)) {
-                closedir(d);
-                return NLP_ENOMEM;
-            }
-            (*out)[(*n)++] = s;
-        }
-    closedir(d);
-    for (size_t i = 1; i < *n; i++)
-        for (size_t j = i; j > 0 && (*out)[j - 1] > (*out)[j]; j--) {
-            long t = (*out)[j];
-            (*out)[j] = (*out)[j - 1], (*out)[j - 1] = t;
-        }
-    return 0;
-}
-
-/* Temporary checkpoint directories left by processes that are gone. */
-static void remove_stale(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    char p[4096];
-    while ((e = readdir(d))) {
-        const char *s = strstr(e->d_name, ".tmp.");
-        if ((strncmp(e->d_name, ".step-", 6) != 0 && strncmp(e->d_name, ".best.", 6) != 0 &&
-             strncmp(e->d_name, ".average.", 9) != 0) || !s)
-            continue;
-        long pid = strtol(s + 5, NULL, 10);
-        if (pid > 0 && (pid == getpid() || kill((pid_t)pid, 0) != 0) && !join(p, sizeof p, dir, e->d_name))
-            remove_tree(p);
-    }
-    closedir(d);
-}
-
-int nlp_train_find_checkpoint(const char *dir, char *buf, size_t cap)
-{
-    char p[4096];
-    int rc = join(p, sizeof p, dir, "model.safetensors");
-    if (rc) return rc;
-    if (nlp_file_exists(p) || !nlp_is_dir(dir)) {
-        if ((size_t)snprintf(buf, cap, "%s", dir) >= cap) return nlp_error(NLP_EIO, "path too long");
-        return 0;
-    }
-    if (!join(p, sizeof p, dir, "latest") && nlp_is_dir(p)) {
-        char q[4096];
-        if (!join(q, sizeof q, p, "model.safetensors") && nlp_file_exists(q)) {
-            if ((size_t)snprintf(buf, cap, "%s", p) >= cap) return nlp_error(NLP_EIO, "path too long");
-            return 0;
-        }
-    }
-    long *steps;
-    size_t n;
-    if ((rc = list_steps(dir, &steps, &n))) return rc;
-    long best = n ? steps[n - 1] : -1;
-    free(steps);
-    if (best < 0) return nlp_error(NLP_EIO, "'%s' holds no checkpoint (no model.safetensors, no step-N directory)", dir);
-    if ((size_t)snprintf(buf, cap, "%s/step-%08ld", dir, best) >= cap) return nlp_error(NLP_EIO, "path too long");
-    return 0;
-}
-
-/* Puts directory tmp in the place of final in one step: exchanged with an
- * existing final (which then goes), else renamed. */
-static int replace_dir(const char *tmp, const char *final)
-{
-    if (nlp_is_dir(final)) {
-        if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_EXCHANGE) == 0) {
-            remove_tree(tmp); /* the old one, now */
-            return 0;
-        }
-        if (errno != EINVAL && errno != ENOSYS)
-            return nlp_error_errno(NLP_EIO, "cannot replace '%s' with '%s'", final, tmp);
-        /* a file system without exchange: two renames */
-        char old[4200];
-        snprintf(old, sizeof old, "%s.old", tmp);
-        if (rename(final, old) == 0) remove_tree(old);
-    }
-    if (rename(tmp, final) != 0) return nlp_error_errno(NLP_EIO, "cannot rename '%s' to '%s'", tmp, final);
-    return 0;
-}
-
-/* Writes a model (weights only) with the caller's extras as DIR/name,
- * through a hidden temporary directory. */
-static int save_model_dir(const nlp_train_opts *o, const nlp_model *m, const char *name)
-{
-    char tmp[4096], final[4096], hidden[128], p[4200];
-    snprintf(hidden, sizeof hidden, ".%s.tmp.%ld", name, (long)getpid());
+/* The gradient arena is summed across ranks in buckets of fixed bounds,
+ * from the top of the arena down: [numel - (k+1)·size, numel - k·size).
+ * The backward pass reports (nlp_model_set_grad_hook) how far down its
+ * gradients are final, and every bucket wholly above that line starts at
+ * once, so communication overlaps the rest of the pass. Every rank starts
+ * the same buckets in the same order whatever its timing. */
+typedef struct dp {
+    int ranks, rank;
+    float *grad;
+    size_t numel, bucket, next; /* buckets below `next` not started yet */
     int rc;
-    if ((rc = join(tmp, sizeof tmp, o->out_dir, hidden)) || (rc = join(final, sizeof final, o->out_dir, name)))
-        return rc;
-    remove_tree(tmp);
-    if (mkdir(tmp, 0777) != 0) return nlp_error_errno(NLP_EIO, "cannot create '%s'", tmp);
-    snprintf(p, sizeof p, "%s/model.safetensors", tmp);
-    if ((rc = nlp_model_save(m, p, NLP_DT_F32)) || (o->save_extra && (rc = o->save_extra(o->cb_ctx, tmp)))) {
-        int code = nlp_errcode() ? nlp_errcode() : rc;
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", nlp_errmsg());
-        remove_tree(tmp);
-        return nlp_error(code, "'%s' not written: %s", final, msg);
+} dp;
+
+static void dp_start_above(dp *d, size_t off)
+{
+    while (!d->rc && d->next > 0) {
+        size_t lo = d->next > d->bucket ? d->next - d->bucket : 0;
+        if (lo < off) break;
+        d->rc = nlp_dist_sum_start(d->grad + lo, d->next - lo);
+        d->next = lo;
     }
-    fsync_dir(tmp);
-    if ((rc = replace_dir(tmp, final))) {
-        remove_tree(tmp);
-        return rc;
-    }
-    fsync_dir(o->out_dir);
-    return 0;
 }
 
-int nlp_train_average(const nlp_train_opts *o, int n, int *used)
+static void dp_hook(void *ctx, size_t off)
 {
-    long *steps;
-    size_t ns;
-    int rc;
-    *used = 0;
-    if ((rc = list_steps(o->out_dir, &steps, &ns))) return rc;
-    if (!ns) {
-        free(steps);
-        return nlp_error(NLP_EIO, "'%s' holds no checkpoint to average", o->out_dir);
-    }
-    size_t first = ns > (size_t)n ? ns - (size_t)n : 0;
-    nlp_model *avg = NULL;
-    double *sum = NULL;
-    size_t numel = 0;
-    char p[4096], name[64];
-    for (size_t i = first; i < ns; i++) {
-        nlp_model *m;
-        snprintf(name, sizeof name, "step-%08ld", steps[i]);
-        if ((rc = join(p, sizeof p, o->out_dir, name)) || (rc = nlp_model_load(&m, p))) goto out;
-        const float *w = nlp_params_data(nlp_model_params(m));
-        if (!avg) {
-            numel = nlp_params_numel(nlp_model_params(m));
-            if (!(sum = nlp_calloc(numel, sizeof *sum))) {
-                nlp_model_free(m);
-                rc = NLP_ENOMEM;
-                goto out;
-            }
-        } else if (nlp_params_numel(nlp_model_params(m)) != numel ||
-                   !nlp_model_config_equal(nlp_model_cfg(m), nlp_model_cfg(avg))) {
-            nlp_model_free(m);
-            rc = nlp_error(NLP_EFORMAT, "'%s' is another model than the run's other checkpoints", p);
-            goto out;
-        }
-        for (size_t k = 0; k < numel; k++) sum[k] += w[k];
-        if (!avg) avg = m;
-        else nlp_model_free(m);
-        (*used)++;
-    }
-    float *w = nlp_params_data(nlp_model_params(avg));
-    for (size_t k = 0; k < numel; k++) w[k] = (float)(sum[k] / *used);
-    rc = save_model_dir(o, avg, "average");
-out:
-    nlp_model_free(avg);
-    free(sum), free(steps);
+    dp *d = ctx;
+    dp_start_above(d, off);
+    nlp_dist_progress();
+}
+
+/* Completes the step's gradient sum (starting what the hook did not). */
+static int dp_finish(dp *d)
+{
+    dp_start_above(d, 0);
+    int rc = nlp_dist_wait();
+    if (!d->rc) d->rc = rc;
+    rc = d->rc;
+    d->rc = 0;
+    d->next = d->numel;
     return rc;
 }
 
-static int save_checkpoint(const nlp_train_opts *o, nlp_model *m, const nlp_optim *opt, const nlp_train_state *st,
-                           char *final, size_t cap)
+/* Every rank must hold the same weights: compares a hash of the arena. */
+static int dp_check_same(nlp_model *m, const char *when)
 {
-    char tmp[4096], name[64], p[4096];
-    snprintf(name, sizeof name, ".step-%08ld.tmp.%ld", opt->step, (long)getpid());
-    int rc = join(tmp, sizeof tmp, o->out_dir, name);
+    if (nlp_dist_size() <= 1) return 0;
+    nlp_params *p = nlp_model_params(m);
+    uint64_t h = nlp_hash(nlp_params_data(p), nlp_params_numel(p) * sizeof(float), 0x5eed);
+    double v[2] = {(double)(h >> 11), -(double)(h >> 11)};
+    int rc = nlp_dist_max_f64(v, 2);
     if (rc) return rc;
-    snprintf(name, sizeof name, "step-%08ld", opt->step);
-    if ((rc = join(final, cap, o->out_dir, name))) return rc;
-    remove_tree(tmp);
-    if ((rc = nlp_checkpoint_save(tmp, m, opt, st)) || (o->save_extra && (rc = o->save_extra(o->cb_ctx, tmp)))) {
-        int code = nlp_errcode() ? nlp_errcode() : rc;
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", nlp_errmsg());
-        remove_tree(tmp);
-        return nlp_error(code, "checkpoint at step %ld not written (the previous ones are kept): %s", opt->step, msg);
-    }
-    fsync_dir(tmp);
-    /* the same step again (a resumed run saving where it started) is
-     * exchanged with the old one */
-    if ((rc = replace_dir(tmp, final))) {
-        remove_tree(tmp);
-        return rc;
-    }
-    fsync_dir(o->out_dir);
-    /* latest -> step-N, replaced atomically */
-    snprintf(name, sizeof name, ".latest.tmp.%ld", (long)getpid());
-    if ((rc = join(p, sizeof p, o->out_dir, name))) return rc;
-    unlink(p);
-    char target[64], lp[4096];
-    snprintf(target, sizeof target, "step-%08ld", opt->step);
-    if ((rc = join(lp, sizeof lp, o->out_dir, "latest"))) return rc;
-    if (symlink(target, p) != 0 || rename(p, lp) != 0) {
-        rc = nlp_error_errno(NLP_EIO, "cannot point '%s' at '%s'", lp, target);
-        unlink(p);
-        return rc;
-    }
-    fsync_dir(o->out_dir);
-    if (o->keep > 0) {
-        long *steps;
-        size_t n;
-        if (!list_steps(o->out_dir, &steps, &n)) {
-            for (size_t i = 0; i + (size_t)o->keep < n; i++) {
-                if (steps[i] == opt->step) continue;
-                snprintf(name, sizeof name, "step-%08ld", steps[i]);
-                if (!join(p, sizeof p, o->out_dir, name)) remove_tree(p);
-            }
-            free(steps);
-        }
-    }
+    if (v[0] != -v[1])
+        return nlp_error(NLP_EINVAL, "the ranks hold different weights %s (do they all read the same files?)", when);
     return 0;
 }
 
-// --- TSV log
-
-/* Keeps the header and the rows of steps <= `step` (a resumed run rewrites
- * what the interrupted one logged after its checkpoint). */
-static int log_truncate(const char *path, long step)
+/* Rank 0 did something the others wait on (a checkpoint): its status to
+ * every rank, which fail with it. */
+static int dp_status(int rc, const char *what)
 {
-    char **lines;
-    size_t n;
-    if (!nlp_file_exists(path)) return 0;
-    int rc = nlp_read_lines(path, NLP_NL_LF, &lines, &n);
-    if (rc) return rc;
-    nlp_buf b = {0};
-    for (size_t i = 0; i < n && !rc; i++) {
-        char *end;
-        long s = strtol(lines[i], &end, 10);
-        if (i > 0 && end != lines[i] && s > step) break;
-        rc = nlp_buf_puts(&b, lines[i]);
-        if (!rc) rc = nlp_buf_putc(&b, '\n');
-    }
-    if (!rc) rc = nlp_write_file(path, b.data ? b.data : "", b.len);
-    nlp_buf_free(&b);
-    free(lines);
+    if (nlp_dist_size() <= 1) return rc;
+    int32_t v = nlp_dist_rank() == 0 ? rc : 0;
+    int brc = nlp_dist_bcast(&v, sizeof v, 0);
+    if (brc) return brc;
+    if (nlp_dist_rank() != 0 && v) return nlp_error(v, "rank 0 failed to write %s", what);
     return rc;
-}
-
-static FILE *log_open(const nlp_train_opts *o, const nlp_task *t, long resumed_step, int *rc)
-{
-    *rc = 0;
-    if (!o->log_path) return NULL;
-    int fresh = resumed_step < 0 || !nlp_file_exists(o->log_path);
-    if (!fresh && (*rc = log_truncate(o->log_path, resumed_step))) return NULL;
-    FILE *f = fopen(o->log_path, fresh ? "w" : "a");
-    if (!f) {
-        *rc = nlp_error_errno(NLP_EIO, "cannot open log '%s'", o->log_path);
-        return NULL;
-    }
-    if (fresh) {
-        fputs("step\ttokens\tminutes\tlr\tloss\tgrad_norm\ttokens_per_s", f);
-        for (size_t k = 0; t->eval_names && t->eval_names[k]; k++) fprintf(f, "\tvalid_%s", t->eval_names[k]);
-        fputc('\n', f);
-        fflush(f);
-    }
-    return f;
-}
-
-static void log_row(FILE *f, const nlp_task *t, const nlp_train_event *e, const nlp_eval *ev)
-{
-    if (!f) return;
-    fprintf(f, "%ld\t%llu\t%.4f\t%.6g\t%.6f\t%.4f\t%.1f", e->step, (unsigned long long)e->tokens, e->seconds / 60,
-            e->lr, e->loss, e->grad_norm, e->tokens_per_s);
-    for (size_t k = 0; t->eval_names && t->eval_names[k]; k++)
-        if (ev) fprintf(f, "\t%.6f", ev->v[k]);
-        else fputc('\t', f);
-    fputc('\n', f);
-    fflush(f);
 }
 
 // --- the loop
@@ -396,6 +150,11 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
     double elapsed = 0, best = NAN;
     int rc;
     FILE *logf = NULL;
+    /* data parallel: every rank draws every batch (the same generator) and
+     * trains on its rows; rank 0 alone reports, logs and writes */
+    dp par = {.ranks = nlp_dist_size(), .rank = nlp_dist_rank()};
+    const int lead = par.rank == 0;
+    void (*report)(void *, const nlp_train_event *) = lead ? o->report : NULL;
 
     if (o->accum < 1) return nlp_error(NLP_EINVAL, "gradient accumulation must be at least 1 micro-batch");
     if (!o->steps && o->max_seconds <= 0) return nlp_error(NLP_EINVAL, "give a number of steps or a time budget");
@@ -421,10 +180,10 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
             return rc;
         }
         snprintf(res->last_checkpoint, sizeof res->last_checkpoint, "%s", dir);
-        if (o->report) {
+        if (report) {
             nlp_train_event e = {.kind = NLP_TRAIN_RESUME, .step = opt.step, .total = total, .tokens = tokens,
-                                 .seconds = elapsed, .path = dir, .eta = -1};
-            o->report(o->cb_ctx, &e);
+                                 .seconds = elapsed, .path = dir, .eta = -1, .ranks_before = st.ranks};
+            report(o->cb_ctx, &e);
         }
     } else {
         if (!m) return nlp_error(NLP_EINVAL, "no model to train");
@@ -432,27 +191,32 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
         nlp_rng_seed(&st.data_rng, o->seed);
         best = NAN;
     }
+    st.ranks = par.ranks;
     /* the options in force win over the checkpoint's optimizer settings */
     opt.cfg = o->optim;
     res->step = opt.step;
-    if (o->out_dir) {
+    if (o->out_dir && lead) {
         if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST) {
             rc = nlp_error_errno(NLP_EIO, "cannot create run directory '%s'", o->out_dir);
-            goto out;
-        }
-        if (!nlp_is_dir(o->out_dir)) {
+        } else if (!nlp_is_dir(o->out_dir)) {
             rc = nlp_error(NLP_EIO, "'%s' is not a directory", o->out_dir);
-            goto out;
+        } else {
+            nlp_rundir_remove_stale(o->out_dir);
         }
-        remove_stale(o->out_dir);
     }
-    if (!(logf = log_open(o, task, resumed, &rc)) && rc) goto out;
+    if (lead && !rc && !(logf = nlp_rundir_log_open(o, task, resumed, &rc)) && rc) { /* rc set */ }
+    if ((rc = dp_status(rc, "the run directory or the log"))) goto out;
+    if ((rc = dp_check_same(m, "at the start"))) goto out;
 
     nlp_params *p = nlp_model_params(m);
     if ((rc = nlp_params_enable_grad(p))) goto out;
     float *grad = nlp_params_grad(p);
     size_t numel = nlp_params_numel(p);
     const int d_model = nlp_model_cfg(m)->d_model;
+    par.grad = grad, par.numel = par.next = numel;
+    par.bucket = numel / 32 > ((size_t)1 << 20) ? numel / 32 : (size_t)1 << 20; /* >= 4 MB, <= 32 buckets */
+    const char *bk = getenv("NLPIPE_MPI_BUCKET"); /* floats per bucket (tests, experiments) */
+    if (bk && atol(bk) > 0) par.bucket = (size_t)atol(bk);
     nlp_eval ev;
     double win_t0 = now(), win_tokens = 0, run_t0 = now() - elapsed;
     int evaluated = 0;
@@ -462,36 +226,53 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
     if (o->eval_at_start && task->evaluate && resumed < 0) {
         nlp_model_set_training(m, 0);
         if ((rc = task->evaluate(task->ctx, m, &ev))) goto out;
-        if (o->report) {
+        if (report) {
             nlp_train_event e = {.kind = NLP_TRAIN_EVAL, .step = 0, .total = total, .eval = &ev, .eta = -1};
-            o->report(o->cb_ctx, &e);
+            report(o->cb_ctx, &e);
         }
         nlp_train_event e0 = {.step = 0, .lr = 0, .loss = NAN};
-        log_row(logf, task, &e0, &ev);
+        nlp_rundir_log_row(logf, task, &e0, &ev);
         run_t0 = now() - elapsed; /* the clock starts after it */
         win_t0 = now();
     }
 
     int grads_zero = 0; /* the last optimizer step left the gradients at zero */
     while (total == 0 || opt.step < total) {
-        if (stop_signal) break;
+        if (stop_signal && par.ranks == 1) break;
         nlp_model_set_training(m, 1);
         if (!grads_zero) nlp_params_zero_grad(p);
         grads_zero = 0;
-        double loss = 0;
+        double sums[2] = {0, 0}; /* loss, tokens of this step (this rank's shares) */
         for (int a = 0; a < o->accum; a++) {
             nlp_batch b;
             nlp_losses l;
             if ((rc = task->next_batch(task->ctx, &st.data_rng, &b))) goto out;
+            if (par.ranks > 1) { /* this rank's rows, its losses shares of the whole batch's means */
+                double cnt[2];
+                nlp_model_loss_counts(m, &b, cnt);
+                nlp_model_set_loss_norm(m, cnt);
+                b = nlp_batch_rows(&b, (int)((long)b.B * par.rank / par.ranks), (int)((long)b.B * (par.rank + 1) / par.ranks));
+                nlp_model_set_grad_hook(m, a == o->accum - 1 ? dp_hook : NULL, &par);
+                if (!b.B) { /* fewer rows than ranks: none for this one */
+                    nlp_model_skip_forward(m);
+                    continue;
+                }
+            }
             if ((rc = nlp_model_forward(m, &b, &l)) || (rc = nlp_model_backward(m))) goto out;
-            loss += l.loss;
-            tokens += (uint64_t)l.tokens;
-            win_tokens += l.tokens;
+            sums[0] += l.loss;
+            sums[1] += l.tokens;
         }
-        loss /= o->accum;
+        if (par.ranks > 1) {
+            nlp_model_set_grad_hook(m, NULL, NULL);
+            nlp_model_set_loss_norm(m, NULL); /* validation's batches are whole */
+            if ((rc = dp_finish(&par)) || (rc = nlp_dist_sum_f64(sums, 2))) goto out;
+        }
+        double loss = sums[0] / o->accum;
+        tokens += (uint64_t)sums[1];
+        win_tokens += sums[1];
         if (o->accum > 1) {
-            const float s = 1.0f / (float)o->accum;
-            for (size_t i = 0; i < numel; i++) grad[i] *= s;
+            const float sc = 1.0f / (float)o->accum;
+            for (size_t i = 0; i < numel; i++) grad[i] *= sc;
         }
         double norm = o->clip > 0 ? nlp_clip_grad_norm(grad, numel, o->clip) : nlp_grad_norm(grad, numel);
         if (!isfinite(loss) || !isfinite(norm)) {
@@ -513,6 +294,12 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
         grads_zero = 1;
         res->step = opt.step;
         elapsed = now() - run_t0;
+        if (par.ranks > 1) { /* rank 0's clock, and a signal any rank got, decide for all */
+            double v[2] = {lead ? elapsed : -1, (double)stop_signal};
+            if ((rc = nlp_dist_max_f64(v, 2))) goto out;
+            elapsed = v[0];
+            if (v[1] > 0 && !stop_signal) stop_signal = (int)v[1];
+        }
         if (!total && opt.step == 20) {
             long est = (long)(o->max_seconds / (elapsed / 20.0));
             total = est > 20 ? est : 21;
@@ -524,7 +311,7 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
                              .tokens_per_s = wt > 0 ? win_tokens / wt : 0, .seconds = elapsed, .eta = -1};
         if (total && opt.step > s0) e.eta = (double)(total - opt.step) * (elapsed - t0) / (double)(opt.step - s0);
         if (o->max_seconds > 0 && (e.eta < 0 || e.eta > o->max_seconds - elapsed)) e.eta = o->max_seconds - elapsed;
-        if (o->report) o->report(o->cb_ctx, &e);
+        if (report) report(o->cb_ctx, &e);
         win_t0 = now(), win_tokens = 0;
 
         evaluated = 0;
@@ -537,16 +324,19 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
             int is_best = !isnan(ev.v[bm]) && (isnan(best) || (hi ? ev.v[bm] > best : ev.v[bm] < best));
             if (is_best) {
                 best = ev.v[bm];
-                if (o->out_dir && o->save_best && (rc = save_model_dir(o, m, "best"))) goto out;
+                if (o->out_dir && o->save_best) {
+                    rc = lead ? nlp_rundir_save_model(o, m, "best") : 0;
+                    if ((rc = dp_status(rc, "the best model"))) goto out;
+                }
             }
             nlp_train_event ee = e;
             ee.kind = NLP_TRAIN_EVAL, ee.eval = &ev, ee.best = is_best;
-            if (o->report) o->report(o->cb_ctx, &ee);
+            if (report) report(o->cb_ctx, &ee);
             evaluated = 1;
             run_t0 += now() - t; /* evaluation time is not training time */
             win_t0 = now();
         }
-        log_row(logf, task, &e, evaluated ? &ev : NULL);
+        nlp_rundir_log_row(logf, task, &e, evaluated ? &ev : NULL);
         if (o->out_dir && ((o->save_every && opt.step % o->save_every == 0) || last || stop_signal)) {
             double t = now();
             st.data_position[0] = tokens;
@@ -554,15 +344,17 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
             st.data_position[2] = (uint64_t)llround(elapsed * 1000);
             st.data_position[3] = dbits(best);
             if (task->get_state) task->get_state(task->ctx, st.task_state);
-            if ((rc = save_checkpoint(o, m, &opt, &st, res->last_checkpoint, sizeof res->last_checkpoint))) goto out;
+            if ((rc = dp_check_same(m, "before a checkpoint"))) goto out;
+            rc = lead ? nlp_rundir_save_checkpoint(o, m, &opt, &st, res->last_checkpoint, sizeof res->last_checkpoint) : 0;
+            if ((rc = dp_status(rc, "a checkpoint"))) goto out;
             saved = opt.step;
             nlp_train_event se = e;
             se.kind = NLP_TRAIN_SAVE, se.path = res->last_checkpoint;
-            if (o->report) o->report(o->cb_ctx, &se);
+            if (report) report(o->cb_ctx, &se);
             run_t0 += now() - t;
             win_t0 = now();
         }
-        if (last) break;
+        if (last || stop_signal) break;
     }
     if (stop_signal) {
         res->signal = stop_signal;
@@ -574,12 +366,15 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
             st.data_position[2] = (uint64_t)llround(elapsed * 1000);
             st.data_position[3] = dbits(best);
             if (task->get_state) task->get_state(task->ctx, st.task_state);
-            if ((rc = save_checkpoint(o, m, &opt, &st, res->last_checkpoint, sizeof res->last_checkpoint))) goto out;
+            rc = lead ? nlp_rundir_save_checkpoint(o, m, &opt, &st, res->last_checkpoint, sizeof res->last_checkpoint) : 0;
+            if ((rc = dp_status(rc, "a checkpoint"))) goto out;
         }
     }
     rc = 0;
     res->best = best;
 out:
+    nlp_model_set_grad_hook(m, NULL, NULL);
+    nlp_model_set_loss_norm(m, NULL);
     if (logf) fclose(logf);
     nlp_optim_free(&opt);
     nlp_model_set_training(m, 0);

@@ -24,6 +24,19 @@
  * model's dropout generator, the task's data generator, the tokens seen and
  * the schedule's length).
  *
+ * Data parallel (a program started by mpirun, train/dist.h): every rank
+ * draws every micro-batch from the same generator and trains on its share
+ * of the rows (nlp_batch_rows), with each loss divided by the whole batch's
+ * count, so the ranks' gradients sum to the whole batch's; the sum runs in
+ * buckets that start while the backward pass continues (the model's grad
+ * hook). Every rank then takes the same optimizer step. Rank 0's clock
+ * decides a time budget's end and a signal on any rank stops all; rank 0
+ * alone reports, logs and writes checkpoints (the others wait for its
+ * status), and checkpoints record the number of ranks. A run may resume on
+ * another number of ranks: the batches are the same, the sums' order is not.
+ * The tasks' evaluate functions shard the validation data and combine the
+ * figures themselves.
+ *
  * Not here: reading data (data.h, the tasks), printing (the caller's
  * report callback), choosing options (bin/).
  */
@@ -90,6 +103,7 @@ typedef struct nlp_train_event {
     const nlp_eval *eval;   /* NLP_TRAIN_EVAL */
     int best;               /* NLP_TRAIN_EVAL: the best validation so far */
     const char *path;
+    int ranks_before;       /* NLP_TRAIN_RESUME: the processes the run was trained on until now */
 } nlp_train_event;
 
 typedef struct nlp_train_opts {

@@ -7,6 +7,7 @@
 #include "base/mem.h"
 #include "base/thread.h"
 #include "text/utf8.h"
+#include "train/dist.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -440,17 +441,21 @@ int nlp_mt_score(nlp_mt_task *t, nlp_model *m, const nlp_pairs *p, nlp_eval *out
     qsort(k, ns, sizeof *k, key_cmp);
     for (size_t i = 0; i < ns; i++) idx[i] = k[i].i;
     size_t nb = cut_batches(p, idx, ns, t->max_tokens, cut);
-    double nll = 0;
-    uint64_t tok = 0;
+    double nll = 0, tok = 0;
+    const int R = nlp_dist_size(), me = nlp_dist_rank();
     for (size_t b = 0; b < nb; b++) {
+        if (!nlp_dist_mine(b, me, R)) continue; /* another rank's share of the validation */
         nlp_batch batch;
         nlp_losses l;
         if ((rc = fill(t, p, idx + cut[b], cut[b + 1] - cut[b], &batch)) || (rc = nlp_model_forward(m, &batch, &l)))
             goto out;
         nll += l.nll * l.tokens;
-        tok += (uint64_t)l.tokens;
+        tok += l.tokens;
     }
-    out->v[0] = tok ? nll / (double)tok : NAN;
+    double sums[2] = {nll, tok};
+    if ((rc = nlp_dist_sum_f64(sums, 2))) goto out;
+    nll = sums[0], tok = sums[1];
+    out->v[0] = tok ? nll / tok : NAN;
     out->v[1] = exp(out->v[0]);
     if (skipped) *skipped = nskip;
 out:

@@ -323,7 +323,7 @@ static void test_dropout(void)
     const size_t n = 100000;
     float *x = malloc(n * 4), *y = malloc(n * 4), *y2 = malloc(n * 4);
     for (size_t i = 0; i < n; i++) x[i] = 1;
-    nlp_dropout(y, x, n, 0.3f, 1234);
+    nlp_dropout(y, x, n, 0.3f, 1234, 0);
     size_t kept = 0;
     double sum = 0;
     for (size_t i = 0; i < n; i++) {
@@ -335,13 +335,16 @@ static void test_dropout(void)
     /* same seed → same mask, whatever the thread count; backward = the same call */
     int nt = omp_get_max_threads();
     omp_set_num_threads(1);
-    nlp_dropout(y2, x, n, 0.3f, 1234);
+    nlp_dropout(y2, x, n, 0.3f, 1234, 0);
     omp_set_num_threads(nt);
     CHECK(memcmp(y, y2, n * 4) == 0);
-    nlp_dropout(y2, x, n, 0.3f, 1235);
+    nlp_dropout(y2, x, n, 0.3f, 1235, 0);
     CHECK(memcmp(y, y2, n * 4) != 0);
-    nlp_dropout(y2, x, n, 0.0f, 1);
+    nlp_dropout(y2, x, n, 0.0f, 1, 0);
     CHECK(memcmp(x, y2, n * 4) == 0);
+    /* a block placed at i0 draws the whole tensor's masks there (a rank's share of a batch) */
+    nlp_dropout(y2, x, n - 777, 0.3f, 1234, 777);
+    CHECK(memcmp(y + 777, y2, (n - 777) * 4) == 0);
     free(x), free(y), free(y2);
 }
 

@@ -1,0 +1,341 @@
+/*
+ * rundir.c — run directories: checkpoints written beside and renamed into
+ * place, `latest`, --keep, the best model, averaging, and the TSV log. See
+ * rundir.h; the loop (loop.c) drives them.
+ */
+#include "train/rundir.h"
+#include "base/err.h"
+#include "base/io.h"
+#include "base/mem.h"
+#include "model/checkpoint.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+// --- run directories
+
+static int join(char *buf, size_t cap, const char *dir, const char *name)
+{
+    if ((size_t)snprintf(buf, cap, "%s/%s", dir, name) >= cap)
+        return nlp_error(NLP_EIO, "path too long: '%s/%s'", dir, name);
+    return 0;
+}
+
+static void fsync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
+/* Removes a checkpoint directory and the plain files in it. */
+static void remove_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        char p[4096];
+        while ((e = readdir(d)))
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !join(p, sizeof p, dir, e->d_name)) unlink(p);
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+static int is_step_name(const char *s, long *step)
+{
+    if (strncmp(s, "step-", 5) != 0 || !s[5]) return 0;
+    char *end;
+    errno = 0;
+    long v = strtol(s + 5, &end, 10);
+    if (*end || errno || v < 0) return 0;
+    *step = v;
+    return 1;
+}
+
+/* Steps of the checkpoints in dir, ascending (caller frees). */
+static int list_steps(const char *dir, long **out, size_t *n)
+{
+    *out = NULL, *n = 0;
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    size_t cap = 0;
+    struct dirent *e;
+    long s;
+    while ((e = readdir(d)))
+        if (is_step_name(e->d_name, &s)) {
+            if (nlp_grow(out, &cap, *n + 1, sizeof **out)) {
+                closedir(d);
+                return NLP_ENOMEM;
+            }
+            (*out)[(*n)++] = s;
+        }
+    closedir(d);
+    for (size_t i = 1; i < *n; i++)
+        for (size_t j = i; j > 0 && (*out)[j - 1] > (*out)[j]; j--) {
+            long t = (*out)[j];
+            (*out)[j] = (*out)[j - 1], (*out)[j - 1] = t;
+        }
+    return 0;
+}
+
+/* Temporary checkpoint directories left by processes that are gone. */
+void nlp_rundir_remove_stale(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    char p[4096];
+    while ((e = readdir(d))) {
+        const char *s = strstr(e->d_name, ".tmp.");
+        if ((strncmp(e->d_name, ".step-", 6) != 0 && strncmp(e->d_name, ".best.", 6) != 0 &&
+             strncmp(e->d_name, ".average.", 9) != 0) || !s)
+            continue;
+        long pid = strtol(s + 5, NULL, 10);
+        if (pid > 0 && (pid == getpid() || kill((pid_t)pid, 0) != 0) && !join(p, sizeof p, dir, e->d_name))
+            remove_tree(p);
+    }
+    closedir(d);
+}
+
+int nlp_train_find_checkpoint(const char *dir, char *buf, size_t cap)
+{
+    char p[4096];
+    int rc = join(p, sizeof p, dir, "model.safetensors");
+    if (rc) return rc;
+    if (nlp_file_exists(p) || !nlp_is_dir(dir)) {
+        if ((size_t)snprintf(buf, cap, "%s", dir) >= cap) return nlp_error(NLP_EIO, "path too long");
+        return 0;
+    }
+    if (!join(p, sizeof p, dir, "latest") && nlp_is_dir(p)) {
+        char q[4096];
+        if (!join(q, sizeof q, p, "model.safetensors") && nlp_file_exists(q)) {
+            if ((size_t)snprintf(buf, cap, "%s", p) >= cap) return nlp_error(NLP_EIO, "path too long");
+            return 0;
+        }
+    }
+    long *steps;
+    size_t n;
+    if ((rc = list_steps(dir, &steps, &n))) return rc;
+    long best = n ? steps[n - 1] : -1;
+    free(steps);
+    if (best < 0) return nlp_error(NLP_EIO, "'%s' holds no checkpoint (no model.safetensors, no step-N directory)", dir);
+    if ((size_t)snprintf(buf, cap, "%s/step-%08ld", dir, best) >= cap) return nlp_error(NLP_EIO, "path too long");
+    return 0;
+}
+
+/* Puts directory tmp in the place of final in one step: exchanged with an
+ * existing final (which then goes), else renamed. */
+static int replace_dir(const char *tmp, const char *final)
+{
+    if (nlp_is_dir(final)) {
+        if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_EXCHANGE) == 0) {
+            remove_tree(tmp); /* the old one, now */
+            return 0;
+        }
+        if (errno != EINVAL && errno != ENOSYS)
+            return nlp_error_errno(NLP_EIO, "cannot replace '%s' with '%s'", final, tmp);
+        /* a file system without exchange: two renames */
+        char old[4200];
+        snprintf(old, sizeof old, "%s.old", tmp);
+        if (rename(final, old) == 0) remove_tree(old);
+    }
+    if (rename(tmp, final) != 0) return nlp_error_errno(NLP_EIO, "cannot rename '%s' to '%s'", tmp, final);
+    return 0;
+}
+
+/* Writes a model (weights only) with the caller's extras as DIR/name,
+ * through a hidden temporary directory. */
+int nlp_rundir_save_model(const nlp_train_opts *o, const nlp_model *m, const char *name)
+{
+    char tmp[4096], final[4096], hidden[128], p[4200];
+    snprintf(hidden, sizeof hidden, ".%s.tmp.%ld", name, (long)getpid());
+    int rc;
+    if ((rc = join(tmp, sizeof tmp, o->out_dir, hidden)) || (rc = join(final, sizeof final, o->out_dir, name)))
+        return rc;
+    remove_tree(tmp);
+    if (mkdir(tmp, 0777) != 0) return nlp_error_errno(NLP_EIO, "cannot create '%s'", tmp);
+    snprintf(p, sizeof p, "%s/model.safetensors", tmp);
+    if ((rc = nlp_model_save(m, p, NLP_DT_F32)) || (o->save_extra && (rc = o->save_extra(o->cb_ctx, tmp)))) {
+        int code = nlp_errcode() ? nlp_errcode() : rc;
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", nlp_errmsg());
+        remove_tree(tmp);
+        return nlp_error(code, "'%s' not written: %s", final, msg);
+    }
+    fsync_dir(tmp);
+    if ((rc = replace_dir(tmp, final))) {
+        remove_tree(tmp);
+        return rc;
+    }
+    fsync_dir(o->out_dir);
+    return 0;
+}
+
+int nlp_train_average(const nlp_train_opts *o, int n, int *used)
+{
+    long *steps;
+    size_t ns;
+    int rc;
+    *used = 0;
+    if ((rc = list_steps(o->out_dir, &steps, &ns))) return rc;
+    if (!ns) {
+        free(steps);
+        return nlp_error(NLP_EIO, "'%s' holds no checkpoint to average", o->out_dir);
+    }
+    size_t first = ns > (size_t)n ? ns - (size_t)n : 0;
+    nlp_model *avg = NULL;
+    double *sum = NULL;
+    size_t numel = 0;
+    char p[4096], name[64];
+    for (size_t i = first; i < ns; i++) {
+        nlp_model *m;
+        snprintf(name, sizeof name, "step-%08ld", steps[i]);
+        if ((rc = join(p, sizeof p, o->out_dir, name)) || (rc = nlp_model_load(&m, p))) goto out;
+        const float *w = nlp_params_data(nlp_model_params(m));
+        if (!avg) {
+            numel = nlp_params_numel(nlp_model_params(m));
+            if (!(sum = nlp_calloc(numel, sizeof *sum))) {
+                nlp_model_free(m);
+                rc = NLP_ENOMEM;
+                goto out;
+            }
+        } else if (nlp_params_numel(nlp_model_params(m)) != numel ||
+                   !nlp_model_config_equal(nlp_model_cfg(m), nlp_model_cfg(avg))) {
+            nlp_model_free(m);
+            rc = nlp_error(NLP_EFORMAT, "'%s' is another model than the run's other checkpoints", p);
+            goto out;
+        }
+        for (size_t k = 0; k < numel; k++) sum[k] += w[k];
+        if (!avg) avg = m;
+        else nlp_model_free(m);
+        (*used)++;
+    }
+    float *w = nlp_params_data(nlp_model_params(avg));
+    for (size_t k = 0; k < numel; k++) w[k] = (float)(sum[k] / *used);
+    rc = nlp_rundir_save_model(o, avg, "average");
+out:
+    nlp_model_free(avg);
+    free(sum), free(steps);
+    return rc;
+}
+
+int nlp_rundir_save_checkpoint(const nlp_train_opts *o, nlp_model *m, const nlp_optim *opt, const nlp_train_state *st,
+                           char *final, size_t cap)
+{
+    char tmp[4096], name[64], p[4096];
+    snprintf(name, sizeof name, ".step-%08ld.tmp.%ld", opt->step, (long)getpid());
+    int rc = join(tmp, sizeof tmp, o->out_dir, name);
+    if (rc) return rc;
+    snprintf(name, sizeof name, "step-%08ld", opt->step);
+    if ((rc = join(final, cap, o->out_dir, name))) return rc;
+    remove_tree(tmp);
+    if ((rc = nlp_checkpoint_save(tmp, m, opt, st)) || (o->save_extra && (rc = o->save_extra(o->cb_ctx, tmp)))) {
+        int code = nlp_errcode() ? nlp_errcode() : rc;
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", nlp_errmsg());
+        remove_tree(tmp);
+        return nlp_error(code, "checkpoint at step %ld not written (the previous ones are kept): %s", opt->step, msg);
+    }
+    fsync_dir(tmp);
+    /* the same step again (a resumed run saving where it started) is
+     * exchanged with the old one */
+    if ((rc = replace_dir(tmp, final))) {
+        remove_tree(tmp);
+        return rc;
+    }
+    fsync_dir(o->out_dir);
+    /* latest -> step-N, replaced atomically */
+    snprintf(name, sizeof name, ".latest.tmp.%ld", (long)getpid());
+    if ((rc = join(p, sizeof p, o->out_dir, name))) return rc;
+    unlink(p);
+    char target[64], lp[4096];
+    snprintf(target, sizeof target, "step-%08ld", opt->step);
+    if ((rc = join(lp, sizeof lp, o->out_dir, "latest"))) return rc;
+    if (symlink(target, p) != 0 || rename(p, lp) != 0) {
+        rc = nlp_error_errno(NLP_EIO, "cannot point '%s' at '%s'", lp, target);
+        unlink(p);
+        return rc;
+    }
+    fsync_dir(o->out_dir);
+    if (o->keep > 0) {
+        long *steps;
+        size_t n;
+        if (!list_steps(o->out_dir, &steps, &n)) {
+            for (size_t i = 0; i + (size_t)o->keep < n; i++) {
+                if (steps[i] == opt->step) continue;
+                snprintf(name, sizeof name, "step-%08ld", steps[i]);
+                if (!join(p, sizeof p, o->out_dir, name)) remove_tree(p);
+            }
+            free(steps);
+        }
+    }
+    return 0;
+}
+
+// --- TSV log
+
+/* Keeps the header and the rows of steps <= `step` (a resumed run rewrites
+ * what the interrupted one logged after its checkpoint). */
+static int log_truncate(const char *path, long step)
+{
+    char **lines;
+    size_t n;
+    if (!nlp_file_exists(path)) return 0;
+    int rc = nlp_read_lines(path, NLP_NL_LF, &lines, &n);
+    if (rc) return rc;
+    nlp_buf b = {0};
+    for (size_t i = 0; i < n && !rc; i++) {
+        char *end;
+        long s = strtol(lines[i], &end, 10);
+        if (i > 0 && end != lines[i] && s > step) break;
+        rc = nlp_buf_puts(&b, lines[i]);
+        if (!rc) rc = nlp_buf_putc(&b, '\n');
+    }
+    if (!rc) rc = nlp_write_file(path, b.data ? b.data : "", b.len);
+    nlp_buf_free(&b);
+    free(lines);
+    return rc;
+}
+
+FILE *nlp_rundir_log_open(const nlp_train_opts *o, const nlp_task *t, long resumed_step, int *rc)
+{
+    *rc = 0;
+    if (!o->log_path) return NULL;
+    int fresh = resumed_step < 0 || !nlp_file_exists(o->log_path);
+    if (!fresh && (*rc = log_truncate(o->log_path, resumed_step))) return NULL;
+    FILE *f = fopen(o->log_path, fresh ? "w" : "a");
+    if (!f) {
+        *rc = nlp_error_errno(NLP_EIO, "cannot open log '%s'", o->log_path);
+        return NULL;
+    }
+    if (fresh) {
+        fputs("step\ttokens\tminutes\tlr\tloss\tgrad_norm\ttokens_per_s", f);
+        for (size_t k = 0; t->eval_names && t->eval_names[k]; k++) fprintf(f, "\tvalid_%s", t->eval_names[k]);
+        fputc('\n', f);
+        fflush(f);
+    }
+    return f;
+}
+
+void nlp_rundir_log_row(FILE *f, const nlp_task *t, const nlp_train_event *e, const nlp_eval *ev)
+{
+    if (!f) return;
+    fprintf(f, "%ld\t%llu\t%.4f\t%.6g\t%.6f\t%.4f\t%.1f", e->step, (unsigned long long)e->tokens, e->seconds / 60,
+            e->lr, e->loss, e->grad_norm, e->tokens_per_s);
+    for (size_t k = 0; t->eval_names && t->eval_names[k]; k++)
+        if (ev) fprintf(f, "\t%.6f", ev->v[k]);
+        else fputc('\t', f);
+    fputc('\n', f);
+    fflush(f);
+}
+
