@@ -141,7 +141,8 @@ static const char usage[] =
     "                            valid_bleu)\n"
     "      --log-every N         a progress line every N steps when not on a terminal\n"
     "                            (default 50)\n"
-    "  -t, --threads N           threads (default: all CPUs); results depend on it\n"
+    "  -t, --threads N           threads (default: all CPUs; under mpirun the rank's\n"
+    "                            share); results depend on it\n"
     "      --progress            a live progress line on standard error (default: on a\n"
     "                            terminal)\n"
     "      --no-progress         plain progress lines\n"
@@ -1000,6 +1001,9 @@ int main(int argc, char **argv)
         status = 128 + res.signal;
     } else {
         cli_info("done: step %ld, checkpoint '%s'", res.step, res.last_checkpoint);
+        if (nlp_dist_size() > 1)
+            cli_info("%d ranks: %.1f s of %.1f s of training waiting for the others (gradient sums not hidden by "
+                     "the backward pass)", nlp_dist_size(), res.comm_seconds, res.seconds);
         if (task.evaluate && !isnan(res.best))
             cli_info("best validation %s %.4f: '%s/best'", task.eval_names[task.best_metric], res.best, o.model);
         if (o.average > 1 && nlp_dist_rank() == 0) {

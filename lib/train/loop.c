@@ -265,7 +265,9 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
         if (par.ranks > 1) {
             nlp_model_set_grad_hook(m, NULL, NULL);
             nlp_model_set_loss_norm(m, NULL); /* validation's batches are whole */
+            double tw = now();
             if ((rc = dp_finish(&par)) || (rc = nlp_dist_sum_f64(sums, 2))) goto out;
+            res->comm_seconds += now() - tw;
         }
         double loss = sums[0] / o->accum;
         tokens += (uint64_t)sums[1];
@@ -295,8 +297,9 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
         res->step = opt.step;
         elapsed = now() - run_t0;
         if (par.ranks > 1) { /* rank 0's clock, and a signal any rank got, decide for all */
-            double v[2] = {lead ? elapsed : -1, (double)stop_signal};
+            double v[2] = {lead ? elapsed : -1, (double)stop_signal}, tw = now();
             if ((rc = nlp_dist_max_f64(v, 2))) goto out;
+            res->comm_seconds += now() - tw;
             elapsed = v[0];
             if (v[1] > 0 && !stop_signal) stop_signal = (int)v[1];
         }
@@ -356,6 +359,7 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
         }
         if (last || stop_signal) break;
     }
+    res->seconds = elapsed - t0;
     if (stop_signal) {
         res->signal = stop_signal;
         /* a signal between the last save check and the loop's: save where it

@@ -137,6 +137,9 @@ typedef struct nlp_train_result {
     int signal;              /* the signal that stopped the run, 0 = none */
     char last_checkpoint[4096]; /* "" = none written or loaded */
     double best;             /* best first validation figure, NAN = none */
+    double seconds;          /* training time of this run (evaluation excluded) */
+    double comm_seconds;     /* of which waiting for the other ranks' gradients and figures (data
+                                parallel: the communication the backward pass did not hide) */
 } nlp_train_result;
 
 /* Trains m (whose parameters are created or loaded) for the task. With
