@@ -192,6 +192,7 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
         best = NAN;
     }
     st.ranks = par.ranks;
+    rc = 0;
     /* the options in force win over the checkpoint's optimizer settings */
     opt.cfg = o->optim;
     res->step = opt.step;

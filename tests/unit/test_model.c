@@ -377,6 +377,117 @@ static void test_gradients(void)
     grad_check("transformer pre-LN", &c);
 }
 
+// --- data-parallel shares (lib/train splits a batch over ranks)
+
+struct hook_rec {
+    const float *g;
+    size_t numel, last;
+    float *snap; /* the gradients at and above each reported offset, when reported */
+    size_t *offs;
+    int n, cap, monotone;
+};
+
+static void rec_hook(void *ctx, size_t off)
+{
+    struct hook_rec *h = ctx;
+    if (off > h->last) h->monotone = 0;
+    h->last = off;
+    if (h->n == h->cap) return;
+    memcpy(h->snap + (size_t)h->n * h->numel + off, h->g + off, (h->numel - off) * sizeof(float));
+    h->offs[h->n++] = off;
+}
+
+/* Rows split into shares, each dividing its losses by the whole batch's
+ * counts and drawing the whole batch's dropout masks (nlp_batch_rows), give
+ * the whole batch's losses and gradients summed; the backward hook reports
+ * offsets above which the gradients no longer change. */
+static void share_check(const char *name, const nlp_model_config *cfg, double lm_weight)
+{
+    nlp_model *m;
+    CHECK_EQ_INT(nlp_model_new(&m, cfg, 5), 0);
+    if (!m) return;
+    nlp_model_set_lm_weight(m, lm_weight);
+    nlp_model_set_training(m, 1);
+    nlp_rng r;
+    nlp_rng_seed(&r, 9);
+    tbatch t;
+    make_batch(&t, cfg, &r);
+    nlp_params *p = nlp_model_params(m);
+    const size_t n = nlp_params_numel(p);
+    CHECK_EQ_INT(nlp_params_enable_grad(p), 0);
+    float *g = nlp_params_grad(p), *whole = malloc(n * sizeof *whole);
+    struct hook_rec h = {.g = g, .numel = n, .last = n, .cap = 64, .monotone = 1};
+    h.snap = malloc((size_t)h.cap * n * sizeof *h.snap);
+    h.offs = malloc((size_t)h.cap * sizeof *h.offs);
+    /* the whole batch, with the hook */
+    nlp_params_zero_grad(p);
+    nlp_model_seed(m, 77);
+    nlp_model_set_grad_hook(m, rec_hook, &h);
+    nlp_losses lw;
+    CHECK_EQ_INT(nlp_model_forward(m, &t.b, &lw), 0);
+    CHECK_EQ_INT(nlp_model_backward(m), 0);
+    nlp_model_set_grad_hook(m, NULL, NULL);
+    memcpy(whole, g, n * sizeof *whole);
+    CHECK_MSG(h.n > 0 && h.monotone, "%s: %d hook calls, monotone %d", name, h.n, h.monotone);
+    int changed = 0;
+    for (int k = 0; k < h.n; k++)
+        changed += memcmp(h.snap + (size_t)k * n + h.offs[k], whole + h.offs[k], (n - h.offs[k]) * sizeof(float)) != 0;
+    CHECK_MSG(changed == 0, "%s: gradients above %d of %d reported offsets changed afterwards", name, changed, h.n);
+    /* two shares: row 0, rows 1..2 */
+    double cnt[2];
+    nlp_model_loss_counts(m, &t.b, cnt);
+    nlp_model_set_loss_norm(m, cnt);
+    nlp_params_zero_grad(p);
+    double loss = 0;
+    int tokens = 0;
+    const int cut[3] = {0, 1, t.b.B};
+    for (int k = 0; k < 2; k++) {
+        nlp_batch sb = nlp_batch_rows(&t.b, cut[k], cut[k + 1]);
+        nlp_losses l;
+        nlp_model_seed(m, 77);
+        CHECK_EQ_INT(nlp_model_forward(m, &sb, &l), 0);
+        CHECK_EQ_INT(nlp_model_backward(m), 0);
+        loss += l.loss, tokens += l.tokens;
+    }
+    nlp_model_set_loss_norm(m, NULL);
+    double worst = 0, scale = 0;
+    for (size_t i = 0; i < n; i++) {
+        worst = fmax(worst, fabs((double)g[i] - whole[i]));
+        scale = fmax(scale, fabs((double)whole[i]));
+    }
+    CHECK_MSG(fabs(loss - lw.loss) < 1e-5 * fmax(1, fabs(lw.loss)) && tokens == lw.tokens,
+              "%s: shares' loss %.9g (%d tokens), whole %.9g (%d)", name, loss, tokens, lw.loss, lw.tokens);
+    CHECK_MSG(worst <= 1e-5 * scale + 1e-7, "%s: shares' gradients off by %.3g (largest %.3g)", name, worst, scale);
+    free(whole), free(h.snap), free(h.offs);
+    nlp_model_free(m);
+}
+
+static void test_shares(void)
+{
+    nlp_model_config c;
+    const char *ov_gpt[] = {"vocab-size=40", "d-model=16", "heads=2", "d-ff=24", "layers=2", "max-positions=8",
+                            "dropout=0.1", "attention-dropout=0.1", NULL};
+    CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_gpt), 0);
+    share_check("gpt", &c, 0.5);
+    c.num_labels = 3;
+    share_check("gpt classifier", &c, 0.5);
+    const char *ov_bert[] = {"arch=bert", "vocab-size=40", "d-model=16", "heads=2", "d-ff=24", "layers=2",
+                             "max-positions=8", "type-vocab-size=2", "dropout=0.1", "attention-dropout=0.1", NULL};
+    CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_bert), 0);
+    share_check("bert", &c, 0.5);
+    c.num_labels = 4;
+    share_check("bert classifier", &c, 0.5);
+    const char *ov_tr[] = {"arch=transformer", "vocab-size=30", "d-model=16", "heads=2", "d-ff=24", "layers=2",
+                           "max-positions=8", "dropout=0.1", "attention-dropout=0.1", NULL};
+    CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_tr), 0);
+    share_check("transformer", &c, 0.5);
+    const char *ov_tr2[] = {"arch=transformer", "vocab-size=30", "src-vocab-size=25", "shared-vocab=false",
+                            "tie-output=false", "d-model=16", "heads=4", "d-ff=24", "encoder-layers=1",
+                            "decoder-layers=2", "max-positions=8", "norm=pre", "positions=learned", "dropout=0.1", NULL};
+    CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_tr2), 0);
+    share_check("transformer pre-LN", &c, 0.5);
+}
+
 // --- save/load, determinism, resume
 
 static nlp_model *tiny(enum nlp_arch a, double dropout)
@@ -903,6 +1014,7 @@ int main(int argc, char **argv)
     RUN(test_settings);
     RUN(test_json);
     RUN(test_gradients);
+    RUN(test_shares);
     RUN(test_save_load);
     RUN(test_classifier);
     RUN(test_bert_gather);
