@@ -406,9 +406,9 @@ static double attn_loss(void *c)
     return dot(k->out, k->r, k->nout);
 }
 
-static void attn_case(const char *name, int cross, int causal, int masked, float drop, int T)
+static void attn_case(const char *name, int cross, int causal, int masked, float drop, int T, int D)
 {
-    const int B = 2, H = 3, D = 4, C = H * D, S = cross ? T + 2 : T;
+    const int B = 2, H = 3, C = H * D, S = cross ? T + 2 : T;
     struct attn_ctx k = {0};
     k.qkv = randv((size_t)B * T * 3 * C, 1);
     k.kv = cross ? randv((size_t)B * S * 2 * C, 1) : NULL;
@@ -458,16 +458,22 @@ static void attn_case(const char *name, int cross, int causal, int masked, float
 
 static void test_attention(void)
 {
-    attn_case("self", 0, 0, 0, 0, 5);
-    attn_case("causal", 0, 1, 0, 0, 5);
-    attn_case("causal+padding", 0, 1, 1, 0, 5);
-    attn_case("padding", 0, 0, 1, 0, 5);
-    attn_case("cross+padding", 1, 0, 1, 0, 5);
-    attn_case("self+dropout", 0, 0, 1, 0.3f, 5);
-    attn_case("cross+dropout", 1, 0, 0, 0.25f, 5);
+    attn_case("self", 0, 0, 0, 0, 5, 4);
+    attn_case("causal", 0, 1, 0, 0, 5, 4);
+    attn_case("causal+padding", 0, 1, 1, 0, 5, 4);
+    attn_case("padding", 0, 0, 1, 0, 5, 4);
+    attn_case("cross+padding", 1, 0, 1, 0, 5, 4);
+    attn_case("self+dropout", 0, 0, 1, 0.3f, 5, 4);
+    attn_case("cross+dropout", 1, 0, 0, 0.25f, 5, 4);
     /* longer than one block of query rows: the causal path works block by block */
-    attn_case("causal, 150 positions", 0, 1, 0, 0, 150);
-    attn_case("causal+padding+dropout, 130 positions", 0, 1, 1, 0.2f, 130);
+    attn_case("causal, 150 positions", 0, 1, 0, 0, 150, 4);
+    attn_case("causal+padding+dropout, 130 positions", 0, 1, 1, 0.2f, 130, 4);
+    /* heads of 16·k dimensions take the direct kernels (attn.c), one block
+     * of rows and several, with every mask */
+    attn_case("self+padding, D 16", 0, 0, 1, 0, 7, 16);
+    attn_case("cross+padding+dropout, D 32", 1, 0, 1, 0.25f, 21, 32);
+    attn_case("causal+padding+dropout, 130 positions, D 16", 0, 1, 1, 0.2f, 130, 16);
+    attn_case("cross, 140 positions, D 64", 1, 0, 0, 0, 140, 64);
 
     /* incremental decoding: queries at positions 3..4 of a causal cache of 5
      * keys give the last two rows of the full pass */
@@ -499,7 +505,7 @@ static void test_attention(void)
      * all S keys, whether or not the sequence is longer than one block of
      * query rows; the gradients agree with finite differences. */
     for (int len = 20; len <= 130; len += 110) {
-        const int Hh = 2, Dd = 4, Cc = Hh * Dd;
+        const int Hh = 2, Dd = len > 64 ? 16 : 4, Cc = Hh * Dd;
         struct attn_ctx k = {0};
         k.qkv = randv((size_t)len * 3 * Cc, 1);
         k.nout = (size_t)len * Cc;

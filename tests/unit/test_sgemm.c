@@ -169,11 +169,40 @@ static void test_gemm_row_invariant(void)
     CHECK(strlen(nlp_gemm_kernel_name()) > 0);
 }
 
+/* nlp_gemm on 1, 2 and 3 threads for shapes that split K (a long K, a small
+ * C: weight gradients), M or N: every transposition, beta 0 and 1. */
+static void test_gemm_threads(void)
+{
+    const int shapes[][3] = {{40, 70, 1000}, {256, 64, 4500}, {300, 200, 100}, {33, 900, 300}};
+    int nt = omp_get_max_threads();
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++)
+                for (int th = 1; th <= 3; th++) {
+                    const int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+                    const int lda = ta ? M : K, ldb = tb ? K : N;
+                    float *A = randv((size_t)M * K), *B = randv((size_t)K * N), *C0 = randv((size_t)M * N);
+                    float *C = malloc((size_t)M * N * sizeof *C);
+                    for (int bi = 0; bi < 2; bi++) {
+                        const float beta = (float)bi;
+                        memcpy(C, C0, (size_t)M * N * sizeof *C);
+                        omp_set_num_threads(th);
+                        nlp_gemm(ta, tb, M, N, K, 0.75f, A, lda, B, ldb, beta, C, N);
+                        omp_set_num_threads(nt);
+                        double e = err_vs_double(ta, tb, M, N, K, 0.75f, A, lda, B, ldb, beta, C0, C, N);
+                        CHECK_MSG(e < 1e-5, "nlp_gemm %dx%dx%d ta %d tb %d beta %g, %d threads: error %.3g", M, N, K, ta,
+                                  tb, beta, th, e);
+                    }
+                    free(A), free(B), free(C0), free(C);
+                }
+}
+
 int main(int argc, char **argv)
 {
     TEST_INIT(argc, argv);
     RUN(test_products);
     RUN(test_row_invariance);
     RUN(test_gemm_row_invariant);
+    RUN(test_gemm_threads);
     return TEST_END();
 }
