@@ -63,7 +63,8 @@ static const char usage[] =
     "  -B, --batch-size N        examples per step (default 32)\n"
     "      --max-length N        positions per example, special tokens included\n"
     "                            (default 128, or the model's positions if fewer;\n"
-    "                            longer texts are truncated, the longer text first)\n"
+    "                            longer texts are truncated, the longer text first;\n"
+    "                            predict and eval: the length it was trained with)\n"
     "      --lr F                peak learning rate (default 5e-5; gpt 6.25e-5)\n"
     "      --warmup N            linear warm-up steps (default -1: 10% of the steps;\n"
     "                            gpt 0.2%)\n"
@@ -403,8 +404,8 @@ static nlp_cls_encoder encoder_for(const nlp_model *m, int T)
 
 static int default_length(const nlp_model *m)
 {
-    int p = nlp_model_cfg(m)->max_positions;
-    return o.max_length > 0 ? (int)o.max_length : p < 128 ? p : 128;
+    int p = nlp_model_cfg(m)->max_positions, n = nlp_model_input_length(m);
+    return o.max_length > 0 ? (int)o.max_length : n > 0 ? n : p < 128 ? p : 128;
 }
 
 static void check_arch(const nlp_model *m, const char *name)
@@ -540,6 +541,7 @@ static int train_main(int argc, char **argv, int explicit_sub)
     if (o.max_length > mc->max_positions)
         cli_usage_error("--max-length %ld: the model has %d positions", o.max_length, mc->max_positions);
     o.max_length = default_length(model);
+    if ((rc = nlp_model_set_input_length(model, (int)o.max_length))) cli_fail(rc);
     nlp_cls_encoder enc = encoder_for(model, (int)o.max_length);
     size_t cut = nlp_cls_truncated(&enc, &dtrain);
     if (cut) cli_info("%zu of %zu training examples truncated to %ld positions (--max-length)", cut, dtrain.n, o.max_length);

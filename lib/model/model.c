@@ -169,6 +169,21 @@ int nlp_model_load(nlp_model **out, const char *path)
         nlp_model_free(m);
         return rc;
     }
+    const char *len = nlp_st_meta(f, "input_length");
+    if (len) {
+        char *end;
+        long n = strtol(len, &end, 10);
+        if (*end || n < 1 || n > cfg.max_positions)
+            rc = nlp_error(NLP_EFORMAT, "'%s': input_length '%s' is not a number of positions from 1 to %d", file, len,
+                           cfg.max_positions);
+        else m->input_length = (int)n;
+        if (rc) {
+            nlp_st_close(f);
+            free(file);
+            nlp_model_free(m);
+            return rc;
+        }
+    }
     rc = nlp_params_load(m->params, f); /* consumes f */
     free(file);
     if (!rc) rc = model_tables(m);
@@ -198,7 +213,12 @@ int nlp_model_save_meta(const nlp_model *m, const char *path, enum nlp_dtype dty
     if (!rc) {
         const char *meta[32] = {"format", "nlpipe", "model", kind, "config", json.data, "nlpipe_config", yaml.data};
         int k = 8;
+        char len[16];
         if (m->label_names) meta[k++] = "labels", meta[k++] = m->label_names;
+        if (m->input_length > 0) {
+            snprintf(len, sizeof len, "%d", m->input_length);
+            meta[k++] = "input_length", meta[k++] = len;
+        }
         for (int i = 0; extra && extra[i] && extra[i + 1] && k < 30; i += 2) meta[k++] = extra[i], meta[k++] = extra[i + 1];
         meta[k] = NULL;
         rc = nlp_params_save(m->params, file, meta, dtype);
@@ -473,6 +493,16 @@ int nlp_model_set_labels(nlp_model *m, const char *const *names, int n)
     return rc;
 }
 
+int nlp_model_set_input_length(nlp_model *m, int n)
+{
+    if (n < 1 || n > m->cfg.max_positions)
+        return nlp_error(NLP_EINVAL, "input length %d: the model has %d positions", n, m->cfg.max_positions);
+    m->input_length = n;
+    return NLP_OK;
+}
+
+int nlp_model_input_length(const nlp_model *m) { return m->input_length; }
+
 int nlp_model_label(const nlp_model *m, int i, char *buf, size_t cap)
 {
     if (i < 0 || i >= m->cfg.num_labels) return -1;
@@ -517,6 +547,7 @@ int nlp_model_extend(nlp_model **out, const nlp_model *src, const nlp_model_conf
         return rc;
     }
     m->lm_weight = src->lm_weight;
+    m->input_length = src->input_length <= cfg->max_positions ? src->input_length : 0;
     *out = m;
     return NLP_OK;
 }

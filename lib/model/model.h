@@ -203,6 +203,12 @@ int nlp_model_set_labels_text(nlp_model *m, const char *joined, const char *orig
 /* Label i's name into buf (its index as text when the model has no names);
  * 0, or -1 when i is out of range. */
 int nlp_model_label(const nlp_model *m, int i, char *buf, size_t cap);
+/* The positions per example a classifier was trained on (its inputs cut to
+ * them), saved with the model ("input_length" in the metadata) so that
+ * using it reads inputs as training did; 0 when not recorded. n must lie in
+ * 1..max-positions (NLP_EINVAL). */
+int nlp_model_set_input_length(nlp_model *m, int n);
+int nlp_model_input_length(const nlp_model *m);
 
 /* A new model of configuration cfg (same architecture) initialised from
  * seed, then every tensor of src copied in by name: a tensor that grew in

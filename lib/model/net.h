@@ -154,6 +154,7 @@ struct nlp_model {
     nlp_lref cls;             /* the head: bert "classifier", gpt "score" [num_labels, C] + bias; w -1 = none */
     double lm_weight;         /* gpt classification: λ of L3 = L2 + λ·L1 */
     char *label_names;        /* the head's labels, '\n'-joined (NULL: unnamed) */
+    int input_length;         /* positions per example it was trained on (0: not recorded) */
     const int32_t *in_cls_pos;
     int32_t *nsp_target;
     float *mlm_h1, *mlm_h2, *mlm_ln, *mlm_mean, *mlm_rstd;

@@ -100,6 +100,23 @@ with_sigint() {
   echo "$output" | grep -qE $'^(en|de)\t[0-9.]+\t(en|de):[0-9.]+\t(en|de):[0-9.]+$'
 }
 
+@test "finetune: eval and predict read inputs at the length the model was trained with" {
+  # trained on the first 6 positions: eval must score as validation did, not at 128
+  run_split finetune --init "$W/bert" --valid "$W/dev.tsv" --epochs 2 "${FT[@]/48/6}" -m "$T/c6" --log "$T/c6.tsv" "$W/train.tsv"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  grep -aq '"input_length":"6"' "$T/c6/best/model.safetensors"
+  best=$(awk -F'\t' 'NR > 1 && $9 != "" && $9 > a { a = $9 } END { print a }' "$T/c6.tsv")
+  run_split finetune eval --json -m "$T/c6" -q "$W/dev.tsv"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  acc=$(sed -nE 's/.*"accuracy": *([0-9.eE+-]+).*/\1/p' <<<"$output" | head -1)
+  awk -v a="$acc" -v b="$best" 'BEGIN { d = a - b; exit !(d < 1e-4 && d > -1e-4) }' || { echo "eval $acc, validation $best"; false; }
+  # an explicit --max-length still wins, and a longer one is refused past the positions
+  run_split finetune eval --json --max-length 48 -m "$T/c6" -q "$W/dev.tsv"
+  [ "$status" -eq 0 ]
+  run_split finetune eval --max-length 100000 -m "$T/c6" -q "$W/dev.tsv"
+  [ "$status" -eq 2 ]
+}
+
 @test "finetune: GPT classifiers with and without the auxiliary LM loss, and text pairs" {
   run_split finetune --init "$W/gpt" --valid "$W/dev.tsv" --epochs 4 "${FT[@]}" --lm-weight 0.5 -m "$T/g" "$W/train.tsv"
   [ "$status" -eq 0 ] || { echo "$stderr"; false; }
