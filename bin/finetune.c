@@ -53,6 +53,9 @@ static const char usage[] =
     "Training:\n"
     "      --init PATH           the pretrained model: ours (a model file, checkpoint or\n"
     "                            run directory) or a HuggingFace BERT or GPT-2 directory\n"
+    "      --from-scratch        fresh random weights of --init's architecture and sizes\n"
+    "                            (its tokenizer too): the baseline that shows what\n"
+    "                            pretraining is worth\n"
     "      --tokenizer FILE      its tokenizer (default: the one saved with --init)\n"
     "      --valid FILE          labelled validation data: loss, accuracy, macro-F1 and\n"
     "                            per-label precision and recall after every epoch; the\n"
@@ -112,7 +115,7 @@ static const char *const schedules[] = {"cosine", "linear", "constant", NULL};
 
 static struct {
     const char *init, *tokenizer, *valid, *labels, *model, *resume, *log, *train;
-    int schedule, progress, json, all;
+    int schedule, progress, json, all, from_scratch;
     long epochs, batch_size, max_length, warmup, seed, keep, threads;
     double lr, weight_decay, grad_clip, dropout, lm_weight;
 } o = {
@@ -131,6 +134,7 @@ static struct {
 
 static struct cli_opt opts[] = {
     {.name = "init", .kind = CLI_STR, .dest = &o.init},
+    {.name = "from-scratch", .kind = CLI_BOOL, .dest = &o.from_scratch, .flags = CLI_NEGATABLE},
     {.name = "tokenizer", .kind = CLI_STR, .dest = &o.tokenizer},
     {.name = "valid", .kind = CLI_STR, .dest = &o.valid},
     {.name = "labels", .kind = CLI_STR, .dest = &o.labels},
@@ -282,6 +286,7 @@ static char *make_run_yaml(const char *train)
     if (nlp_buf_puts(&b, "# finetune options of this run: 'finetune --resume DIR' reads them first\n"))
         cli_fail(NLP_ENOMEM);
     yaml_path(&b, "init", o.init);
+    if (o.from_scratch) yaml_line(&b, "from-scratch", "true");
     yaml_path(&b, "train", train);
     yaml_path(&b, "valid", o.valid);
     yaml_path(&b, "labels", o.labels);
@@ -468,6 +473,14 @@ static int train_main(int argc, char **argv, int explicit_sub)
     const char *from = o.resume ? resume_ck : o.init;
     model = mio_load_model(from, -1);
     check_arch(model, from);
+    if (o.from_scratch && !o.resume) { /* the ablation: same shapes, no pretraining */
+        nlp_model *fresh;
+        int frc = nlp_model_new(&fresh, nlp_model_cfg(model), (uint64_t)o.seed);
+        if (frc) cli_fail(frc);
+        nlp_model_free(model);
+        model = fresh;
+        cli_info("'%s': its architecture and sizes with fresh random weights (--from-scratch, seed %ld)", from, o.seed);
+    }
     const int gpt = nlp_model_cfg(model)->arch == NLP_ARCH_GPT;
     tk_name = o.tokenizer ? o.tokenizer : from;
     tok = o.tokenizer ? mio_load_tokenizer(o.tokenizer) : mio_load_tokenizer_beside(from);
@@ -649,8 +662,8 @@ static int predict_main(int argc, char **argv, int eval)
     struct cli c = {"finetune", usage, opts, NULL};
     int first = cli_parse(&c, argc, argv);
     first++; /* the subcommand */
-    if (o.init || o.valid || o.labels || o.resume || o.log)
-        cli_usage_error("--init, --valid, --labels, --resume and --log are for training");
+    if (o.init || o.valid || o.labels || o.resume || o.log || o.from_scratch)
+        cli_usage_error("--init, --from-scratch, --valid, --labels, --resume and --log are for training");
     if (eval && o.all) cli_usage_error("--all is for predict");
     if (!eval && o.json) cli_usage_error("--json is for eval");
     if (eval && first >= argc) cli_usage_error("eval needs a labelled FILE");

@@ -184,3 +184,30 @@ with_sigint() {
   [ "$status" -eq 2 ]
   [ ! -e "$T/x" ]
 }
+
+# the bytes of one tensor of a safetensors file
+tensor() {
+  python3 - "$1" "$2" <<'PY'
+import json, struct, sys, hashlib
+f = open(sys.argv[1], 'rb'); n = struct.unpack('<Q', f.read(8))[0]; h = json.loads(f.read(n))
+t = h[sys.argv[2]]; f.seek(8 + n + t['data_offsets'][0])
+print(hashlib.sha256(f.read(t['data_offsets'][1] - t['data_offsets'][0])).hexdigest())
+PY
+}
+
+@test "finetune --from-scratch: the pretrained model's shapes and tokenizer with fresh weights, from --seed" {
+  emb=bert.embeddings.word_embeddings.weight
+  pre="$(tensor "$W/bert/latest/model.safetensors" $emb)"
+  # at lr 0 the weights stay where they started: the pretrained ones, or fresh ones
+  for r in a:"" b:--from-scratch c:--from-scratch; do
+    run_split finetune --init "$W/bert" ${r#*:} --epochs 1 --seed 3 "${FT[@]}" --lr 0 -m "$T/${r%%:*}" "$W/train.tsv"
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  done
+  [ "$(tensor "$T/a/latest/model.safetensors" $emb)" = "$pre" ]
+  [ "$(tensor "$T/b/latest/model.safetensors" $emb)" != "$pre" ]
+  [ "$(tensor "$T/b/latest/model.safetensors" $emb)" = "$(tensor "$T/c/latest/model.safetensors" $emb)" ]
+  grep -qx 'from-scratch: true' "$T/b/latest/run.yaml"
+  ! grep -q 'from-scratch' "$T/a/latest/run.yaml"
+  run_split finetune predict -m "$T/b" --from-scratch /dev/null
+  [ "$status" -eq 2 ]
+}
