@@ -636,6 +636,30 @@ static void test_bert_gather(void)
     CHECK_EQ_INT(nlp_model_forward(m, &t.b, &part), 0);
     CHECK_MSG(fabs(full.mlm_loss - part.mlm_loss) < 1e-6 && full.tokens == part.tokens && full.nsp_loss == part.nsp_loss,
               "mlm %.9g vs %.9g, %d vs %d tokens", full.mlm_loss, part.mlm_loss, full.tokens, part.tokens);
+    /* and the same gradients, every parameter */
+    nlp_params *p = nlp_model_params(m);
+    const size_t n = nlp_params_numel(p);
+    float *g = malloc(n * sizeof *g);
+    nlp_model_set_training(m, 0);
+    nlp_params_zero_grad(p);
+    CHECK_EQ_INT(nlp_model_forward(m, &t.b, &full), 0);
+    CHECK_EQ_INT(nlp_model_backward(m), 0);
+    memcpy(g, nlp_params_grad(p), n * sizeof *g);
+    nlp_model_set_training(m, 1);
+    nlp_params_zero_grad(p);
+    CHECK_EQ_INT(nlp_model_forward(m, &t.b, &part), 0);
+    CHECK_EQ_INT(nlp_model_backward(m), 0);
+    const float *h = nlp_params_grad(p);
+    double worst = 0, scale = 0;
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)g[i] - h[i]);
+        if (d > worst) worst = d, at = i;
+        if (fabs(g[i]) > scale) scale = fabs(g[i]);
+    }
+    CHECK_MSG(worst <= 1e-5 * scale, "gradient %zu of %zu: %.9g (all rows) vs %.9g (labelled rows), scale %.3g", at, n,
+              g[at], h[at], scale);
+    free(g);
     nlp_model_free(m);
 }
 
