@@ -10,18 +10,25 @@
 #                 tokens, 64 decode steps, KV cache and cached cross-attention,
 #                 through nlp_translate (translate's path, row-invariant
 #                 products): sentences/s
-# and the PyTorch peer's figures for the same workloads right after ours.
-set -u
-T="${NLPIPE_TOOLS:-$(cd "$(dirname "$0")/.." && pwd)}"
+# and the PyTorch peer's figures for the same workloads after ours, ROUNDS
+# times interleaved (default 1; the medians are printed), the peer also with
+# OpenBLAS's best kernels where it does not pick them itself (pytorch.bash).
+set -u -o pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+. "$here/pytorch.bash"
+T="${NLPIPE_TOOLS:-$(cd "$here/.." && pwd)}"
 REPS="${REPS:-5}"
 threads=2
-"$T/trainbench" train encdec -t $threads -r "$REPS" | grep -v _gflops || exit 1
-"$T/trainbench" beam encdec -t $threads -r "$REPS" || exit 1
-if [ "${PEERS:-1}" != 0 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null && [ -r "$SHARED/peers/pytorch_bench.py" ]; then
-  OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 "$SHARED/peers/pytorch_bench.py" --only encdec_train,encdec_beam \
-    --threads $threads --reps "$REPS" 2>/dev/null |
-    awk '$1 == "encdec_train" || $1 == "encdec_beam" {
-      printf "%s@pytorch\t%s\t%s\n", $1, $2, $1 == "encdec_train" ? "tgt tokens/s" : "sentences/s" }'
+acc="$(mktemp "${BENCH_TMP:-/tmp}/mt.XXXXXX")"
+trap 'rm -f "$acc"' EXIT
+peer=0
+if pytorch_ok; then peer=1
 elif [ "${PEERS:-1}" != 0 ]; then
   echo "mt.sh: the PyTorch peer needs python3-torch and ../shared (tools/install-deps --bench): skipped" >&2
 fi
+for r in $(bench_rounds); do
+  "$T/trainbench" train encdec -t $threads -r "$REPS" | grep -v _gflops >>"$acc" || exit 1
+  "$T/trainbench" beam encdec -t $threads -r "$REPS" >>"$acc" || exit 1
+  [ $peer = 1 ] && pytorch_peer encdec_train,encdec_beam >>"$acc"
+done
+bench_median <"$acc"
