@@ -288,7 +288,7 @@ static int train(const char *name, int reps, const char *const *sets, int profil
     printf("%s_train\t%.1f\t%s\n", name, B * T / s, mt == 1 ? "tgt tokens/s" : "tokens/s");
     printf("%s_train_gflops\t%.1f\tGFLOP/s\n", name, flops / s / 1e9);
     if (profile) {
-        fprintf(stderr, "trainbench: %s per phase, mean of %d steps (%.4f s), fp32 products on %s:\n", name, reps,
+        fprintf(stderr, "trainbench: %s per phase, mean of %d steps (%.4f s), products on %s:\n", name, reps,
                 total / reps, nlp_gemm_kernel_name());
         profile_report(total / reps, reps, profile_peak);
     }
@@ -340,7 +340,7 @@ static int beam(const char *name, int reps, int profile)
     printf("encdec_beam\t%.2f\tsentences/s\n", B / s);
     if (profile) {
         nlp_prof_enable(0);
-        fprintf(stderr, "trainbench: encdec beam per phase, mean of %d runs (%.4f s), fp32 products on %s:\n", reps,
+        fprintf(stderr, "trainbench: encdec beam per phase, mean of %d runs (%.4f s), products on %s:\n", reps,
                 total / reps, nlp_gemm_kernel_name());
         profile_report(total / reps, reps, profile_peak);
     }

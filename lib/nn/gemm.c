@@ -110,6 +110,11 @@ const char *nlp_gemm_kernel_name(void)
         snprintf(name, sizeof name, "openblas (%s)", openblas_get_corename());
         return name;
     }
+    if (g_mode == NLP_GEMM_BF16) {
+        snprintf(name, sizeof name, "bf16 on %s (small products: fp32 %s)",
+                 nlp_cpu_has_amx_bf16() ? "amx" : "avx512-bf16", nlp_sgemm_isa_name(nlp_sgemm_isa()));
+        return name;
+    }
     return nlp_sgemm_isa_name(nlp_sgemm_isa());
 }
 

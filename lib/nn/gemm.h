@@ -99,8 +99,9 @@ enum nlp_gemm_mode nlp_gemm_get_mode(void);
  * the BLAS. Returns the previous setting. */
 int nlp_gemm_set_row_invariant(int on);
 
-/* Which fp32 kernels products run on: "avx512", "avx2" or "generic" (ours,
- * sgemm.h), or "openblas (CORE)" under NLPIPE_GEMM=openblas. For figures
+/* Which kernels products run on: "avx512", "avx2" or "generic" (ours,
+ * sgemm.h), "openblas (CORE)" under NLPIPE_GEMM=openblas, or in bf16 mode
+ * "bf16 on amx (small products: fp32 avx512)" (or avx512-bf16). For figures
  * that must say what they measured. */
 const char *nlp_gemm_kernel_name(void);
 
