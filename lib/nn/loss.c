@@ -9,33 +9,73 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-/* lse[0] = the row maximum, lse[1] = log Σ exp(x − max): kept apart, so that
- * lse − x_v = (max − x_v) + lse[1] loses nothing to the rounding of a large max. */
-static void row_lse(const float *r, int V, float *lse)
+/* The row's maximum, and Σ_v x_v in double when `sum` (the smoothing term). */
+static float row_max(const float *r, int V, double *sum)
 {
-    float mx = -FLT_MAX, s = 0;
+    float mx = -FLT_MAX;
 #pragma omp simd reduction(max : mx)
     for (int v = 0; v < V; v++) mx = r[v] > mx ? r[v] : mx;
+    if (sum) {
+        double s = 0;
 #pragma omp simd reduction(+ : s)
-    for (int v = 0; v < V; v++) s += nlp_expf(r[v] - mx);
-    lse[0] = mx;
-    lse[1] = logf(s);
+        for (int v = 0; v < V; v++) s += r[v];
+        *sum = s;
+    }
+    return mx;
 }
 
-/* The loss and nll of row i (not ignored). */
-static void row_loss(const nlp_xent *x, int i, const float *l, double *loss, double *nll)
+/* Σ_v exp(x_v − mx), each exponential also written to e[v] when e is not
+ * NULL (it may be r itself). Sixteen partial sums in a fixed order, then a
+ * fixed tree: the same bits with or without e, however the loop is
+ * vectorised, so that the fused pass and the forward pass agree exactly. */
+static float row_expsum(const float *r, int V, float mx, float *e)
 {
-    const float *r = x->logits + (size_t)i * x->ld;
-    const int V = x->V, y = x->target[i];
+    float acc[16] = {0};
+    int v = 0;
+    for (; v + 16 <= V; v += 16) {
+        float t[16];
+#pragma omp simd
+        for (int l = 0; l < 16; l++) t[l] = nlp_expf(r[v + l] - mx);
+        if (e)
+            for (int l = 0; l < 16; l++) e[v + l] = t[l];
+#pragma omp simd
+        for (int l = 0; l < 16; l++) acc[l] += t[l];
+    }
+    for (int l = 0; v < V; v++, l++) {
+        float t = nlp_expf(r[v] - mx);
+        if (e) e[v] = t;
+        acc[l] += t;
+    }
+    for (int w = 8; w >= 1; w /= 2)
+        for (int l = 0; l < w; l++) acc[l] += acc[l + w];
+    return acc[0];
+}
+
+/* lse[0] = the row maximum, lse[1] = log Σ exp(x − max): kept apart, so that
+ * lse − x_v = (max − x_v) + lse[1] loses nothing to the rounding of a large
+ * max. *sum (when asked) = Σ_v x_v. */
+static void row_lse(const float *r, int V, float *lse, double *sum)
+{
+    const float mx = row_max(r, V, sum);
+    lse[0] = mx;
+    lse[1] = logf(row_expsum(r, V, mx, NULL));
+}
+
+/* 1 / Σ exp(x − max) from lse[1]: the factor that turns exp(x − max) into
+ * the softmax in both backward paths (one exponential per logit). */
+static inline float inv_sum(const float *lse) { return nlp_expf(-lse[1]); }
+
+/* The loss and nll of a row (not ignored) whose target logit is xy;
+ * sx = Σ_v x_v (smoothing only). */
+static void row_loss(const nlp_xent *x, float xy, const float *l, double sx, double *loss, double *nll)
+{
+    const int V = x->V;
     const float eps = x->smoothing;
     const double mx = l[0];
-    double n1 = (mx - r[y]) + l[1];
+    double n1 = (mx - xy) + l[1];
     *nll = *loss = n1;
     if (eps > 0) {
-        double sx = 0;
-#pragma omp simd reduction(+ : sx)
-        for (int v = 0; v < V; v++) sx += mx - r[v];
-        double all = sx + (double)V * l[1]; /* Σ_v (lse − x_v) */
+        double all = ((double)V * mx - sx) + (double)V * l[1]; /* Σ_v (lse − x_v) */
         *loss = x->mode == NLP_SMOOTH_UNIFORM ? (1 - eps) * n1 + eps / V * all
                                               : (1 - eps) * n1 + eps / (V - 1) * (all - n1);
     }
@@ -53,20 +93,23 @@ void nlp_xent_forward(const nlp_xent *x, float *lse, nlp_xent_result *out)
 #pragma omp parallel for schedule(static) if ((long)N * V > (1L << 15))
         for (int i = 0; i < N; i++) {
             float l[2];
-            row_lse(x->logits + (size_t)i * x->ld, V, l);
+            double sx = 0;
+            row_lse(x->logits + (size_t)i * x->ld, V, l, x->smoothing > 0 ? &sx : NULL);
             if (lse) lse[2 * i] = l[0], lse[2 * i + 1] = l[1];
             part[2 * i] = part[2 * i + 1] = 0;
-            if (x->target[i] != x->ignore_index) row_loss(x, i, l, &part[2 * i], &part[2 * i + 1]);
+            if (x->target[i] != x->ignore_index)
+                row_loss(x, x->logits[(size_t)i * x->ld + x->target[i]], l, sx, &part[2 * i], &part[2 * i + 1]);
         }
         for (int i = 0; i < N; i++) loss += part[2 * i], nll += part[2 * i + 1];
         free(part);
     } else { /* the same sums, one row at a time */
         for (int i = 0; i < N; i++) {
             float l[2];
-            row_lse(x->logits + (size_t)i * x->ld, V, l);
+            double sx = 0;
+            row_lse(x->logits + (size_t)i * x->ld, V, l, x->smoothing > 0 ? &sx : NULL);
             if (lse) lse[2 * i] = l[0], lse[2 * i + 1] = l[1];
             double a = 0, b = 0;
-            if (x->target[i] != x->ignore_index) row_loss(x, i, l, &a, &b);
+            if (x->target[i] != x->ignore_index) row_loss(x, x->logits[(size_t)i * x->ld + x->target[i]], l, sx, &a, &b);
             loss += a, nll += b;
         }
     }
@@ -94,10 +137,10 @@ void nlp_xent_backward(const nlp_xent *x, const float *lse, float scale, float *
             for (int v = 0; v < V; v++) d[v] = 0;
             continue;
         }
-        float mx = lse[2 * i], ls = lse[2 * i + 1];
-        float py = nlp_expf((r[y] - mx) - ls); /* read before d (which may be r) is written */
+        const float mx = lse[2 * i], inv = inv_sum(lse + 2 * i);
+        const float py = nlp_expf(r[y] - mx) * inv; /* read before d (which may be r) is written */
 #pragma omp simd
-        for (int v = 0; v < V; v++) d[v] = (nlp_expf((r[v] - mx) - ls) - q_off) * s;
+        for (int v = 0; v < V; v++) d[v] = (nlp_expf(r[v] - mx) * inv - q_off) * s;
         d[y] = (py - q_on) * s;
     }
 }
@@ -108,19 +151,21 @@ static void fused_row(const nlp_xent *x, int i, float *lse, float s, float q_off
 {
     float *r = (float *)x->logits + (size_t)i * x->ld;
     const int V = x->V, y = x->target[i];
-    float l[2];
-    row_lse(r, V, l);
-    if (lse) lse[2 * i] = l[0], lse[2 * i + 1] = l[1];
     *loss = *nll = 0;
+    double sx = 0;
+    const float mx = row_max(r, V, x->smoothing > 0 ? &sx : NULL);
+    const float ry = y == x->ignore_index ? 0 : r[y];
+    /* the exponentials replace the logits: one per logit (row_lse's sum) */
+    float l[2] = {mx, logf(row_expsum(r, V, mx, r))};
+    if (lse) lse[2 * i] = l[0], lse[2 * i + 1] = l[1];
     if (y == x->ignore_index) {
         for (int v = 0; v < V; v++) r[v] = 0;
         return;
     }
-    row_loss(x, i, l, loss, nll);
-    const float mx = l[0], ls = l[1];
-    const float py = nlp_expf((r[y] - mx) - ls);
+    row_loss(x, ry, l, sx, loss, nll);
+    const float inv = inv_sum(l), py = r[y] * inv;
 #pragma omp simd
-    for (int v = 0; v < V; v++) r[v] = (nlp_expf((r[v] - mx) - ls) - q_off) * s;
+    for (int v = 0; v < V; v++) r[v] = (r[v] * inv - q_off) * s;
     r[y] = (py - q_on) * s;
 }
 
