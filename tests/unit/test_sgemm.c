@@ -197,6 +197,31 @@ static void test_gemm_threads(void)
                 }
 }
 
+/* Rows split between threads that pack each block of B once, together
+ * (gemm.c): the same bits on 1, 2 and 3 threads, for a C wider than one
+ * block of columns and a K of several blocks, with and without a bias. */
+static void test_gemm_team_bits(void)
+{
+    const int M = 1030, N = 1026, K = 300;
+    int nt = omp_get_max_threads();
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++)
+            for (int bi = 0; bi < 2; bi++) {
+                const int lda = ta ? M : K, ldb = tb ? K : N;
+                float *A = randv((size_t)M * K), *B = randv((size_t)K * N), *bias = randv(N);
+                float *C[3];
+                for (int th = 1; th <= 3; th++) {
+                    C[th - 1] = malloc((size_t)M * N * sizeof(float));
+                    omp_set_num_threads(th);
+                    nlp_gemm_bias(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, bi ? bias : NULL, 0, C[th - 1], N);
+                    omp_set_num_threads(nt);
+                }
+                CHECK_MSG(!memcmp(C[0], C[1], (size_t)M * N * 4) && !memcmp(C[0], C[2], (size_t)M * N * 4),
+                          "nlp_gemm ta %d tb %d bias %d: 2 or 3 threads differ from 1", ta, tb, bi);
+                free(A), free(B), free(bias), free(C[0]), free(C[1]), free(C[2]);
+            }
+}
+
 int main(int argc, char **argv)
 {
     TEST_INIT(argc, argv);
@@ -204,5 +229,6 @@ int main(int argc, char **argv)
     RUN(test_row_invariance);
     RUN(test_gemm_row_invariant);
     RUN(test_gemm_threads);
+    RUN(test_gemm_team_bits);
     return TEST_END();
 }
