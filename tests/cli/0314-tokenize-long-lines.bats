@@ -73,7 +73,7 @@ json.dump(t, open("left.json", "w"))'
   for i in $(seq 1 4000); do printf 'lower newest widest naïve x1 it%s ' "$i"; done >piece.txt
   for i in $(seq 1 300); do cat piece.txt; done >big.txt
   echo >>big.txt
-  # the peak resident memory of the tool (was 870 MB for this line; the
+  # the peak resident memory of the tool (777 MB for this line before; the
   # sanitizers' shadow memory is not the tool's, so only the plain build)
   peak() { /usr/bin/python3 -c 'import resource, subprocess, sys
 r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)
