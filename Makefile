@@ -94,6 +94,10 @@ $(TOOLDIR)/%: $(BUILD)/tools/%.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(OPENMP) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
+# the developer tools parse their options with the tools' layer (bin/common/cli.c)
+$(DEVTOOLS): $(BUILD)/bin/common/cli.o
+$(DEVTOOLS): LIB := $(BUILD)/bin/common/cli.o $(LIB)
+
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(OPENMP) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)

@@ -32,6 +32,8 @@ static const char usage[] =
     "Input:\n"
     "  -i, --input FILE...         hypothesis file(s); every file after -i is one (several\n"
     "                              systems: paired tests); on standard input a tab separates systems\n"
+    "      --max-line-bytes N      the longest line read (default 16777216 = 16 MiB); a longer\n"
+    "                              one is an error\n"
     "  -m, --metrics LIST          bleu, chrf, ter (comma- or space-separated; default bleu)\n"
     "      --sentence-level        one score per line (one metric, one system)\n"
     "BLEU:\n"
@@ -49,7 +51,7 @@ static const char usage[] =
     "      --chrf-whitespace       keep whitespace in character n-grams\n"
     "      --chrf-lowercase        case-insensitive chrF\n"
     "      --chrf-eps-smoothing    epsilon smoothing instead of effective order\n"
-    "TER:\n"
+    "TER (at most 10000 words per hypothesis or reference line):\n"
     "      --ter-case-sensitive    do not lowercase\n"
     "      --ter-asian-support     split CJK characters, remove CJK punctuation\n"
     "      --ter-no-punct          remove punctuation\n"
@@ -91,22 +93,11 @@ typedef struct opts {
     int confidence, paired_bs, paired_ar;
     long confidence_n, paired_bs_n, paired_ar_n;
     int format, score_only, short_sig, no_color;
-    long width;
-    const char **inputs;
-    size_t ninputs, inputs_cap;
+    long width, max_line_bytes;
+    struct cli_list input;
 } opts;
 
 static const char *const formats[] = {"json", "text", NULL};
-
-static int add_input(const struct cli_opt *o, const char *arg, void *ctx)
-{
-    opts *op = ctx;
-    (void)o;
-    if (op->ninputs == op->inputs_cap && nlp_grow(&op->inputs, &op->inputs_cap, op->ninputs + 1, sizeof *op->inputs))
-        return NLP_ENOMEM;
-    op->inputs[op->ninputs++] = arg;
-    return NLP_OK;
-}
 
 static int set_smooth_value(const struct cli_opt *o, const char *arg, void *ctx)
 {
@@ -221,6 +212,7 @@ static char **rewrite_argv(int argc, char **argv, int *out_argc, char ***owned, 
 
 typedef struct system {
     const char *name;
+    const char *file; /* where its lines are, for messages */
     nlp_lines lines;
 } system_t;
 
@@ -233,9 +225,11 @@ struct bleu_keep {
 };
 struct bleu_keep bleu_keep;
 
+static long max_line_bytes;
+
 static int read_or_die(nlp_textfile *f, const char *path, enum nlp_newline mode, int rstrip)
 {
-    int rc = nlp_textfile_read(f, path, mode, rstrip);
+    int rc = nlp_textfile_read(f, path, mode, rstrip, (size_t)max_line_bytes, "(--max-line-bytes raises the limit)");
     if (rc) cli_fail(rc);
     return rc;
 }
@@ -267,9 +261,11 @@ static void put(nlp_buf *b)
     nlp_buf_reset(b);
 }
 
-/* Per-segment statistics of a system for metric m (nseg x nstats). */
-static double *segment_stats(nlp_metric *m, const nlp_lines *hyp, const nlp_textfile *refs, int nrefs)
+/* Per-segment statistics of a system for metric m (nseg x nstats); errors
+ * name the system's file and line. */
+static double *segment_stats(nlp_metric *m, const system_t *sy, const nlp_textfile *refs, int nrefs)
 {
+    const nlp_lines *hyp = &sy->lines;
     int ns = nlp_metric_nstats(m);
     double *st = nlp_malloc((hyp->n ? hyp->n : 1) * (size_t)ns * sizeof *st);
     const char **r = nlp_malloc((size_t)nrefs * sizeof *r);
@@ -281,7 +277,7 @@ static double *segment_stats(nlp_metric *m, const nlp_lines *hyp, const nlp_text
             rl[k] = refs[k].lines.len[i];
         }
         int rc = nlp_metric_segment(m, hyp->s[i], hyp->len[i], r, rl, nrefs, st + i * (size_t)ns);
-        if (rc) cli_fail(nlp_error_prefix(rc, "line %zu", i + 1));
+        if (rc) cli_fail(nlp_error_prefix(rc, "'%s' line %zu", sy->file, i + 1));
     }
     free(r);
     free(rl);
@@ -299,10 +295,11 @@ int main(int argc, char **argv)
 {
     opts o = {.tokenize = 0, .smooth = 0, .smooth_value = NAN, .max_order = 4, .metrics = "bleu",
               .chrf_char_order = 6, .chrf_word_order = 0, .chrf_beta = 2, .confidence_n = 1000,
-              .paired_bs_n = 1000, .paired_ar_n = 10000, .width = 1};
+              .paired_bs_n = 1000, .paired_ar_n = 10000, .width = 1, .max_line_bytes = CLI_MAX_LINE_BYTES};
     struct cli_opt table[] = {
-        {"input", 'i', CLI_CALL, NULL, NULL, 0, 0, CLI_NOCONFIG, add_input, NULL},
-        {"metrics", 'm', CLI_CALL, NULL, NULL, 0, 0, 0, set_metrics, show_metrics},
+        {"input", 'i', CLI_LIST, &o.input, NULL, 0, 0, CLI_NONEMPTY, NULL, NULL},
+        {"max-line-bytes", 0, CLI_INT, &o.max_line_bytes, NULL, 1, 1e15, 0, NULL, NULL},
+        {"metrics", 'm', CLI_CALL, NULL, NULL, 0, 0, CLI_COMMAS, set_metrics, show_metrics},
         {"sentence-level", 0, CLI_BOOL, &o.sentence_level, NULL, 0, 0, 0, NULL, NULL},
         {"tokenize", 0, CLI_CHOICE, &o.tokenize, nlp_evtok_names, 0, 0, 0, NULL, NULL},
         {"lowercase", 0, CLI_BOOL, &o.lowercase, NULL, 0, 0, 0, NULL, NULL},
@@ -340,6 +337,9 @@ int main(int argc, char **argv)
     cli_prog = "bleu"; /* rewrite_argv may already report a usage error */
     char **nargv = rewrite_argv(argc, argv, &nargc, &owned, &nowned);
     int first = cli_parse(&c, nargc, nargv);
+    max_line_bytes = o.max_line_bytes;
+    const char **inputs = o.input.v;
+    size_t ninputs = o.input.n;
 
     const char *env_fmt = getenv("SACREBLEU_FORMAT");
     if (env_fmt && strcasecmp(env_fmt, "json") == 0) o.format = 0;
@@ -378,10 +378,10 @@ int main(int argc, char **argv)
     int paired = o.paired_bs ? 1 : o.paired_ar ? 2 : 0;
     system_t *sys = NULL;
     int nsys = 0;
-    nlp_textfile *hypf = nlp_calloc(o.ninputs ? o.ninputs : 1, sizeof *hypf);
+    nlp_textfile *hypf = nlp_calloc(ninputs ? ninputs : 1, sizeof *hypf);
     if (!hypf) cli_fail(NLP_ENOMEM);
     bleu_keep.hypf = hypf;
-    if (o.ninputs == 0) {
+    if (ninputs == 0) {
         read_or_die(&hypf[0], "-", NLP_NL_UNIVERSAL, 0);
         if (hypf[0].lines.n == 0) cli_die(1, "standard input is empty: no hypotheses to score");
         nlp_lines *cols;
@@ -395,31 +395,33 @@ int main(int argc, char **argv)
             if (paired && s == 0) snprintf(name, sizeof name, "Baseline");
             else snprintf(name, sizeof name, "System %d", paired ? s : s + 1);
             sys[s].name = nlp_strdup(name);
+            sys[s].file = "<stdin>";
             sys[s].lines = cols[s];
         }
         free(cols);
     } else {
-        sys = nlp_calloc(o.ninputs, sizeof *sys);
+        sys = nlp_calloc(ninputs, sizeof *sys);
         if (!sys) cli_fail(NLP_ENOMEM);
         bleu_keep.sys = sys;
-        for (size_t f = 0; f < o.ninputs; f++) {
+        for (size_t f = 0; f < ninputs; f++) {
             int dup = 0;
             for (int s = 0; s < nsys; s++) /* the files loaded so far (a skipped one is not) */
-                if (strcmp(o.inputs[f], hypf[s].name) == 0) dup = 1 + s;
+                if (strcmp(inputs[f], hypf[s].name) == 0) dup = 1 + s;
             if (dup && paired && dup == 1) {
-                cli_info("ignoring '%s': it is also the baseline", o.inputs[f]);
+                cli_info("ignoring '%s': it is also the baseline", inputs[f]);
                 continue;
             }
-            if (dup) cli_usage_error("'%s' is given twice as a system", o.inputs[f]);
-            read_or_die(&hypf[nsys], o.inputs[f], NLP_NL_LF, 1);
-            if (hypf[nsys].lines.n == 0) cli_die(1, "'%s' is empty: no hypotheses to score", o.inputs[f]);
+            if (dup) cli_usage_error("'%s' is given twice as a system", inputs[f]);
+            read_or_die(&hypf[nsys], inputs[f], NLP_NL_LF, 1);
+            if (hypf[nsys].lines.n == 0) cli_die(1, "'%s' is empty: no hypotheses to score", inputs[f]);
             sys[nsys].lines = hypf[nsys].lines;
+            sys[nsys].file = hypf[nsys].name;
             if (paired && nsys == 0) {
                 nlp_buf b = {0};
-                nlp_buf_printf(&b, "Baseline: %s", o.inputs[f]);
+                nlp_buf_printf(&b, "Baseline: %s", inputs[f]);
                 sys[nsys].name = nlp_buf_detach(&b, NULL);
             } else {
-                sys[nsys].name = nlp_strdup(o.inputs[f]);
+                sys[nsys].name = nlp_strdup(inputs[f]);
             }
             nsys++;
         }
@@ -430,7 +432,7 @@ int main(int argc, char **argv)
     for (int s = 0; s < nsys; s++)
         for (int k = 0; k < nrefs; k++)
             if (refs[k].lines.n != sys[s].lines.n)
-                cli_die(1, "'%s' has %zu lines but '%s' has %zu", o.ninputs ? hypf[s].name : "<stdin>", sys[s].lines.n,
+                cli_die(1, "'%s' has %zu lines but '%s' has %zu", ninputs ? hypf[s].name : "<stdin>", sys[s].lines.n,
                         refs[k].name, refs[k].lines.n);
 
     // --- metrics
@@ -478,7 +480,7 @@ int main(int argc, char **argv)
     if (o.sentence_level) {
         nlp_metric *mm = m[0];
         int ns = nlp_metric_nstats(mm);
-        double *st = segment_stats(mm, &sys[0].lines, refs, nrefs);
+        double *st = segment_stats(mm, &sys[0], refs, nrefs);
         nlp_metric_signature(mm, nrefs, NULL, &sig);
         nlp_sig_format(&sig, o.short_sig, &sigb);
         for (size_t i = 0; i < sys[0].lines.n; i++) {
@@ -498,7 +500,7 @@ int main(int argc, char **argv)
         char *lines[3];
         for (int k = 0; k < nm; k++) {
             int ns = nlp_metric_nstats(m[k]);
-            double *st = segment_stats(m[k], &sys[0].lines, refs, nrefs);
+            double *st = segment_stats(m[k], &sys[0], refs, nrefs);
             sum_stats(st, sys[0].lines.n, ns, sum);
             nlp_score sc;
             nlp_metric_score(m[k], sum, &sc);
@@ -537,7 +539,7 @@ int main(int argc, char **argv)
         mnames[k] = nlp_metric_name(m[k]);
         double *bl = NULL;
         for (int s = 0; s < nsys; s++) {
-            double *st = segment_stats(m[k], &sys[s].lines, refs, nrefs);
+            double *st = segment_stats(m[k], &sys[s], refs, nrefs);
             nlp_report_cell *cl = &cells[s * nm + k];
             sum_stats(st, sys[s].lines.n, ns, sum);
             nlp_score sc;
@@ -576,16 +578,15 @@ done:
     for (int k = 0; k < nm; k++) nlp_metric_free(m[k]);
     for (int s = 0; s < nsys; s++) {
         free((char *)sys[s].name);
-        if (o.ninputs == 0) nlp_lines_free(&sys[s].lines);
+        if (ninputs == 0) nlp_lines_free(&sys[s].lines);
     }
     free(sys);
-    for (size_t f = 0; f < (o.ninputs ? o.ninputs : 1); f++) nlp_textfile_free(&hypf[f]);
+    for (size_t f = 0; f < (ninputs ? ninputs : 1); f++) nlp_textfile_free(&hypf[f]);
     free(hypf);
     for (int k = 0; k < nrefs; k++) nlp_textfile_free(&refs[k]);
     free(refs);
     nlp_buf_free(&out);
     nlp_buf_free(&sigb);
-    free(o.inputs);
     for (int i = 0; i < nowned; i++) free(owned[i]);
     free(owned);
     free(nargv);

@@ -4,7 +4,12 @@
  * Encoding reads records (lines, or NUL-terminated with -z) in batches of
  * -B, encodes a batch on -t threads (each with its own tokenizer state),
  * pads it, and writes it in input order: memory is bounded by the batch,
- * not the input. Decoding (-d) is sequential.
+ * not the input. A record longer than LONG_PIECE bytes is read in parts:
+ * when the tokenizer allows it (nlp_tokenizer_cuttable) and the output can
+ * be written as it comes, it is encoded piece by piece, cut at spaces, so
+ * that its memory does not grow with it; otherwise it is held whole up to
+ * --max-line-bytes and refused beyond. Decoding (-d) is sequential, one
+ * record (at most --max-line-bytes) at a time.
  */
 #include "base/err.h"
 #include "base/io.h"
@@ -29,7 +34,8 @@ static const char usage[] =
     "                            or a directory holding one\n"
     "      --cased               a BERT vocab.txt keeps case and accents (default: uncased,\n"
     "                            lowercase and strip accents)\n"
-    "  -i, --input FILE          read FILE (also: FILE arguments; default standard input)\n"
+    "  -i, --input FILE          read FILE (repeatable; also: FILE arguments; default\n"
+    "                            standard input)\n"
     "  -o, --output FILE         write FILE (default standard output)\n"
     "      --output-format FMT   piece, id (default) or bin (binary token stream)\n"
     "  -d, --decode              turn ids, pieces or a token stream back into text\n"
@@ -39,7 +45,7 @@ static const char usage[] =
     "                            as such; split: their text is tokenized as ordinary text\n"
     "      --add-special-tokens  add the tokenizer's template tokens ([CLS], [SEP]...) (default)\n"
     "      --no-special-tokens   do not add them; with -d, drop special tokens from the text\n"
-    "      --pair                each line holds two segments separated by a tab\n"
+    "      --pair                each line holds two segments separated by one tab\n"
     "      --max-length N        truncate (and with --padding max, pad) to N tokens (0 = none)\n"
     "      --truncation MODE     longest-first (default), only-first, only-second or none\n"
     "      --padding MODE        none (default), max (to --max-length) or longest (in each batch)\n"
@@ -51,6 +57,10 @@ static const char usage[] =
     "                            that the template does not add to every record)\n"
     "      --strict              invalid UTF-8 is an error (default: replaced by U+FFFD)\n"
     "  -z, --null-data           records end with NUL, not newline (input and output)\n"
+    "      --max-line-bytes N    the longest record held at once (default 16777216 = 16 MiB);\n"
+    "                            a longer one is encoded in pieces cut at spaces when the\n"
+    "                            tokenizer and output allow it (then N bounds the stretch\n"
+    "                            between two places to cut), else it is an error\n"
     "  -B, --batch-size N        records per batch (default 1024)\n"
     "  -t, --threads N           encoding threads (default: all CPUs); output order is kept\n"
     "  -c, --config FILE         read options from a YAML file (keys = long option names)\n"
@@ -73,15 +83,22 @@ static const char *const pad_modes[] = {"none", "max", "longest", NULL};
 enum { PAD_NONE, PAD_MAX, PAD_LONGEST };
 
 static struct {
-    const char *model, *input, *output, *pad_token, *eot;
+    const char *model, *output, *pad_token, *eot;
+    struct cli_list input;
     int out_fmt, in_fmt, decode, special, add_special, pair, truncation, padding, type_ids, mask, strict, zero, cased;
-    long max_length, batch, threads;
+    long max_length, batch, threads, max_line_bytes;
 } o = {
     .output = "-",
     .out_fmt = OUT_ID,
     .add_special = 1,
     .batch = 1024,
+    .max_line_bytes = CLI_MAX_LINE_BYTES,
 };
+
+/* A record longer than this is read in parts (see the top of the file). */
+#define LONG_PIECE ((size_t)1 << 20)
+/* A batch also ends at this much text (unless it pads to its longest record). */
+#define BATCH_BYTES ((size_t)4 << 20)
 
 static int no_special(const struct cli_opt *opt, const char *arg, void *ctx)
 {
@@ -91,10 +108,10 @@ static int no_special(const struct cli_opt *opt, const char *arg, void *ctx)
 }
 
 static struct cli_opt opts[] = {
-    {.name = "model", .key = 'm', .kind = CLI_STR, .dest = &o.model},
+    {.name = "model", .key = 'm', .kind = CLI_STR, .dest = &o.model, .flags = CLI_NONEMPTY},
     {.name = "cased", .kind = CLI_BOOL, .dest = &o.cased},
-    {.name = "input", .key = 'i', .kind = CLI_STR, .dest = &o.input},
-    {.name = "output", .key = 'o', .kind = CLI_STR, .dest = &o.output},
+    {.name = "input", .key = 'i', .kind = CLI_LIST, .dest = &o.input, .flags = CLI_NONEMPTY},
+    {.name = "output", .key = 'o', .kind = CLI_STR, .dest = &o.output, .flags = CLI_NONEMPTY},
     {.name = "output-format", .kind = CLI_CHOICE, .dest = &o.out_fmt, .choices = out_fmts},
     {.name = "decode", .key = 'd', .kind = CLI_BOOL, .dest = &o.decode},
     {.name = "input-format", .kind = CLI_CHOICE, .dest = &o.in_fmt, .choices = in_fmts},
@@ -111,6 +128,7 @@ static struct cli_opt opts[] = {
     {.name = "eot", .kind = CLI_STR, .dest = &o.eot},
     {.name = "strict", .kind = CLI_BOOL, .dest = &o.strict},
     {.name = "null-data", .key = 'z', .kind = CLI_BOOL, .dest = &o.zero},
+    {.name = "max-line-bytes", .kind = CLI_INT, .dest = &o.max_line_bytes, .min = 1, .max = 1e15},
     {.name = "batch-size", .key = 'B', .kind = CLI_INT, .dest = &o.batch, .min = 1, .max = 1e7},
     {.name = "threads", .key = 't', .kind = CLI_INT, .dest = &o.threads, .min = 0, .max = 4096},
     {.name = NULL},
@@ -207,34 +225,53 @@ static char *u32toa(char *p, uint32_t v)
     return e;
 }
 
-/* The next input record: a line, or with -z the bytes up to a NUL. Returns
- * 1 with *p and *n set (valid until the next call; with -z the bytes are in
- * acc), and *no and *off its number and byte offset; 0 at the end. */
-static int next_record(nlp_reader *r, nlp_buf *acc, const char **p, size_t *n, uint64_t *no, uint64_t *off)
+/* An input being read: its reader, and the state of -z records. */
+struct src {
+    nlp_reader *r;
+    const char *name; /* as messages name it; outlives the batch */
+    nlp_buf acc;      /* -z: the record (part) being returned */
+    int zpart;        /* -z: the last record returned was a part */
+    uint64_t no;      /* -z: records so far */
+};
+
+/* The next input record (a line, or with -z the bytes up to a NUL) or, past
+ * `limit` bytes, the next part of one. Returns 1 with *p and *n set (valid
+ * until the next call), *no and *off the record's number and the part's
+ * byte offset, and *part = 1 when the record goes on; 0 at the end. */
+static int next_record(struct src *in, size_t limit, const char **p, size_t *n, uint64_t *no, uint64_t *off,
+                       int *part)
 {
     int rc;
+    nlp_reader *r = in->r;
     if (!o.zero) {
         char *line;
         size_t len;
+        nlp_reader_set_max_line(r, limit);
         if ((rc = nlp_reader_line(r, &line, &len)) < 0) fail_with(rc);
         if (rc == 0) return 0;
         *p = line;
         *n = len;
         *no = nlp_reader_lineno(r);
         *off = nlp_reader_line_offset(r);
+        *part = nlp_reader_partial(r);
         return 1;
     }
+    nlp_buf *acc = &in->acc;
     nlp_buf_reset(acc);
     *off = nlp_reader_offset(r);
-    int got_any = 0;
-    for (;;) {
+    int got_any = 0, ended = 0;
+    while (acc->len < limit) {
         const char *q;
         size_t have, got;
         if ((rc = nlp_reader_peek(r, (size_t)1 << 16, &q, &have))) fail_with(rc);
-        if (have == 0) break;
+        if (have == 0) {
+            ended = 1;
+            break;
+        }
         got_any = 1;
         const char *z = memchr(q, 0, have);
         size_t take = z ? (size_t)(z - q) : have;
+        if (take > limit - acc->len) take = limit - acc->len, z = NULL;
         if (nlp_buf_append(acc, q, take)) fail_with(NLP_ENOMEM);
         /* consume what was peeked, through a small sink */
         char sink[4096];
@@ -242,14 +279,65 @@ static int next_record(nlp_reader *r, nlp_buf *acc, const char **p, size_t *n, u
             if ((rc = nlp_reader_read(r, sink, skip < sizeof sink ? skip : sizeof sink, &got))) fail_with(rc);
             if (!got) break;
         }
-        if (z) break;
+        if (z) {
+            ended = 1;
+            break;
+        }
     }
-    if (!got_any) return 0;
+    if (!got_any && !in->zpart) return 0;
+    if (!ended) { /* a part: is there more? (a record of exactly `limit` bytes ends here) */
+        const char *q;
+        size_t have;
+        if ((rc = nlp_reader_peek(r, 1, &q, &have))) fail_with(rc);
+        if (have == 1 && q[0] == 0) { /* its terminator */
+            char c;
+            size_t got;
+            if ((rc = nlp_reader_read(r, &c, 1, &got))) fail_with(rc);
+            ended = 1;
+        } else if (have == 0) {
+            ended = 1;
+        }
+    }
     if (nlp_buf_reserve(acc, 0)) fail_with(NLP_ENOMEM);
-    *p = acc->data;
+    *p = acc->data ? acc->data : "";
     *n = acc->len;
-    (*no)++;
+    if (!in->zpart) in->no++;
+    *no = in->no;
+    *part = in->zpart = !ended;
     return 1;
+}
+
+/* s[0..n) for a message: about 60 characters of it, with control characters,
+ * backslashes and bytes that are not UTF-8 written as \xHH, so that input
+ * quoted in a message cannot reach the terminal raw. Returns a static buffer. */
+static const char *shown(const char *s, size_t n)
+{
+    static char buf[512];
+    size_t k = 0, i = 0;
+    while (i < n && k < 60 * 4) {
+        unsigned char c = (unsigned char)s[i];
+        size_t j = i;
+        int32_t cp = c >= 0x80 ? nlp_utf8_next(s, n, &j) : -2;
+        /* C1 controls and the bidirectional controls are escaped too */
+        int ctl = (cp >= 0x80 && cp < 0xA0) || (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+        if (c >= 0x80 && cp >= 0x80 && ctl) {
+            k += (size_t)snprintf(buf + k, 9, "\\u%04x", (unsigned)cp);
+            i = j;
+            continue;
+        }
+        if (c >= 0x80 && cp >= 0x80) {
+            memcpy(buf + k, s + i, j - i);
+            k += j - i;
+            i = j;
+            continue;
+        }
+        if (c < 0x20 || c == 0x7f || c == '\\' || c >= 0x80) k += (size_t)snprintf(buf + k, 5, "\\x%02x", c);
+        else buf[k++] = (char)c;
+        i++;
+    }
+    if (i < n) k += (size_t)snprintf(buf + k, 8, "...");
+    buf[k] = 0;
+    return buf;
 }
 
 // --- encoding
@@ -317,6 +405,14 @@ static void encode_rec(struct batch *b, size_t i, struct worker *w)
         na = (size_t)(tab - s);
         bb = tab + 1;
         nb = n - na - 1;
+        if (memchr(bb, '\t', nb)) {
+            size_t fields = 1;
+            for (size_t k = 0; k < n; k++) fields += s[k] == '\t';
+            nlp_error(NLP_EDATA, "'%s' line %llu: --pair needs two segments separated by one tab, found %zu fields",
+                      name, (unsigned long long)r->lineno, fields);
+            b->err[i] = nlp_strdup(nlp_errmsg());
+            return;
+        }
     }
     int rc = nlp_tokenizer_encode(tk, w->st, a, na, bb, nb, &eopts, &b->enc[i]);
     if (rc) {
@@ -436,27 +532,237 @@ static void run_batch(struct batch *b, struct worker *ws, int nthreads, nlp_tokb
     nlp_buf_reset(&b->text);
 }
 
-/* Reads records from r (`name` in messages; it must outlive the batch) into
- * the batch, encoding each full one; the caller encodes the rest after the
- * last input, so that batches span inputs. */
-static void encode_stream(nlp_reader *r, const char *name, struct batch *b, struct worker *ws, int nthreads,
-                          nlp_tokbin_writer *bw)
+// --- long records
+
+/* What a long record's pieces need: the template's tokens before and after
+ * the text, and where the ids go. */
+struct longrec {
+    int stream;          /* ids are written as they come (else kept, for truncation) */
+    nlp_ids pre, post;   /* the template's tokens around the text */
+    int started;         /* something of the record was written */
+    size_t budget;       /* truncation: ids kept at most */
+    nlp_ids kept, ids;
+    nlp_buf fix, out;
+};
+
+static struct longrec lr;
+
+/* Why a record longer than LONG_PIECE cannot be encoded in pieces, or NULL
+ * when it can. Sets lr.stream and the template's tokens. */
+static const char *long_mode(void)
 {
-    const size_t max_bytes = (size_t)4 << 20;
+    if (!nlp_tokenizer_cuttable(tk))
+        return "this tokenizer's pipeline cannot be cut at spaces, so a line is encoded whole";
+    if (o.pair) return "with --pair a line is encoded whole";
+    if (pad.enabled && !pad.length) return "with --padding longest a line is encoded whole, in its batch";
+    int trunc = trunc_opts.enabled;
+    if (!trunc && (pad.enabled || o.type_ids || o.mask))
+        return "with --padding, --type-ids or --attention-mask and no truncation a line is encoded whole";
+    lr.stream = !trunc;
+    if (trunc) {
+        size_t added = o.add_special ? nlp_postproc_added(&nlp_tokenizer_spec(tk)->post, 0) : 0;
+        lr.budget = trunc_opts.max_length > added ? trunc_opts.max_length - added : 0;
+        return NULL;
+    }
+    /* the template around one token: what comes before it and after it */
+    nlp_encoding a = {0}, e = {0};
+    int32_t x = 0;
+    if (nlp_encoding_append(&a, &x, 1, 0, 0) ||
+        nlp_postproc_apply(&nlp_tokenizer_spec(tk)->post, &a, NULL, o.add_special, &e))
+        fail_with(NLP_ENOMEM);
+    size_t seq = 0, at = 0;
+    for (size_t i = 0; i < e.n; i++)
+        if (!e.special[i]) seq++, at = i;
+    nlp_encoding_free(&a);
+    if (seq != 1) {
+        nlp_encoding_free(&e);
+        return "the template repeats the text, so a line is encoded whole";
+    }
+    lr.pre.n = lr.post.n = 0;
+    if (nlp_ids_append(&lr.pre, e.ids, at) || nlp_ids_append(&lr.post, e.ids + at + 1, e.n - at - 1))
+        fail_with(NLP_ENOMEM);
+    nlp_encoding_free(&e);
+    return NULL;
+}
+
+/* Writes ids as part of the record being streamed. */
+static void stream_ids(const int32_t *ids, size_t n, nlp_tokbin_writer *bw)
+{
+    int rc;
+    if (bw) {
+        rc = lr.started ? nlp_tokbin_write_more(bw, ids, n) : nlp_tokbin_write_doc(bw, ids, n);
+        if (rc) fail_with(rc);
+        lr.started = 1;
+        return;
+    }
+    nlp_buf *b = &lr.out;
+    for (size_t k = 0; k < n; k++) {
+        if (lr.started && nlp_buf_putc(b, ' ')) fail_with(NLP_ENOMEM);
+        lr.started = 1;
+        if (o.out_fmt == OUT_ID) {
+            if (nlp_buf_reserve(b, 12)) fail_with(NLP_ENOMEM);
+            b->len = (size_t)(u32toa(b->data + b->len, (uint32_t)ids[k]) - b->data);
+        } else {
+            size_t tn;
+            const char *t = nlp_tokenizer_id_to_token(tk, ids[k], &tn);
+            if (nlp_buf_append(b, t ? t : "", t ? tn : 0)) fail_with(NLP_ENOMEM);
+        }
+        if (b->len >= 65536) {
+            if ((rc = nlp_writer_write(out, b->data, b->len))) fail_with(rc);
+            nlp_buf_reset(b);
+        }
+    }
+}
+
+/* Encodes one piece of a long record (s[0..n), at byte `off` of input
+ * `name`, record `no`). */
+static void long_piece(const char *name, uint64_t no, uint64_t off, const char *s, size_t n, nlp_tok_state *st,
+                       nlp_tokbin_writer *bw)
+{
+    size_t bad, k = 0;
+    if (!nlp_utf8_valid(s, n, &bad)) {
+        if (o.strict)
+            cli_die(NLP_EXIT_FAILURE, "'%s' line %llu byte %llu: invalid UTF-8", name, (unsigned long long)no,
+                    (unsigned long long)(off + bad));
+        nlp_buf_reset(&lr.fix);
+        if (nlp_utf8_repair(s, n, &lr.fix, &k)) fail_with(NLP_ENOMEM);
+        if (!first_repl) {
+            nlp_buf m = {0};
+            nlp_buf_printf(&m, "'%s' line %llu byte %llu", name, (unsigned long long)no, (unsigned long long)(off + bad));
+            first_repl = nlp_buf_detach(&m, NULL);
+        }
+        n_repl += k;
+        s = lr.fix.data;
+        n = lr.fix.len;
+    }
+    /* right truncation: what comes after the budget is never needed */
+    if (!lr.stream && !trunc_opts.left && lr.kept.n >= lr.budget) return;
+    lr.ids.n = 0;
+    int rc = nlp_tokenizer_encode_ids(tk, st, s, n, eopts.split_special, &lr.ids);
+    if (rc) cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: %s", name, (unsigned long long)no, nlp_errmsg());
+    if (lr.stream) {
+        stream_ids(lr.ids.v, lr.ids.n, bw);
+        return;
+    }
+    size_t take = lr.ids.n;
+    if (!trunc_opts.left && take > lr.budget - lr.kept.n) take = lr.budget - lr.kept.n;
+    if (nlp_ids_append(&lr.kept, lr.ids.v, take)) fail_with(NLP_ENOMEM);
+    if (trunc_opts.left && lr.kept.n > 2 * lr.budget + LONG_PIECE) { /* keep the last budget ids */
+        memmove(lr.kept.v, lr.kept.v + lr.kept.n - lr.budget, lr.budget * sizeof *lr.kept.v);
+        lr.kept.n = lr.budget;
+    }
+}
+
+/* A record that goes on past its first part p[0..n): encoded in pieces cut
+ * at spaces when long_mode() allows it, else read whole (at most
+ * --max-line-bytes) and encoded as a batch of one. */
+static void long_record(struct src *in, const char *p, size_t n, uint64_t no, uint64_t off, struct batch *b,
+                        struct worker *ws, int nthreads, nlp_tokbin_writer *bw)
+{
+    static nlp_buf carry; /* the record's bytes not yet encoded */
+    const size_t max = (size_t)o.max_line_bytes, limit = LONG_PIECE < max ? LONG_PIECE : max;
+    const char *why = long_mode();
+    int part = 1, rc;
+    uint64_t at = off; /* byte offset of carry's first byte */
+    nlp_buf_reset(&carry);
+    if (nlp_buf_append(&carry, p, n)) fail_with(NLP_ENOMEM);
+    if (why) {
+        while (part) {
+            uint64_t no2;
+            if (!next_record(in, max - carry.len + 1, &p, &n, &no2, &off, &part)) break;
+            if (carry.len + n > max)
+                cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: longer than %zu bytes (--max-line-bytes raises the limit; %s)",
+                        in->name, (unsigned long long)no, max, why);
+            if (nlp_buf_append(&carry, p, n)) fail_with(NLP_ENOMEM);
+        }
+        /* a record of the batch like any other (padding to the longest
+         * of -B records must see it there) */
+        batch_grow(b, b->n + 1);
+        b->r[b->n++] = (struct rec){b->text.len, carry.len, no, at, in->name};
+        if (nlp_buf_append(&b->text, carry.data, carry.len)) fail_with(NLP_ENOMEM);
+        int by_count = pad.enabled && !pad.length;
+        if (b->n >= (size_t)o.batch || (!by_count && b->text.len >= BATCH_BYTES)) run_batch(b, ws, nthreads, bw);
+        return;
+    }
+    if (b->n) run_batch(b, ws, nthreads, bw); /* the records before it first: its output is written as it comes */
+    lr.started = 0;
+    lr.kept.n = 0;
+    nlp_buf_reset(&lr.out);
+    if (lr.stream && lr.pre.n) stream_ids(lr.pre.v, lr.pre.n, bw);
+    for (;;) {
+        size_t cut = part ? nlp_tokenizer_cut(carry.data, carry.len) : carry.len;
+        if (cut == 0 && carry.len > max)
+            cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: no space to cut the line at in %zu bytes from byte %llu "
+                    "(--max-line-bytes raises the limit)", in->name, (unsigned long long)no, max,
+                    (unsigned long long)at);
+        if (cut > 0) {
+            long_piece(in->name, no, at, carry.data, cut, ws[0].st, bw);
+            memmove(carry.data, carry.data + cut, carry.len - cut);
+            carry.len -= cut;
+            at += cut;
+        }
+        if (!part) break;
+        uint64_t no2;
+        if (!next_record(in, limit, &p, &n, &no2, &off, &part)) break;
+        if (nlp_buf_append(&carry, p, n)) fail_with(NLP_ENOMEM);
+    }
+    if (lr.stream) {
+        if (lr.post.n) stream_ids(lr.post.v, lr.post.n, bw);
+        if (bw) {
+            if (!lr.started && (rc = nlp_tokbin_write_doc(bw, NULL, 0))) fail_with(rc);
+        } else {
+            if (nlp_buf_putc(&lr.out, rec_end)) fail_with(NLP_ENOMEM);
+            if ((rc = nlp_writer_write(out, lr.out.data, lr.out.len))) fail_with(rc);
+        }
+        return;
+    }
+    /* truncated: the kept ids become the record's encoding */
+    if (trunc_opts.left && lr.kept.n > lr.budget) {
+        memmove(lr.kept.v, lr.kept.v + lr.kept.n - lr.budget, lr.budget * sizeof *lr.kept.v);
+        lr.kept.n = lr.budget;
+    }
+    nlp_encoding a = {0};
+    batch_grow(b, 1);
+    nlp_encoding *e = &b->enc[0];
+    if (nlp_encoding_append(&a, lr.kept.v, lr.kept.n, 0, 0) ||
+        nlp_postproc_apply(&nlp_tokenizer_spec(tk)->post, &a, NULL, o.add_special, e))
+        fail_with(NLP_ENOMEM);
+    nlp_encoding_free(&a);
+    if (pad.enabled &&
+        nlp_encoding_pad(e, nlp_padding_target(&pad, e->n), pad.pad_id, pad.pad_type_id, pad.left))
+        fail_with(NLP_ENOMEM);
+    if (bw) {
+        if ((rc = nlp_tokbin_write_doc(bw, e->ids, e->n))) fail_with(rc);
+    } else {
+        if (format_rec(e, &b->outb[0])) fail_with(NLP_ENOMEM);
+        if ((rc = nlp_writer_write(out, b->outb[0].data, b->outb[0].len))) fail_with(rc);
+    }
+}
+
+/* Reads records from input `in` into the batch, encoding each full one;
+ * the caller encodes the rest after the last input, so that batches span
+ * inputs. */
+static void encode_stream(struct src *in, struct batch *b, struct worker *ws, int nthreads, nlp_tokbin_writer *bw)
+{
+    const size_t max_bytes = BATCH_BYTES;
     /* padding to the longest of a batch needs batches of exactly -B records;
      * otherwise a batch also ends at 4 MB of text */
     const int by_count = pad.enabled && !pad.length;
-    nlp_buf acc = {0};
+    const size_t limit = LONG_PIECE < (size_t)o.max_line_bytes ? LONG_PIECE : (size_t)o.max_line_bytes;
     const char *p;
     size_t n;
     uint64_t no = 0, off;
-    while (next_record(r, &acc, &p, &n, &no, &off)) {
+    int part;
+    while (next_record(in, limit, &p, &n, &no, &off, &part)) {
+        if (part) {
+            long_record(in, p, n, no, off, b, ws, nthreads, bw);
+            continue;
+        }
         batch_grow(b, b->n + 1);
-        b->r[b->n++] = (struct rec){b->text.len, n, no, off, name};
+        b->r[b->n++] = (struct rec){b->text.len, n, no, off, in->name};
         if (nlp_buf_append(&b->text, p, n)) fail_with(NLP_ENOMEM);
         if (b->n >= (size_t)o.batch || (!by_count && b->text.len >= max_bytes)) run_batch(b, ws, nthreads, bw);
     }
-    nlp_buf_free(&acc);
 }
 
 // --- decoding
@@ -475,8 +781,8 @@ static void decode_line(const char *name, uint64_t lineno, const char *s, size_t
         if (fmt == IN_PIECE) {
             id = nlp_tokenizer_token_to_id(tk, s + i, j - i);
             if (id < 0)
-                cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: '%.*s' is not a token of '%s'", name,
-                        (unsigned long long)lineno, (int)(j - i), s + i, o.model);
+                cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: '%s' is not a token of '%s'", name,
+                        (unsigned long long)lineno, shown(s + i, j - i), o.model);
         } else {
             uint64_t v = 0;
             int ok = j - i <= 10;
@@ -485,8 +791,8 @@ static void decode_line(const char *name, uint64_t lineno, const char *s, size_t
                 else v = v * 10 + (uint64_t)(s[k] - '0');
             }
             if (!ok || v > INT32_MAX)
-                cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: '%.*s' is not a token id", name, (unsigned long long)lineno,
-                        (int)(j - i), s + i);
+                cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: '%s' is not a token id", name, (unsigned long long)lineno,
+                        shown(s + i, j - i));
             id = (int32_t)v;
         }
         if (nlp_ids_push(ids, id)) fail_with(NLP_ENOMEM);
@@ -498,8 +804,9 @@ static void decode_line(const char *name, uint64_t lineno, const char *s, size_t
     if (rc || nlp_buf_putc(text, rec_end) || nlp_writer_write(out, text->data, text->len)) fail_with(rc ? rc : NLP_EIO);
 }
 
-static void decode_stream(nlp_reader *r)
+static void decode_stream(struct src *in)
 {
+    nlp_reader *r = in->r;
     const char *name = nlp_reader_name(r);
     int fmt = o.in_fmt;
     if (fmt == IN_AUTO) {
@@ -515,13 +822,16 @@ static void decode_stream(nlp_reader *r)
         nlp_tokbin_reader *br;
         int rc = nlp_tokbin_reader_new(&br, r, eot_id(0));
         if (rc) fail_with(rc);
-        const nlp_tokbin_info *in = nlp_tokbin_reader_info(br);
+        const nlp_tokbin_info *info = nlp_tokbin_reader_info(br);
         size_t vs = nlp_tokenizer_vocab_size(tk);
-        if (in->kind == NLP_TOKBIN_NLPIPE && in->vocab_size != vs)
+        if (info->kind == NLP_TOKBIN_NLPIPE && info->vocab_size != vs)
             cli_die(NLP_EXIT_FORMAT, "'%s' was written with a vocabulary of %lu tokens; '%s' has %zu", name,
-                    (unsigned long)in->vocab_size, o.model, vs);
-        if (in->kind == NLP_TOKBIN_LLMC && in->eot < 0)
+                    (unsigned long)info->vocab_size, o.model, vs);
+        if (info->kind == NLP_TOKBIN_LLMC && info->eot < 0)
             cli_warn("'%s': no end-of-text token known: the llm.c shard is one document", name);
+        /* every id is checked against the tokenizer where it is read, so a
+         * bad one is reported with its byte offset */
+        nlp_tokbin_reader_limit(br, vs, o.model);
         uint64_t doc = 0;
         while ((rc = nlp_tokbin_next_doc(br, &ids)) == 1) {
             doc++;
@@ -535,12 +845,16 @@ static void decode_stream(nlp_reader *r)
         if (rc < 0) fail_with(rc);
         nlp_tokbin_reader_free(br);
     } else {
-        nlp_buf acc = {0};
         const char *p;
-        size_t n;
+        size_t n, max = (size_t)o.max_line_bytes;
         uint64_t no = 0, off;
-        while (next_record(r, &acc, &p, &n, &no, &off)) decode_line(name, no, p, n, fmt, &ids, &text);
-        nlp_buf_free(&acc);
+        int part;
+        while (next_record(in, max, &p, &n, &no, &off, &part)) {
+            if (part)
+                cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: longer than %zu bytes (--max-line-bytes raises the limit)",
+                        name, (unsigned long long)no, max);
+            decode_line(name, no, p, n, fmt, &ids, &text);
+        }
     }
     nlp_ids_free(&ids);
     nlp_buf_free(&text);
@@ -600,7 +914,7 @@ static void setup_padding_and_truncation(void)
 
 /* file scope, so that memory still held at an error exit is reachable */
 static const char **inputs;
-static char **input_names; /* the inputs as messages name them */
+static struct src *srcs;
 
 int main(int argc, char **argv)
 {
@@ -620,22 +934,25 @@ int main(int argc, char **argv)
     if (o.cased && fo.fmt != NLP_TOKF_VOCAB)
         cli_usage_error("--cased is for a bare BERT vocab.txt; '%s' names its own normalizer", o.model);
 
-    inputs = nlp_calloc((size_t)argc + 2, sizeof *inputs);
+    inputs = nlp_calloc((size_t)argc + o.input.n + 2, sizeof *inputs);
     size_t ninputs = 0;
     if (!inputs) fail_with(NLP_ENOMEM);
-    if (o.input) inputs[ninputs++] = o.input;
+    for (size_t i = 0; i < o.input.n; i++) inputs[ninputs++] = o.input.v[i];
     for (int i = first; i < argc; i++) inputs[ninputs++] = argv[i];
     if (!ninputs) inputs[ninputs++] = "-";
+    if (!(srcs = nlp_calloc(ninputs, sizeof *srcs))) fail_with(NLP_ENOMEM);
 
     if ((rc = nlp_writer_open(&out, o.output, 0))) fail_with(rc);
     atexit(abort_output);
 
     if (o.decode) {
         for (size_t f = 0; f < ninputs; f++) {
-            nlp_reader *r;
-            if ((rc = nlp_reader_open(&r, inputs[f]))) fail_with(rc);
-            decode_stream(r);
-            nlp_reader_close(r);
+            struct src *in = &srcs[f];
+            if ((rc = nlp_reader_open(&in->r, inputs[f]))) fail_with(rc);
+            in->name = nlp_reader_name(in->r);
+            decode_stream(in);
+            nlp_reader_close(in->r);
+            nlp_buf_free(&in->acc);
         }
     } else {
         setup_padding_and_truncation();
@@ -653,13 +970,14 @@ int main(int argc, char **argv)
             (rc = nlp_tokbin_writer_new(&bw, out, (uint32_t)nlp_tokenizer_vocab_size(tk), eot_id(1))))
             fail_with(rc);
         struct batch b = {0};
-        if (!(input_names = nlp_calloc(ninputs, sizeof *input_names))) fail_with(NLP_ENOMEM);
         for (size_t f = 0; f < ninputs; f++) {
-            nlp_reader *r;
-            if ((rc = nlp_reader_open(&r, inputs[f]))) fail_with(rc);
-            if (!(input_names[f] = nlp_strdup(nlp_reader_name(r)))) fail_with(NLP_ENOMEM);
-            encode_stream(r, input_names[f], &b, ws, nthreads, bw);
-            nlp_reader_close(r);
+            struct src *in = &srcs[f];
+            if ((rc = nlp_reader_open(&in->r, inputs[f]))) fail_with(rc);
+            if (!(in->name = nlp_strdup(nlp_reader_name(in->r)))) fail_with(NLP_ENOMEM);
+            encode_stream(in, &b, ws, nthreads, bw);
+            nlp_reader_close(in->r);
+            in->r = NULL;
+            nlp_buf_free(&in->acc);
         }
         if (b.n) run_batch(&b, ws, nthreads, bw);
         nlp_tokbin_writer_free(bw);
@@ -685,12 +1003,18 @@ int main(int argc, char **argv)
         free(b.repl_at);
         nlp_buf_free(&b.text);
         free(first_repl);
-        for (size_t f = 0; f < ninputs; f++) free(input_names[f]);
-        free(input_names);
+        for (size_t f = 0; f < ninputs; f++) free((char *)srcs[f].name);
+        nlp_ids_free(&lr.pre);
+        nlp_ids_free(&lr.post);
+        nlp_ids_free(&lr.kept);
+        nlp_ids_free(&lr.ids);
+        nlp_buf_free(&lr.fix);
+        nlp_buf_free(&lr.out);
     }
     nlp_writer *w = out;
     out = NULL;
     if ((rc = nlp_writer_close(w))) fail_with(rc);
+    free(srcs);
     free(inputs);
     nlp_tokenizer_free(tk);
     cli_free();

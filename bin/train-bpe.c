@@ -19,7 +19,7 @@ static const char usage[] =
     "Usage: train-bpe [OPTION]... [FILE]...\n"
     "Learn BPE merges from text FILEs (default standard input) and write a tokenizer.\n"
     "\n"
-    "  -i, --input FILE          read FILE too (also: FILE arguments)\n"
+    "  -i, --input FILE          read FILE too (repeatable; also: FILE arguments)\n"
     "  -o, --output PATH         where to write (default standard output; a directory\n"
     "                            for --format gpt2 and hf)\n"
     "      --format FMT          json (HF tokenizer.json, default), gpt2 (encoder.json +\n"
@@ -41,6 +41,8 @@ static const char usage[] =
     "                            (default for --format codes: </w>)\n"
     "      --continuing-subword-prefix P  mark symbols that continue a word with P, e.g. ##\n"
     "      --max-sentences N     read at most N lines (0 = all; bounds memory)\n"
+    "      --max-line-bytes N    the longest line read (default 16777216 = 16 MiB); a longer\n"
+    "                            one is an error\n"
     "      --strict              invalid UTF-8 is an error (default: replaced by U+FFFD)\n"
     "  -t, --threads N           threads (default: all CPUs); the result does not depend on it\n"
     "      --progress            show progress on standard error (default: on a terminal)\n"
@@ -57,23 +59,25 @@ static const char usage[] =
 static const char *const formats[] = {"json", "gpt2", "hf", "codes", NULL};
 
 static struct {
-    const char *input, *output, *specials, *unk, *suffix, *prefix;
+    struct cli_list input;
+    const char *output, *specials, *unk, *suffix, *prefix;
     int format, byte_level, byte_alphabet, strict, progress;
-    long vocab_size, min_frequency, limit_alphabet, max_sentences, threads;
+    long vocab_size, min_frequency, limit_alphabet, max_sentences, max_line_bytes, threads;
 } o = {
     .output = "-",
+    .max_line_bytes = CLI_MAX_LINE_BYTES,
     .vocab_size = 30000,
     .min_frequency = 2,
     .byte_alphabet = 1,
 };
 
 static struct cli_opt opts[] = {
-    {.name = "input", .key = 'i', .kind = CLI_STR, .dest = &o.input},
-    {.name = "output", .key = 'o', .kind = CLI_STR, .dest = &o.output},
+    {.name = "input", .key = 'i', .kind = CLI_LIST, .dest = &o.input, .flags = CLI_NONEMPTY},
+    {.name = "output", .key = 'o', .kind = CLI_STR, .dest = &o.output, .flags = CLI_NONEMPTY},
     {.name = "format", .kind = CLI_CHOICE, .dest = &o.format, .choices = formats},
     {.name = "vocab-size", .kind = CLI_INT, .dest = &o.vocab_size, .min = 1, .max = 2147483000},
     {.name = "min-frequency", .kind = CLI_INT, .dest = &o.min_frequency, .min = 0, .max = 1e18},
-    {.name = "special-tokens", .kind = CLI_STR, .dest = &o.specials},
+    {.name = "special-tokens", .kind = CLI_STR, .dest = &o.specials, .flags = CLI_COMMAS},
     {.name = "unk-token", .kind = CLI_STR, .dest = &o.unk},
     {.name = "limit-alphabet", .kind = CLI_INT, .dest = &o.limit_alphabet, .min = 0, .max = 2147483000},
     {.name = "byte-level", .kind = CLI_BOOL, .dest = &o.byte_level},
@@ -81,6 +85,7 @@ static struct cli_opt opts[] = {
     {.name = "end-of-word-suffix", .kind = CLI_STR, .dest = &o.suffix},
     {.name = "continuing-subword-prefix", .kind = CLI_STR, .dest = &o.prefix},
     {.name = "max-sentences", .kind = CLI_INT, .dest = &o.max_sentences, .min = 0, .max = 1e18},
+    {.name = "max-line-bytes", .kind = CLI_INT, .dest = &o.max_line_bytes, .min = 1, .max = 1e15},
     {.name = "strict", .kind = CLI_BOOL, .dest = &o.strict},
     {.name = "threads", .key = 't', .kind = CLI_INT, .dest = &o.threads, .min = 0, .max = 4096},
     {.name = "progress", .kind = CLI_BOOL, .dest = &o.progress, .flags = CLI_NEGATABLE},
@@ -110,6 +115,8 @@ int main(int argc, char **argv)
     if (o.byte_level && o.unk) cli_usage_error("--unk-token is for classic BPE: byte-level BPE needs none");
     if ((o.suffix && !*o.suffix) || (o.prefix && !*o.prefix))
         cli_usage_error("--end-of-word-suffix and --continuing-subword-prefix must not be empty");
+    /* an empty token cannot be in a vocabulary: tokenize would refuse the file */
+    if (o.unk && !*o.unk) cli_usage_error("--unk-token must not be empty");
 
     train_check_utf8("special-tokens", o.specials);
     train_check_utf8("unk-token", o.unk);
@@ -124,7 +131,7 @@ int main(int argc, char **argv)
     }
 
     size_t ninputs;
-    inputs = train_inputs(o.input, argc, argv, first, &ninputs);
+    inputs = train_inputs(&o.input, argc, argv, first, &ninputs);
 
     int nthreads = nlp_threads_set((int)o.threads);
     cli_debug("%d thread%s", nthreads, nthreads == 1 ? "" : "s");
@@ -135,7 +142,7 @@ int main(int argc, char **argv)
 
     wc = nlp_wordcount_new();
     if (!wc) cli_fail(NLP_ENOMEM);
-    nlp_wordcount_opts wo = train_count_opts(&spec, specials, nspecial, o.strict, o.max_sentences, nthreads);
+    nlp_wordcount_opts wo = train_count_opts(&spec, specials, nspecial, o.strict, o.max_sentences, o.max_line_bytes, nthreads);
     train_count_words(wc, inputs, ninputs, &wo, o.progress, "white space or special tokens");
 
     nlp_bpe_train_opts to = {

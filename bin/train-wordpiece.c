@@ -23,7 +23,7 @@ static const char usage[] =
     "Learn a WordPiece vocabulary from text FILEs (default standard input) and write a\n"
     "BERT tokenizer.\n"
     "\n"
-    "  -i, --input FILE          read FILE too (also: FILE arguments)\n"
+    "  -i, --input FILE          read FILE too (repeatable; also: FILE arguments)\n"
     "  -o, --output FILE         where to write (default standard output)\n"
     "      --format FMT          json (HF tokenizer.json, default) or vocab (BERT vocab.txt)\n"
     "      --score SCORE         likelihood (default): merge the pair with the highest\n"
@@ -45,6 +45,8 @@ static const char usage[] =
     "      --no-strip-accents    keep accents\n"
     "      --limit-alphabet N    keep only the N most frequent characters\n"
     "      --max-sentences N     read at most N lines (0 = all; bounds memory)\n"
+    "      --max-line-bytes N    the longest line read (default 16777216 = 16 MiB); a longer\n"
+    "                            one is an error\n"
     "      --strict              invalid UTF-8 is an error (default: replaced by U+FFFD)\n"
     "  -t, --threads N           threads for counting (default: all CPUs); the result does\n"
     "                            not depend on it\n"
@@ -63,11 +65,13 @@ static const char *const formats[] = {"json", "vocab", NULL};
 static const char *const scores[] = {"likelihood", "frequency", NULL};
 
 static struct {
-    const char *input, *output, *specials, *unk, *prefix;
+    struct cli_list input;
+    const char *output, *specials, *unk, *prefix;
     int format, score, lowercase, strip, strict, progress;
-    long vocab_size, min_frequency, limit_alphabet, max_sentences, threads;
+    long vocab_size, min_frequency, limit_alphabet, max_sentences, max_line_bytes, threads;
 } o = {
     .output = "-",
+    .max_line_bytes = CLI_MAX_LINE_BYTES,
     .specials = "[PAD] [UNK] [CLS] [SEP] [MASK]",
     .prefix = "##",
     .lowercase = 1,
@@ -108,13 +112,13 @@ static const char *show_strip(const struct cli_opt *opt, void *ctx)
 }
 
 static struct cli_opt opts[] = {
-    {.name = "input", .key = 'i', .kind = CLI_STR, .dest = &o.input},
-    {.name = "output", .key = 'o', .kind = CLI_STR, .dest = &o.output},
+    {.name = "input", .key = 'i', .kind = CLI_LIST, .dest = &o.input, .flags = CLI_NONEMPTY},
+    {.name = "output", .key = 'o', .kind = CLI_STR, .dest = &o.output, .flags = CLI_NONEMPTY},
     {.name = "format", .kind = CLI_CHOICE, .dest = &o.format, .choices = formats},
     {.name = "score", .kind = CLI_CHOICE, .dest = &o.score, .choices = scores},
     {.name = "vocab-size", .kind = CLI_INT, .dest = &o.vocab_size, .min = 1, .max = 2147483000},
     {.name = "min-frequency", .kind = CLI_INT, .dest = &o.min_frequency, .min = 0, .max = 1e18},
-    {.name = "special-tokens", .kind = CLI_STR, .dest = &o.specials},
+    {.name = "special-tokens", .kind = CLI_STR, .dest = &o.specials, .flags = CLI_COMMAS},
     {.name = "unk-token", .kind = CLI_STR, .dest = &o.unk},
     {.name = "prefix", .kind = CLI_STR, .dest = &o.prefix},
     {.name = "lowercase", .kind = CLI_BOOL, .dest = &o.lowercase, .flags = CLI_NEGATABLE},
@@ -122,6 +126,7 @@ static struct cli_opt opts[] = {
     {.name = "no-strip-accents", .kind = CLI_CALL, .flags = CLI_NOARG | CLI_NOCONFIG, .call = no_strip},
     {.name = "limit-alphabet", .kind = CLI_INT, .dest = &o.limit_alphabet, .min = 0, .max = 2147483000},
     {.name = "max-sentences", .kind = CLI_INT, .dest = &o.max_sentences, .min = 0, .max = 1e18},
+    {.name = "max-line-bytes", .kind = CLI_INT, .dest = &o.max_line_bytes, .min = 1, .max = 1e15},
     {.name = "strict", .kind = CLI_BOOL, .dest = &o.strict},
     {.name = "threads", .key = 't', .kind = CLI_INT, .dest = &o.threads, .min = 0, .max = 4096},
     {.name = "progress", .kind = CLI_BOOL, .dest = &o.progress, .flags = CLI_NEGATABLE},
@@ -172,13 +177,15 @@ int main(int argc, char **argv)
         if (!(specials[nspecial++] = nlp_strdup(o.unk))) cli_fail(NLP_ENOMEM);
         unk_special = 1;
     }
+    /* HF's trainer makes such a vocabulary too (the reference token sets are
+     * learned that way), but tokenize refuses to load it: say so */
     if (!unk_special)
-        cli_info("warning: the unknown token '%s' is not a special token: words that cannot be spelled with the "
-                 "vocabulary will fail to encode (add it with --unk-token)",
+        cli_info("warning: the unknown token '%s' is not a special token, so the vocabulary will not hold it and "
+                 "tokenize will refuse the file (add it with --unk-token)",
                  unk);
 
     size_t ninputs;
-    inputs = train_inputs(o.input, argc, argv, first, &ninputs);
+    inputs = train_inputs(&o.input, argc, argv, first, &ninputs);
 
     int nthreads = nlp_threads_set((int)o.threads);
     cli_debug("%d thread%s", nthreads, nthreads == 1 ? "" : "s");
@@ -189,7 +196,7 @@ int main(int argc, char **argv)
 
     wc = nlp_wordcount_new();
     if (!wc) cli_fail(NLP_ENOMEM);
-    nlp_wordcount_opts wo = train_count_opts(&spec, specials, nspecial, o.strict, o.max_sentences, nthreads);
+    nlp_wordcount_opts wo = train_count_opts(&spec, specials, nspecial, o.strict, o.max_sentences, o.max_line_bytes, nthreads);
     train_count_words(wc, inputs, ninputs, &wo, o.progress, "white space, control characters or special tokens");
 
     nlp_wordpiece_train_opts to = {

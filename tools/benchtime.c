@@ -8,6 +8,7 @@
  * stdout of CMD goes to /dev/null unless -o; stderr is kept. Exits 1 if any run
  * fails (with that run's status in the message).
  */
+#include "common/cli.h"
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,14 +31,25 @@ static double now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* An integer option value in [lo, hi], or a usage error (a bare conversion
+ * took "-t abc" for 0 threads, and "-t 100000" overflowed OpenMP's stacks). */
+static int int_arg(const char *flag, const char *s, long lo, long hi)
+{
+    long v;
+    if (cli_parse_long(s, &v)) cli_die(NLP_EXIT_USAGE, "invalid value for %s: %s", flag, nlp_errmsg());
+    if (v < lo || v > hi) cli_die(NLP_EXIT_USAGE, "invalid value for %s: %ld is out of range (%ld to %ld)", flag, v, lo, hi);
+    return (int)v;
+}
+
 int main(int argc, char **argv)
 {
+    cli_prog = "benchtime";
     int runs = 5, warm = 0, c;
     const char *in = NULL, *out = "/dev/null";
     while ((c = getopt(argc, argv, "+n:w:i:o:")) != -1) {
         switch (c) {
-        case 'n': runs = atoi(optarg); break;
-        case 'w': warm = atoi(optarg); break;
+        case 'n': runs = int_arg("-n", optarg, 1, 1000000); break;
+        case 'w': warm = int_arg("-w", optarg, 0, 1000000); break;
         case 'i': in = optarg; break;
         case 'o': out = optarg; break;
         default:

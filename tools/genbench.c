@@ -16,6 +16,7 @@
  * Models: gpt_small (L4 C256 H4 V8192) and gpt2_124m (L12 C768 H12 V50257),
  * N(0, 0.02) weights from a fixed seed (the peer's shapes and init).
  */
+#include "common/cli.h"
 #include "base/err.h"
 #include "base/mem.h"
 #include "base/rng.h"
@@ -142,13 +143,24 @@ static int bw(int reps)
     return 0;
 }
 
+/* An integer option value in [lo, hi], or a usage error (a bare conversion
+ * took "-t abc" for 0 threads, and "-t 100000" overflowed OpenMP's stacks). */
+static int int_arg(const char *flag, const char *s, long lo, long hi)
+{
+    long v;
+    if (cli_parse_long(s, &v)) cli_die(NLP_EXIT_USAGE, "invalid value for %s: %s", flag, nlp_errmsg());
+    if (v < lo || v > hi) cli_die(NLP_EXIT_USAGE, "invalid value for %s: %ld is out of range (%ld to %ld)", flag, v, lo, hi);
+    return (int)v;
+}
+
 int main(int argc, char **argv)
 {
+    cli_prog = "genbench";
     int threads = 2, reps = 5, bf16 = 0;
     const char *cmd = argc > 1 ? argv[1] : NULL, *name = NULL;
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = atoi(argv[++i]);
+        if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = int_arg("-t", argv[++i], 1, 4096);
+        else if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = int_arg("-r", argv[++i], 1, 1000000);
         else if (!strcmp(argv[i], "--bf16")) bf16 = 1;
         else if (!name) name = argv[i];
     }

@@ -23,6 +23,7 @@
 #include "base/io.h"
 #include "base/mem.h"
 #include "base/thread.h"
+#include "common/cli.h"
 #include "model/model.h"
 #include "nn/optim.h"
 #include "nn/safetensors.h"
@@ -43,15 +44,16 @@ static void die(int rc)
  * exit 3 (shared/CLI.md), as tokenize does for its -m. */
 static void die_input(int rc) { die(rc == NLP_EIO ? NLP_EFORMAT : rc); }
 
-static void usage(int status)
-{
-    FILE *f = status ? stderr : stdout;
-    fprintf(f, "Usage: %s [-t THREADS] FIXTURE_DIR OUT.safetensors\n", prog);
-    if (!status)
-        fprintf(f, "Runs a parity fixture (model, inputs, reference) through nlpipe's engine and writes\n"
-                   "logits, losses, gradients and AdamW steps under the reference's tensor names.\n");
-    exit(status);
-}
+static const char usage[] =
+    "Usage: parity [-t THREADS] FIXTURE_DIR OUT.safetensors\n"
+    "Runs a parity fixture (model, inputs, reference) through nlpipe's engine and writes\n"
+    "logits, losses, gradients and AdamW steps under the reference's tensor names.\n"
+    "\n"
+    "  -t, --threads N   threads, 0 to 4096 (default 0: all CPUs)\n"
+    "  -h, --help        display this help and exit\n"
+    "  -V, --version     output version information and exit\n"
+    "\n"
+    "Exit status: 0 ok, 1 runtime failure, 2 usage error, 3 unreadable or malformed fixture file.\n";
 
 /* An I32 input tensor, converted; NULL when absent and not required. With
  * ndim > 0 its shape must be `shape` (the model reads that many ids). */
@@ -144,22 +146,18 @@ static void stored_grads(const nlp_st *ref, nlp_params *p, int k, float *dst)
 int main(int argc, char **argv)
 {
     nlp_threads_passive(argc, argv);
-    int threads = 0, i = 1;
-    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) usage(0);
-        else if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
-        else if (!strncmp(argv[i], "--threads=", 10)) threads = atoi(argv[i] + 10);
-        else {
-            fprintf(stderr, "%s: unrecognized option '%s'\n", prog, argv[i]);
-            usage(2);
-        }
-    }
-    if (argc - i != 2) {
-        fprintf(stderr, "%s: expected FIXTURE_DIR and OUT.safetensors\n", prog);
-        usage(2);
-    }
+    /* the tools' option layer: -t is range-checked (a huge thread count
+     * overflowed OpenMP's stacks), and "-t abc" is a usage error */
+    long threads = 0;
+    struct cli_opt opts[] = {
+        {.name = "threads", .key = 't', .kind = CLI_INT, .dest = &threads, .min = 0, .max = 4096, .flags = CLI_NOCONFIG},
+        {.name = NULL},
+    };
+    struct cli c = {prog, usage, opts, NULL};
+    int i = cli_parse(&c, argc, argv);
+    if (argc - i != 2) cli_usage_error("expected FIXTURE_DIR and OUT.safetensors");
     const char *dir = argv[i], *out = argv[i + 1];
-    if (threads > 0) nlp_threads_set(threads);
+    if (threads > 0) nlp_threads_set((int)threads);
     if (!nlp_is_dir(dir)) die_input(nlp_error(NLP_EIO, "cannot open '%s': not a directory", dir));
 
     char path[4096];
@@ -282,5 +280,6 @@ int main(int argc, char **argv)
     nlp_st_close(in);
     nlp_st_close(ref);
     nlp_model_free(m);
+    cli_free();
     return 0;
 }

@@ -37,6 +37,7 @@
  * Output lines: name<TAB>value<TAB>unit, medians of REPS timed runs after one
  * untimed warm-up.
  */
+#include "common/cli.h"
 #include "base/err.h"
 #include "base/prof.h"
 #include "base/thread.h"
@@ -349,8 +350,19 @@ static int beam(const char *name, int reps, int profile)
     return 0;
 }
 
+/* An integer option value in [lo, hi], or a usage error (a bare conversion
+ * took "-t abc" for 0 threads, and "-t 100000" overflowed OpenMP's stacks). */
+static int int_arg(const char *flag, const char *s, long lo, long hi)
+{
+    long v;
+    if (cli_parse_long(s, &v)) cli_die(NLP_EXIT_USAGE, "invalid value for %s: %s", flag, nlp_errmsg());
+    if (v < lo || v > hi) cli_die(NLP_EXIT_USAGE, "invalid value for %s: %ld is out of range (%ld to %ld)", flag, v, lo, hi);
+    return (int)v;
+}
+
 int main(int argc, char **argv)
 {
+    cli_prog = "trainbench";
     /* training as pretrain runs it, with passive OpenMP threads; beam search
      * as translate runs it, with libgomp's default bounded spinning (thread.h) */
     if (argc < 2 || strcmp(argv[1], "beam") != 0) nlp_threads_passive(argc, argv);
@@ -359,8 +371,8 @@ int main(int argc, char **argv)
     int nsets = 0;
     const char *cmd = NULL, *what = NULL;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = atoi(argv[++i]);
+        if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = int_arg("-t", argv[++i], 1, 4096);
+        else if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = int_arg("-r", argv[++i], 1, 1000000);
         else if (!strcmp(argv[i], "-s") && i + 1 < argc && nsets < 63) sets[nsets++] = argv[++i];
         else if (!strcmp(argv[i], "--bf16")) bf16 = 1;
         else if (!strcmp(argv[i], "--profile")) profile = 1;

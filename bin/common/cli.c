@@ -7,6 +7,7 @@
 #include "base/mem.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -165,8 +166,13 @@ static const char *str_default(const struct cli *c, const struct cli_opt *o)
     return str_defaults ? str_defaults[o - c->opts] : NULL;
 }
 
+/* Where the values being applied come from: 1 + the config file's index,
+ * or INT_MAX for the flags (a CLI_LIST starts over when it changes). */
+static int apply_src;
+
 static int apply(struct cli *c, const struct cli_opt *o, const char *arg, int from_config)
 {
+    if ((o->flags & CLI_NONEMPTY) && arg && !*arg) return nlp_error(NLP_EINVAL, "an empty name is not a file name");
     switch (o->kind) {
     case CLI_BOOL: {
         if (!from_config) {
@@ -215,6 +221,20 @@ static int apply(struct cli *c, const struct cli_opt *o, const char *arg, int fr
         if (rc && !*nlp_errmsg()) nlp_error(rc, "invalid value '%s'", arg ? arg : "");
         return rc;
     }
+    case CLI_LIST: {
+        struct cli_list *l = o->dest;
+        if (l->src != apply_src) { /* a later file or the flags: start over */
+            l->n = 0;
+            l->src = apply_src;
+        }
+        if (!arg) { /* `~`: the default, none */
+            l->n = 0;
+            return NLP_OK;
+        }
+        if (nlp_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v)) return NLP_ENOMEM;
+        l->v[l->n++] = arg;
+        return NLP_OK;
+    }
     }
     return NLP_EINVAL;
 }
@@ -247,6 +267,16 @@ static void dump_config(struct cli *c)
             if (!o->show) continue;
             nlp_yaml_scalar(&b, o->show(o, c->ctx));
             break;
+        case CLI_LIST: {
+            const struct cli_list *l = o->dest;
+            nlp_buf_putc(&b, '[');
+            for (size_t i = 0; i < l->n; i++) {
+                if (i) nlp_buf_puts(&b, ", ");
+                nlp_yaml_scalar(&b, l->v[i]);
+            }
+            nlp_buf_putc(&b, ']');
+            break;
+        }
         }
         printf("%s: ", o->name);
         if (o->kind == CLI_DOUBLE) print_number(stdout, *(double *)o->dest);
@@ -316,9 +346,33 @@ static void install_signal_cleanup(void)
     }
 }
 
+/* Config keys are checked as the parser reads them (nlp_config_load_checked). */
+struct key_check {
+    const struct cli *c;
+    size_t nopt;
+};
+
+static const struct cli_opt *find_key(const struct key_check *k, const char *key)
+{
+    for (size_t i = 0; i < k->nopt; i++)
+        if (strcmp(k->c->opts[i].name, key) == 0 && !(k->c->opts[i].flags & CLI_NOCONFIG)) return &k->c->opts[i];
+    return NULL;
+}
+
+static int check_key(void *ctx, const char *key)
+{
+    const struct key_check *k = ctx;
+    if (find_key(k, key)) return NLP_OK;
+    return nlp_error(NLP_EFORMAT, "unknown key '%s' (keys are the long option names of '%s --help')", key, k->c->prog);
+}
+
+/* The options of the last cli_parse, for cli_free to release CLI_LIST values. */
+static struct cli *parsed;
+
 int cli_parse(struct cli *c, int argc, char **argv)
 {
     cli_prog = c->prog;
+    parsed = c;
     install_signal_cleanup();
     size_t nopt = 0;
     while (c->opts[nopt].name) nopt++;
@@ -399,20 +453,27 @@ int cli_parse(struct cli *c, int argc, char **argv)
         if (c->opts[i].kind == CLI_STR) str_defaults[i] = *(const char **)c->opts[i].dest;
     configs = nlp_calloc(ncfg + 1, sizeof *configs);
     if (!configs) cli_fail(NLP_ENOMEM);
+    struct key_check kc = {c, nopt};
     for (size_t f = 0; f < ncfg; f++) {
         nlp_config *cf = &configs[nconfigs++];
-        int rc = nlp_config_load(cf, cfg[f]);
+        int rc = nlp_config_load_checked(cf, cfg[f], check_key, &kc);
         if (rc) cli_die(rc == NLP_EIO ? NLP_EXIT_FAILURE : NLP_EXIT_FORMAT, "%s", nlp_errmsg());
+        apply_src = (int)f + 1;
         for (size_t e = 0; e < cf->n; e++) {
             const nlp_config_entry *en = &cf->e[e];
-            const struct cli_opt *o = NULL;
-            for (size_t i = 0; i < nopt; i++)
-                if (strcmp(c->opts[i].name, en->key) == 0 && !(c->opts[i].flags & CLI_NOCONFIG)) o = &c->opts[i];
-            if (!o)
-                cli_die(NLP_EXIT_FORMAT, "'%s' line %d: unknown key '%s' (keys are the long option names of '%s --help')",
-                        cf->path, en->line, en->key, c->prog);
+            const struct cli_opt *o = find_key(&kc, en->key);
+            int bad = 0;
             cli_in_config = 1;
-            int bad = apply(c, o, en->value, 1);
+            if (en->is_list && o->kind == CLI_LIST) {
+                bad = en->n_items == 0 ? apply(c, o, NULL, 1) : 0;
+                for (size_t it = 0; it < en->n_items && !bad; it++) bad = apply(c, o, en->items[it], 1);
+            } else if (en->is_list && !(o->flags & CLI_COMMAS)) {
+                cli_in_config = 0;
+                cli_die(NLP_EXIT_FORMAT, "'%s' line %d: '%s' takes one value, not a list", cf->path, en->line,
+                        en->key);
+            } else {
+                bad = apply(c, o, en->value, 1);
+            }
             cli_in_config = 0;
             if (bad)
                 cli_die(NLP_EXIT_FORMAT, "'%s' line %d: invalid value for '%s': %s", cf->path, en->line, en->key,
@@ -421,6 +482,7 @@ int cli_parse(struct cli *c, int argc, char **argv)
     }
 
     /* pass 2: flags override config */
+    apply_src = INT_MAX;
     optind = 0;
     while ((ch = getopt_long(argc, argv, so, lo, NULL)) != -1) {
         const struct cli_opt *o = NULL;
@@ -458,6 +520,13 @@ int cli_parse(struct cli *c, int argc, char **argv)
 
 void cli_free(void)
 {
+    for (struct cli_opt *o = parsed ? parsed->opts : NULL; o && o->name; o++)
+        if (o->kind == CLI_LIST) {
+            struct cli_list *l = o->dest;
+            free(l->v);
+            memset(l, 0, sizeof *l);
+        }
+    parsed = NULL;
     for (size_t i = 0; i < nconfigs; i++) nlp_config_free(&configs[i]);
     free(configs);
     configs = NULL;

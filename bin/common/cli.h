@@ -7,6 +7,9 @@
  * Order of precedence: built-in defaults < config files (-c, repeatable, later
  * wins) < flags. Config keys that are unknown or of the wrong type are errors
  * naming file and line (exit 3); bad flag values are usage errors (exit 2).
+ * A YAML list is accepted where an option repeats (CLI_LIST: one value per
+ * item) or takes a comma-separated list (CLI_COMMAS: the items joined with
+ * ','); for any other option it is an error naming the key's line.
  *
  * This lives in bin/ because it prints and exits; lib/ never does.
  */
@@ -25,6 +28,19 @@ enum cli_kind {
     CLI_STR,    /* char**: the string (not copied: argv or config storage, alive until cli_free) */
     CLI_CHOICE, /* int*: index into choices */
     CLI_CALL,   /* custom: call(opt, arg, ctx) returns 0 or an NLP_E* status with nlp_error set */
+    CLI_LIST,   /* struct cli_list*: a repeatable option (-i A -i B, or `input: [A, B]`); the values of
+                   a later config file, or of the flags, replace the earlier ones */
+};
+
+/* Default of --max-line-bytes (tokenize, train-bpe, train-wordpiece, bleu):
+ * the longest input line a tool holds at once (16 MiB). */
+#define CLI_MAX_LINE_BYTES (16L << 20)
+
+/* The values of a CLI_LIST option (strings as for CLI_STR). Zero-initialize. */
+struct cli_list {
+    const char **v;
+    size_t n, cap;
+    int src; /* where the values came from (internal) */
 };
 
 enum {
@@ -33,6 +49,8 @@ enum {
     CLI_OPTARG = 4,    /* the argument is optional (--name[=ARG]); CLI_CALL gets NULL when absent */
     CLI_NOARG = 8,     /* CLI_CALL takes no argument (called with NULL) */
     CLI_CONFIGONLY = 16, /* a config-file key only (a run's record, such as a positional argument): no flag */
+    CLI_COMMAS = 32,     /* the value is a comma-separated list: a YAML list is accepted, joined with ',' */
+    CLI_NONEMPTY = 64,   /* an empty value is refused (file names: `-o ""` is a usage error) */
 };
 
 struct cli_opt {
@@ -71,7 +89,8 @@ extern const char *cli_prog;
  * positional argument (argv is permuted as getopt_long does). */
 int cli_parse(struct cli *c, int argc, char **argv);
 
-/* Releases config storage (strings from config files stay valid until then). */
+/* Releases config storage (strings from config files stay valid until then)
+ * and the values of CLI_LIST options. */
 void cli_free(void);
 
 /* "prog: message" on stderr. */

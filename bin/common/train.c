@@ -45,12 +45,12 @@ void train_check_utf8(const char *name, const char *s)
     if (s && !nlp_utf8_valid(s, strlen(s), &bad)) cli_usage_error("--%s: invalid UTF-8 at byte %zu", name, bad);
 }
 
-const char **train_inputs(const char *input, int argc, char **argv, int first, size_t *n)
+const char **train_inputs(const struct cli_list *input, int argc, char **argv, int first, size_t *n)
 {
-    const char **v = nlp_calloc((size_t)argc + 2, sizeof *v);
+    const char **v = nlp_calloc((size_t)argc + input->n + 2, sizeof *v);
     if (!v) cli_fail(NLP_ENOMEM);
     *n = 0;
-    if (input) v[(*n)++] = input;
+    for (size_t i = 0; i < input->n; i++) v[(*n)++] = input->v[i];
     for (int i = first; i < argc; i++) v[(*n)++] = argv[i];
     if (!*n) v[(*n)++] = "-";
     return v;
@@ -71,7 +71,7 @@ void train_merge_progress(void *ctx, size_t merges, size_t vocab, size_t vocab_s
 }
 
 nlp_wordcount_opts train_count_opts(const nlp_tok_spec *spec, char *const *specials, size_t n_specials, int strict,
-                                    long max_lines, int threads)
+                                    long max_lines, long max_line_bytes, int threads)
 {
     return (nlp_wordcount_opts){
         .norm = spec->norm,
@@ -82,6 +82,8 @@ nlp_wordcount_opts train_count_opts(const nlp_tok_spec *spec, char *const *speci
         .n_specials = n_specials,
         .strict = strict,
         .max_lines = (uint64_t)max_lines,
+        .max_line_bytes = (size_t)max_line_bytes,
+        .long_line_hint = "(--max-line-bytes raises the limit)",
         .threads = threads,
     };
 }

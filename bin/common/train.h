@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/cli.h"
 #include "tok/tokenizer.h"
 #include "tok/wordcount.h"
 
@@ -29,18 +30,19 @@ char **train_split_list(const char *s, size_t *n);
  * vocabulary entries, which the tokenizer files hold as UTF-8. */
 void train_check_utf8(const char *name, const char *s);
 
-/* The inputs: -i (if any), then argv[first..argc), else "-". Exits on
- * ENOMEM. Free the array (not the strings). */
-const char **train_inputs(const char *input, int argc, char **argv, int first, size_t *n);
+/* The inputs: the -i values (if any), then argv[first..argc), else "-".
+ * Exits on ENOMEM. Free the array (not the strings). */
+const char **train_inputs(const struct cli_list *input, int argc, char **argv, int first, size_t *n);
 
 /* Progress callbacks for nlp_wordcount_opts and the trainers. */
 void train_count_progress(void *ctx, uint64_t lines, uint64_t bytes);
 void train_merge_progress(void *ctx, size_t merges, size_t vocab, size_t vocab_size);
 
 /* Word-counting options for the pipeline of spec (its normalizer and
- * pre-tokenizer, kept by pointer), cutting out the special tokens. */
+ * pre-tokenizer, kept by pointer), cutting out the special tokens; lines
+ * longer than max_line_bytes are refused (--max-line-bytes). */
 nlp_wordcount_opts train_count_opts(const nlp_tok_spec *spec, char *const *specials, size_t n_specials, int strict,
-                                    long max_lines, int threads);
+                                    long max_lines, long max_line_bytes, int threads);
 
 /* Counts the words of the inputs into wc (opts->progress is set when
  * `progress`), warns about repaired UTF-8, logs the counts with -v, and

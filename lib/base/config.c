@@ -3,6 +3,7 @@
  */
 #include "base/config.h"
 #include "base/err.h"
+#include "base/hash.h"
 #include "base/io.h"
 
 #include <stdlib.h>
@@ -16,19 +17,40 @@ static int ferr(const nlp_config *c, const yaml_mark_t *m, const char *what)
                      what);
 }
 
-static int add(nlp_config *c, const char *key, const char *val, int line, int is_list)
+static int add(nlp_config *c, const char *key, const char *val, int line, int is_list, const nlp_buf *items,
+               size_t n_items)
 {
     if (nlp_grow(&c->e, &c->cap, c->n + 1, sizeof *c->e)) return NLP_ENOMEM;
     nlp_config_entry *e = &c->e[c->n];
+    memset(e, 0, sizeof *e);
     e->key = nlp_strdup(key);
     e->value = val ? nlp_strdup(val) : NULL;
-    if (!e->key || (val && !e->value)) {
+    int oom = !e->key || (val && !e->value);
+    if (!oom && is_list) {
+        /* the items, NUL-separated in items->data */
+        e->items = nlp_calloc(n_items + 1, sizeof *e->items);
+        char *blk = n_items ? nlp_malloc(items->len) : NULL;
+        if (!e->items || (n_items && !blk)) {
+            free(e->items);
+            free(blk);
+            e->items = NULL;
+            oom = 1;
+        } else if (n_items) {
+            memcpy(blk, items->data, items->len);
+            for (size_t i = 0, at = 0; i < n_items; i++) {
+                e->items[i] = blk + at;
+                at += strlen(blk + at) + 1;
+            }
+        }
+    }
+    if (oom) {
         free(e->key);
         free(e->value);
         return NLP_ENOMEM;
     }
     e->line = line;
     e->is_list = is_list;
+    e->n_items = n_items;
     c->n++;
     return NLP_OK;
 }
@@ -41,21 +63,31 @@ static int is_null_scalar(const yaml_event_t *ev)
            strcmp(v, "Null") == 0 || strcmp(v, "NULL") == 0;
 }
 
-int nlp_config_parse(nlp_config *c, const char *text, size_t len, const char *name)
+/* The parser behind nlp_config_parse and nlp_config_load_checked: check
+ * (may be NULL) sees each key as it is read. */
+static int parse(nlp_config *c, const char *text, size_t len, const char *name, nlp_config_check_fn check,
+                 void *ctx)
 {
     memset(c, 0, sizeof *c);
     c->path = nlp_strdup(name);
     if (!c->path) return NLP_ENOMEM;
+    /* keys seen, for duplicates: a hash, so that a file of many keys is
+     * not quadratic */
+    nlp_strmap *seen = nlp_strmap_new(16);
+    if (!seen) return NLP_ENOMEM;
 
     yaml_parser_t p;
-    if (!yaml_parser_initialize(&p)) return nlp_error(NLP_ENOMEM, "out of memory (yaml parser)");
+    if (!yaml_parser_initialize(&p)) {
+        nlp_strmap_free(seen);
+        return nlp_error(NLP_ENOMEM, "out of memory (yaml parser)");
+    }
     yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
 
     /* states: 0 before mapping, 1 expecting key, 2 expecting value, 3 in list, 4 after mapping */
     int state = 0, docs = 0, rc = NLP_OK;
     char *key = NULL;
     int key_line = 0;
-    nlp_buf list = {0};
+    nlp_buf list = {0}, items = {0};
     int list_items = 0;
     for (;;) {
         yaml_event_t ev;
@@ -92,6 +124,7 @@ int nlp_config_parse(nlp_config *c, const char *text, size_t len, const char *na
             if (state == 2) {
                 state = 3;
                 nlp_buf_reset(&list);
+                nlp_buf_reset(&items);
                 list_items = 0;
             } else if (state == 0) {
                 rc = ferr(c, &ev.start_mark, "expected a mapping of option names to values, found a list");
@@ -101,7 +134,7 @@ int nlp_config_parse(nlp_config *c, const char *text, size_t len, const char *na
             break;
         case YAML_SEQUENCE_END_EVENT:
             if (state == 3) {
-                rc = add(c, key, list.data ? list.data : "", key_line, 1);
+                rc = add(c, key, list.data ? list.data : "", key_line, 1, &items, (size_t)list_items);
                 free(key);
                 key = NULL;
                 state = 1;
@@ -113,10 +146,21 @@ int nlp_config_parse(nlp_config *c, const char *text, size_t len, const char *na
                 if (is_null_scalar(&ev)) break; /* empty document */
                 rc = ferr(c, &ev.start_mark, "expected a mapping of option names to values");
             } else if (state == 1) {
-                if (nlp_config_get(c, v)) {
+                int is_new;
+                if (!nlp_strmap_slot(seen, v, strlen(v), &is_new)) {
+                    rc = NLP_ENOMEM;
+                    break;
+                }
+                if (!is_new) {
                     char msg[300];
                     snprintf(msg, sizeof msg, "duplicate key '%.200s'", v);
                     rc = ferr(c, &ev.start_mark, msg);
+                    break;
+                }
+                /* checked as it is read: an unknown key on line 1 of a long
+                 * file is reported before the rest is parsed */
+                if (check && (rc = check(ctx, v))) {
+                    nlp_error_prefix(rc, "'%s' line %zu", c->path, ev.start_mark.line + 1);
                     break;
                 }
                 key = nlp_strdup(v);
@@ -124,13 +168,15 @@ int nlp_config_parse(nlp_config *c, const char *text, size_t len, const char *na
                 key_line = (int)ev.start_mark.line + 1;
                 state = 2;
             } else if (state == 2) {
-                rc = add(c, key, is_null_scalar(&ev) ? NULL : v, key_line, 0);
+                rc = add(c, key, is_null_scalar(&ev) ? NULL : v, key_line, 0, NULL, 0);
                 free(key);
                 key = NULL;
                 state = 1;
             } else if (state == 3) {
                 if (list_items++ && nlp_buf_putc(&list, ',')) rc = NLP_ENOMEM;
                 else if (nlp_buf_append(&list, v, ev.data.scalar.length)) rc = NLP_ENOMEM;
+                /* an item with a NUL byte ends at it; the file had no NULs */
+                else if (nlp_buf_append(&items, v, strlen(v)) || nlp_buf_putc(&items, 0)) rc = NLP_ENOMEM;
             } else {
                 rc = ferr(c, &ev.start_mark, "unexpected content after the mapping");
             }
@@ -144,32 +190,43 @@ int nlp_config_parse(nlp_config *c, const char *text, size_t len, const char *na
     }
     free(key);
     nlp_buf_free(&list);
+    nlp_buf_free(&items);
+    nlp_strmap_free(seen);
     yaml_parser_delete(&p);
     return rc;
 }
 
-int nlp_config_load(nlp_config *c, const char *path)
+int nlp_config_parse(nlp_config *c, const char *text, size_t len, const char *name)
+{
+    return parse(c, text, len, name, NULL, NULL);
+}
+
+int nlp_config_load_checked(nlp_config *c, const char *path, nlp_config_check_fn check, void *ctx)
 {
     char *text;
     size_t len;
     memset(c, 0, sizeof *c);
-    int rc = nlp_read_file(path, &text, &len);
+    int rc = nlp_read_file_max(path, NLP_CONFIG_MAX_BYTES, &text, &len);
     if (rc) return rc;
     if (memchr(text, 0, len)) {
         free(text);
         c->path = nlp_strdup(path);
         return nlp_error(NLP_EFORMAT, "'%s': not a YAML text file (contains NUL bytes)", path);
     }
-    rc = nlp_config_parse(c, text, len, strcmp(path, "-") == 0 ? "<stdin>" : path);
+    rc = parse(c, text, len, strcmp(path, "-") == 0 ? "<stdin>" : path, check, ctx);
     free(text);
     return rc;
 }
+
+int nlp_config_load(nlp_config *c, const char *path) { return nlp_config_load_checked(c, path, NULL, NULL); }
 
 void nlp_config_free(nlp_config *c)
 {
     for (size_t i = 0; i < c->n; i++) {
         free(c->e[i].key);
         free(c->e[i].value);
+        if (c->e[i].items) free(c->e[i].items[0]);
+        free(c->e[i].items);
     }
     free(c->e);
     free(c->path);

@@ -3,8 +3,10 @@
  *
  * A config file is one YAML mapping whose keys are the tools' long option
  * names (`vocab-size: 32000`). Values are scalars or flow/block sequences of
- * scalars (kept joined with ','). `~`/`null` values are kept as NULL so that
- * "unset" can be expressed. Nested mappings, anchors/aliases, several
+ * scalars (kept as items, and joined with ','). `~`/`null` values are kept
+ * as NULL so that
+ * "unset" can be expressed. A file holds at most NLP_CONFIG_MAX_BYTES.
+ * Nested mappings, anchors/aliases, several
  * documents and duplicate keys are rejected with the file, line and column.
  * Interpretation of keys and values (which keys exist, their types) belongs
  * to the caller; lib/ only parses and reports where things are.
@@ -20,10 +22,16 @@
 
 typedef struct nlp_config_entry {
     char *key;
-    char *value; /* NULL for ~/null */
-    int line;    /* 1-based line of the key */
-    int is_list; /* value came from a sequence */
+    char *value;    /* NULL for ~/null; a list's items joined with ',' */
+    int line;       /* 1-based line of the key */
+    int is_list;    /* value came from a sequence */
+    char **items;   /* a list's items (n_items of them, NULL-terminated); NULL otherwise */
+    size_t n_items;
 } nlp_config_entry;
+
+/* The largest config file read (1 MiB): a config is a few dozen keys, and
+ * an endless stream (-c /dev/zero) must not fill the memory. */
+#define NLP_CONFIG_MAX_BYTES ((size_t)1 << 20)
 
 typedef struct nlp_config {
     nlp_config_entry *e;
@@ -35,6 +43,15 @@ typedef struct nlp_config {
  * NLP_EFORMAT ("'f.yaml' line 3, column 5: ..."). The caller frees with
  * nlp_config_free, also after an error. */
 int nlp_config_load(nlp_config *c, const char *path);
+
+/* Called with each key as it is read, before its value: 0 to accept it, or
+ * a negative status with a message (the caller of the parser prefixes the
+ * file and line). */
+typedef int (*nlp_config_check_fn)(void *ctx, const char *key);
+
+/* nlp_config_load with keys checked as they are read: the first bad key
+ * ends the parse (unknown keys in a huge file cost nothing). */
+int nlp_config_load_checked(nlp_config *c, const char *path, nlp_config_check_fn check, void *ctx);
 
 /* Same from a string already in memory; `name` is used in messages. */
 int nlp_config_parse(nlp_config *c, const char *text, size_t len, const char *name);

@@ -5,9 +5,11 @@
 #include "base/err.h"
 #include "base/mem.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -30,6 +32,12 @@ struct nlp_reader {
     uint64_t lineno, line_off;
     int had_nl;
     char *name;
+    /* lines longer than max_line (0 = no limit) come in parts: part is 1
+     * while the line goes on, and the byte after a returned part, which
+     * its NUL terminator replaced, is kept in held_ch until the next call */
+    size_t max_line;
+    int part, held;
+    char held_ch;
 };
 
 int nlp_reader_from_fd(nlp_reader **out, int fd, const char *name, int own)
@@ -68,6 +76,8 @@ int nlp_reader_open(nlp_reader **r, const char *path)
 
 void nlp_reader_set_newline(nlp_reader *r, enum nlp_newline mode) { r->nl = mode; }
 
+void nlp_reader_set_max_line(nlp_reader *r, size_t max) { r->max_line = max; }
+
 /* Makes room and reads more bytes. Returns bytes read (0 at EOF) or <0. */
 static long fill(nlp_reader *r)
 {
@@ -104,11 +114,41 @@ static char *find_eol(nlp_reader *r, size_t from)
     return NULL;
 }
 
+/* Puts back the byte a part's NUL terminator replaced. */
+static void unhold(nlp_reader *r)
+{
+    if (r->held) {
+        r->buf[r->start] = r->held_ch;
+        r->held = 0;
+    }
+}
+
+/* Returns buf[start, start + n) as the next line or part of one; term is
+ * the terminator's length (0: none; then a part unless at the end). */
+static int give_line(nlp_reader *r, size_t n, size_t term, int is_part, char **line, size_t *len)
+{
+    *line = r->buf + r->start;
+    *len = n;
+    if (is_part && r->start + n < r->end) {
+        r->held = 1;
+        r->held_ch = r->buf[r->start + n];
+    }
+    r->buf[r->start + n] = 0; /* the terminator's place, or the spare byte of cap */
+    r->line_off = r->base + r->start;
+    r->start += n + term;
+    if (!r->part) r->lineno++;
+    r->part = is_part;
+    r->had_nl = term > 0;
+    return 1;
+}
+
 int nlp_reader_line(nlp_reader *r, char **line, size_t *len)
 {
-    size_t scanned = r->start;
+    unhold(r);
+    size_t scanned = r->start, max = r->max_line;
     for (;;) {
         char *eol = find_eol(r, scanned);
+        if (eol && max && (size_t)(eol - (r->buf + r->start)) > max) return give_line(r, max, 0, 1, line, len);
         if (eol) {
             size_t term = 1;
             if (*eol == '\r') {
@@ -122,26 +162,16 @@ int nlp_reader_line(nlp_reader *r, char **line, size_t *len)
                 }
                 if (eol + 1 < r->buf + r->end && eol[1] == '\n') term = 2;
             }
-            *line = r->buf + r->start;
-            *len = (size_t)(eol - *line);
-            *eol = 0;
-            r->line_off = r->base + r->start;
-            r->start += *len + term;
-            r->lineno++;
-            r->had_nl = 1;
-            return 1;
+            return give_line(r, (size_t)(eol - (r->buf + r->start)), term, 0, line, len);
         }
         scanned = r->end;
+        if (max && r->end - r->start > max) return give_line(r, max, 0, 1, line, len);
         if (r->eof) {
-            if (r->start == r->end) return 0;
-            *line = r->buf + r->start;
-            *len = r->end - r->start;
-            r->buf[r->end] = 0; /* cap has one spare byte */
-            r->line_off = r->base + r->start;
-            r->start = r->end;
-            r->lineno++;
-            r->had_nl = 0;
-            return 1;
+            if (r->start == r->end) {
+                r->part = 0;
+                return 0;
+            }
+            return give_line(r, r->end - r->start, 0, 0, line, len);
         }
         size_t off = scanned - r->start;
         long n = fill(r);
@@ -152,6 +182,7 @@ int nlp_reader_line(nlp_reader *r, char **line, size_t *len)
 
 int nlp_reader_read(nlp_reader *r, void *out, size_t n, size_t *got)
 {
+    unhold(r);
     size_t done = 0;
     while (done < n) {
         if (r->start == r->end) {
@@ -183,6 +214,7 @@ int nlp_reader_read(nlp_reader *r, void *out, size_t n, size_t *got)
 
 int nlp_reader_peek(nlp_reader *r, size_t n, const char **p, size_t *got)
 {
+    unhold(r);
     while (r->end - r->start < n && !r->eof) {
         long k = fill(r);
         if (k < 0) return (int)k;
@@ -209,6 +241,7 @@ uint64_t nlp_reader_lineno(const nlp_reader *r) { return r->lineno; }
 uint64_t nlp_reader_line_offset(const nlp_reader *r) { return r->line_off; }
 uint64_t nlp_reader_offset(const nlp_reader *r) { return r->base + r->start; }
 int nlp_reader_had_newline(const nlp_reader *r) { return r->had_nl; }
+int nlp_reader_partial(const nlp_reader *r) { return r->part; }
 
 void nlp_reader_close(nlp_reader *r)
 {
@@ -296,6 +329,39 @@ void nlp_writer_unlink_pending(void)
     }
 }
 
+/* The temporaries "NAME.tmp.PID-N" beside path that a process which no
+ * longer exists left behind (a SIGKILL, a power cut: nothing could remove
+ * them). A live process's temporary is never touched. Errors are ignored:
+ * this only tidies up. */
+static void remove_stale_temps(const char *path)
+{
+    char *copy = nlp_strdup(path), *copy2 = nlp_strdup(path);
+    DIR *d = NULL;
+    if (copy && copy2) d = opendir(dirname(copy));
+    if (d) {
+        const char *base = basename(copy2);
+        size_t bn = strlen(base);
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            const char *n = e->d_name, *p;
+            if (strncmp(n, base, bn) != 0 || strncmp(n + bn, ".tmp.", 5) != 0) continue;
+            char *end;
+            errno = 0;
+            long pid = strtol(n + bn + 5, &end, 10);
+            if (errno || end == n + bn + 5 || *end != '-' || pid <= 0 || pid == (long)getpid()) continue;
+            for (p = end + 1; *p >= '0' && *p <= '9'; p++)
+                ;
+            if (p == end + 1 || *p) continue;
+            if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours to judge */
+            struct stat st;
+            if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) unlinkat(dirfd(d), n, 0);
+        }
+        closedir(d);
+    }
+    free(copy);
+    free(copy2);
+}
+
 struct nlp_writer {
     int fd, is_stdout, atomic, slot;
     char *path, *tmp;
@@ -338,6 +404,7 @@ int nlp_writer_open(nlp_writer **out, const char *path, int flags)
          * O_EXCL refuses to reuse anything already there. Mode 0666 & ~umask
          * as for any new file, or the mode of the file it replaces. */
         static _Atomic unsigned long serial;
+        remove_stale_temps(path);
         size_t n = strlen(path) + 48;
         w->tmp = nlp_malloc(n);
         if (!w->tmp) {
@@ -458,17 +525,23 @@ static void fsync_dir_of(const char *path)
     free(copy);
 }
 
-int nlp_writer_close(nlp_writer *w)
+/* Flushes, syncs and closes w's file (the rename is left to commit()).
+ * Returns 0 or NLP_EIO. */
+static int finish(nlp_writer *w)
 {
     int rc = nlp_writer_flush(w);
-    if (w->is_stdout) {
-        free(w->path);
-        free(w);
-        return rc;
-    }
+    if (w->is_stdout) return rc;
     if (!rc && fsync(w->fd) != 0 && errno != EINVAL)
         rc = nlp_error_errno(NLP_EIO, "cannot sync '%s'", w->path);
     if (close(w->fd) != 0 && !rc) rc = nlp_error_errno(NLP_EIO, "cannot write '%s'", w->path);
+    w->fd = -1;
+    return rc;
+}
+
+/* After finish(): renames the temporary into place unless rc (then it is
+ * removed), and frees w. Returns rc or the rename's error. */
+static int commit(nlp_writer *w, int rc)
+{
     if (w->atomic) {
         if (!rc && rename(w->tmp, w->path) != 0)
             rc = nlp_error_errno(NLP_EIO, "cannot rename '%s' to '%s'", w->tmp, w->path);
@@ -482,13 +555,30 @@ int nlp_writer_close(nlp_writer *w)
     return rc;
 }
 
+int nlp_writer_close(nlp_writer *w) { return commit(w, finish(w)); }
+
+int nlp_writer_close_set(nlp_writer **w, size_t n)
+{
+    int rc = NLP_OK;
+    for (size_t i = 0; i < n; i++) {
+        int r = finish(w[i]);
+        if (r && !rc) rc = r;
+    }
+    /* every file is complete (or one failed and none is renamed) */
+    for (size_t i = 0; i < n; i++) {
+        int r = commit(w[i], rc);
+        if (r && !rc) rc = r;
+    }
+    return rc;
+}
+
 void nlp_writer_abort(nlp_writer *w)
 {
     if (!w) return;
     if (w->is_stdout) {
         nlp_writer_flush(w);
     } else {
-        close(w->fd);
+        if (w->fd >= 0) close(w->fd);
         if (w->atomic) {
             unlink(w->tmp);
             pending_remove(w->slot);
@@ -513,8 +603,15 @@ int nlp_write_file(const char *path, const void *data, size_t n)
 
 // --- whole files
 
-/* Reads r to its end into a NUL-terminated block and closes r. */
-static int read_all(nlp_reader *r, char **data, size_t *len)
+static int too_big(const char *path, size_t max)
+{
+    return nlp_error(NLP_EFORMAT, "'%s': larger than %zu bytes (%.0f MiB), the most this file may hold", path, max,
+                     (double)max / (1 << 20));
+}
+
+/* Reads r to its end into a NUL-terminated block and closes r; more than
+ * max bytes is NLP_EFORMAT (path names the file in the message). */
+static int read_all(nlp_reader *r, const char *path, size_t max, char **data, size_t *len)
 {
     int rc = NLP_OK;
     nlp_buf b = {0};
@@ -528,6 +625,10 @@ static int read_all(nlp_reader *r, char **data, size_t *len)
         b.len += got;
         b.data[b.len] = 0;
         if (got == 0) break;
+        if (b.len > max) {
+            rc = too_big(path, max);
+            break;
+        }
     }
     nlp_reader_close(r);
     if (rc) {
@@ -538,15 +639,17 @@ static int read_all(nlp_reader *r, char **data, size_t *len)
     return *data ? NLP_OK : NLP_ENOMEM;
 }
 
-int nlp_read_file(const char *path, char **data, size_t *len)
+int nlp_read_file_max(const char *path, size_t max, char **data, size_t *len)
 {
     nlp_reader *r;
     int rc = nlp_reader_open(&r, path);
     if (rc) return rc;
-    return read_all(r, data, len);
+    return read_all(r, path, max, data, len);
 }
 
-int nlp_map_file(nlp_map *m, const char *path)
+int nlp_read_file(const char *path, char **data, size_t *len) { return nlp_read_file_max(path, SIZE_MAX, data, len); }
+
+int nlp_map_file_max(nlp_map *m, const char *path, size_t max)
 {
     memset(m, 0, sizeof *m);
     int fd = strcmp(path, "-") == 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC);
@@ -555,6 +658,10 @@ int nlp_map_file(nlp_map *m, const char *path)
         if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
             close(fd);
             return nlp_error(NLP_EIO, "cannot read '%s': Is a directory", path);
+        }
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > max) {
+            close(fd);
+            return too_big(path, max);
         }
         if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
             void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -580,12 +687,14 @@ int nlp_map_file(nlp_map *m, const char *path)
     }
     char *d;
     size_t n;
-    rc = read_all(r, &d, &n);
+    rc = read_all(r, path, max, &d, &n);
     if (rc) return rc;
     m->data = d;
     m->len = n;
     return NLP_OK;
 }
+
+int nlp_map_file(nlp_map *m, const char *path) { return nlp_map_file_max(m, path, SIZE_MAX); }
 
 void nlp_unmap(nlp_map *m)
 {

@@ -2,14 +2,17 @@
  * io.h — streaming line reader, buffered atomic writer, whole-file reads and
  * read-only mappings.
  *
- * Reader: lines of any length (memory is the only limit) from a file or a
- * pipe, zero-copy, with the line number and byte offset kept for error
- * messages. Path "-" is standard input.
+ * Reader: lines from a file or a pipe, zero-copy, with the line number and
+ * byte offset kept for error messages. A line is returned whole, or, past a
+ * limit the caller sets, in parts of at most that many bytes, so that the
+ * reader's memory is bounded on any stream. Path "-" is standard input.
  *
  * Writer: buffered output. For a named file the bytes go to a temporary file
  * in the same directory, and nlp_writer_close() flushes, fsyncs and renames it
  * over the target (then fsyncs the directory), so a reader never sees a half
- * file and an interrupted run leaves the old file intact. Path "-" writes to
+ * file and an interrupted run leaves the old file intact; temporaries of a
+ * process that is gone (killed by SIGKILL: NAME.tmp.PID-N) are removed by
+ * the next write to the same target. Path "-" writes to
  * standard output directly, and so does a path that exists but is not a
  * regular file (a FIFO, /dev/null, /dev/stdout, a shell's /dev/fd/N). A
  * replaced file keeps its permission bits; a new one gets 0666 & ~umask.
@@ -41,10 +44,17 @@ int nlp_reader_from_fd(nlp_reader **r, int fd, const char *name, int own);
 
 void nlp_reader_set_newline(nlp_reader *r, enum nlp_newline mode);
 
-/* Reads the next line. Returns 1 and sets *line and *len (terminator removed, the
- * line NUL-terminated in place; embedded NULs possible, so use *len), 0 at end
- * of input, or NLP_EIO. The pointer stays valid until the next call. A final
- * line without a terminator is still returned. */
+/* Lines longer than max bytes (0, the default: no limit) are returned in
+ * parts of max bytes, the last part with the rest; nlp_reader_partial()
+ * says whether the line goes on after the part just returned. The reader
+ * then holds about max + 128 KiB at most, whatever the input. */
+void nlp_reader_set_max_line(nlp_reader *r, size_t max);
+
+/* Reads the next line (or the next part of a long one, see above). Returns 1
+ * and sets *line and *len (terminator removed, the line NUL-terminated in
+ * place; embedded NULs possible, so use *len), 0 at end of input, or
+ * NLP_EIO. The pointer stays valid until the next call. A final line
+ * without a terminator is still returned. */
 int nlp_reader_line(nlp_reader *r, char **line, size_t *len);
 
 /* Reads up to n raw bytes (for binary streams); *got = 0 at end. Mixing with
@@ -61,8 +71,10 @@ int nlp_reader_peek(nlp_reader *r, size_t n, const char **p, size_t *got);
 int nlp_reader_read_exact(nlp_reader *r, void *buf, size_t n);
 
 const char *nlp_reader_name(const nlp_reader *r);
-uint64_t nlp_reader_lineno(const nlp_reader *r);      /* 1-based number of the last line returned */
-uint64_t nlp_reader_line_offset(const nlp_reader *r); /* byte offset where that line starts */
+uint64_t nlp_reader_lineno(const nlp_reader *r);      /* 1-based number of the last line returned (the
+                                                         line a part belongs to) */
+uint64_t nlp_reader_line_offset(const nlp_reader *r); /* byte offset where that line (or part) starts */
+int nlp_reader_partial(const nlp_reader *r);          /* 1: the last return was a part and its line goes on */
 uint64_t nlp_reader_offset(const nlp_reader *r);      /* bytes consumed so far */
 int nlp_reader_had_newline(const nlp_reader *r);      /* did the last line end with a terminator */
 void nlp_reader_close(nlp_reader *r);
@@ -96,6 +108,15 @@ uint64_t nlp_writer_offset(const nlp_writer *w); /* bytes written so far */
  * Returns 0 or NLP_EIO (then the target is untouched and the temp removed). */
 int nlp_writer_close(nlp_writer *w);
 
+/* Closes n writers as one set (the files of a two-file tokenizer): every
+ * file is flushed, fsynced and closed first, and only when all are
+ * complete are the temporaries renamed over their targets, so a failure
+ * (a full disk) leaves every target as it was. Frees every writer. Returns
+ * 0 or the first error. A rename failing after an earlier one of the set
+ * succeeded (not expected within one directory) leaves that earlier file
+ * replaced. */
+int nlp_writer_close_set(nlp_writer **w, size_t n);
+
 /* Discards everything written to a named file (the target is untouched) and
  * frees w. For stdout it only flushes. */
 void nlp_writer_abort(nlp_writer *w);
@@ -115,6 +136,11 @@ int nlp_write_file(const char *path, const void *data, size_t n);
  * caller frees. Returns 0 or NLP_EIO. */
 int nlp_read_file(const char *path, char **data, size_t *len);
 
+/* The same, but a file of more than max bytes is refused with NLP_EFORMAT
+ * ("'path': larger than N bytes ...") after reading at most max + 64 KiB:
+ * for files of bounded size that may come from an endless stream. */
+int nlp_read_file_max(const char *path, size_t max, char **data, size_t *len);
+
 /* Read-only mapping of a whole regular file (falls back to reading it when
  * mmap is not possible, e.g. a pipe). Free with nlp_unmap. */
 typedef struct nlp_map {
@@ -124,6 +150,8 @@ typedef struct nlp_map {
 } nlp_map;
 
 int nlp_map_file(nlp_map *m, const char *path);
+/* The same with a size limit, as nlp_read_file_max. */
+int nlp_map_file_max(nlp_map *m, const char *path, size_t max);
 void nlp_unmap(nlp_map *m);
 
 /* 1 if `path` is a directory, 0 otherwise. */

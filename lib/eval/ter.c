@@ -3,12 +3,18 @@
  *
  * Words are compared as small integers: per hypothesis/reference pair every
  * distinct word gets an id. The beam edit distance of the current
- * hypothesis is kept as a full matrix (its trace gives the alignment that
+ * hypothesis is kept as a matrix (its trace gives the alignment that
  * filters shift candidates); a candidate shares its first p words with the
  * current hypothesis, so its distance starts from row p of that matrix and
  * needs only two rolling rows — the same saving sacreBLEU's prefix cache
  * makes, which never changes a result because all candidates have the same
  * length and hence the same beam.
+ *
+ * Only the beam is stored and computed: row i holds the cells [lo_i, hi_i)
+ * (rows 0 and nh in full), every other cell is "infinite" as in sacreBLEU,
+ * which fills them with 1e16. So memory is O(words x beam) and a distance
+ * O(words x beam), not their square: 20,000-word lines need 10 MB, not
+ * 3.5 GB.
  */
 #include "eval/ter.h"
 #include "base/err.h"
@@ -136,9 +142,11 @@ struct nlp_ter {
     int nr, nh;
     double ratio;
     int beam;
-    int64_t *cost; /* (nh+1) x (nr+1) */
+    int64_t *cost; /* row i: the cells [rlo[i], rhi[i]) at cost + roff[i] */
     char *op;
     size_t mat_cap;
+    int *rlo, *rhi;
+    size_t *roff, rows_cap;
     int64_t *row0, *row1;
     char *rop0, *rop1;
     size_t row_cap;
@@ -168,6 +176,9 @@ void nlp_ter_free(nlp_ter *t)
     free(t->rid);
     free(t->cost);
     free(t->op);
+    free(t->rlo);
+    free(t->rhi);
+    free(t->roff);
     free(t->row0);
     free(t->row1);
     free(t->rop0);
@@ -182,88 +193,96 @@ void nlp_ter_free(nlp_ter *t)
     free(t);
 }
 
-/* Row bounds of the beam for row i. */
+/* Row bounds of the beam for row i (rows 0 and nh are whole). */
 static void beam_bounds(const nlp_ter *t, int i, int *lo, int *hi)
 {
+    if (i == 0) {
+        *lo = 0, *hi = t->nr + 1;
+        return;
+    }
     int pd = (int)floor(i * t->ratio);
     *lo = pd - t->beam > 0 ? pd - t->beam : 0;
     *hi = pd + t->beam < t->nr + 1 ? pd + t->beam : t->nr + 1;
     if (i == t->nh) *hi = t->nr + 1;
 }
 
-/* Computes row i (cur, cop) from row i-1 (prev) for hypothesis words h. */
-static void ed_row(const nlp_ter *t, const int *h, int i, const int64_t *prev, int64_t *cur, char *cop)
+/* Cell j of a stored row [lo, hi), or infinite outside it. */
+static inline int64_t cell(const int64_t *row, int lo, int hi, int j) { return j >= lo && j < hi ? row[j - lo] : INF; }
+
+/* Computes row i (cur, cop: its cells [lo_i, hi_i)) from row i-1 (prev,
+ * cells [plo, phi)) for hypothesis words h. */
+static void ed_row(const nlp_ter *t, const int *h, int i, const int64_t *prev, int plo, int phi, int64_t *cur,
+                   char *cop)
 {
-    int lo, hi, nr = t->nr;
-    beam_bounds(t, i, &lo, &hi);
-    for (int j = 0; j <= nr; j++) {
-        cur[j] = INF;
-        cop[j] = OP_UNDEF;
-    }
+    int lo = t->rlo[i], hi = t->rhi[i];
     for (int j = lo; j < hi; j++) {
+        int64_t *cj = cur + (j - lo);
+        char *oj = cop + (j - lo);
+        *cj = INF;
+        *oj = OP_UNDEF;
         if (j == 0) {
-            cur[0] = prev[0] + 1;
-            cop[0] = OP_DEL;
+            *cj = cell(prev, plo, phi, 0) + 1;
+            *oj = OP_DEL;
             continue;
         }
         int same = h[i - 1] == t->ref[j - 1];
-        int64_t c = prev[j - 1] + (same ? 0 : 1);
-        if (cur[j] > c) {
-            cur[j] = c;
-            cop[j] = same ? OP_NOP : OP_SUB;
+        int64_t c = cell(prev, plo, phi, j - 1) + (same ? 0 : 1);
+        if (*cj > c) {
+            *cj = c;
+            *oj = same ? OP_NOP : OP_SUB;
         }
-        c = prev[j] + 1;
-        if (cur[j] > c) {
-            cur[j] = c;
-            cop[j] = OP_DEL;
+        c = cell(prev, plo, phi, j) + 1;
+        if (*cj > c) {
+            *cj = c;
+            *oj = OP_DEL;
         }
-        c = cur[j - 1] + 1;
-        if (cur[j] > c) {
-            cur[j] = c;
-            cop[j] = OP_INS;
+        c = (j - 1 >= lo ? cj[-1] : INF) + 1;
+        if (*cj > c) {
+            *cj = c;
+            *oj = OP_INS;
         }
     }
 }
 
-/* Full matrix for hypothesis h (t->nh words); returns the distance. */
+/* The whole (banded) matrix for hypothesis h (t->nh words); returns the distance. */
 static int64_t ed_full(nlp_ter *t, const int *h)
 {
-    size_t W = (size_t)t->nr + 1;
     for (int j = 0; j <= t->nr; j++) {
         t->cost[j] = j;
         t->op[j] = OP_INS;
     }
     for (int i = 1; i <= t->nh; i++)
-        ed_row(t, h, i, t->cost + (size_t)(i - 1) * W, t->cost + (size_t)i * W, t->op + (size_t)i * W);
-    return t->cost[(size_t)t->nh * W + (size_t)t->nr];
+        ed_row(t, h, i, t->cost + t->roff[i - 1], t->rlo[i - 1], t->rhi[i - 1], t->cost + t->roff[i],
+               t->op + t->roff[i]);
+    return t->cost[t->roff[t->nh] + (size_t)(t->nr - t->rlo[t->nh])];
 }
 
 /* Distance of a candidate h that equals the current hypothesis in its first
- * p words: continues from row p of the full matrix. */
+ * p words: continues from row p of the matrix. */
 static int64_t ed_from(nlp_ter *t, const int *h, int p)
 {
-    size_t W = (size_t)t->nr + 1;
-    if (p >= t->nh) return t->cost[(size_t)t->nh * W + (size_t)t->nr];
-    const int64_t *prev = t->cost + (size_t)p * W;
+    if (p >= t->nh) return t->cost[t->roff[t->nh] + (size_t)(t->nr - t->rlo[t->nh])];
+    const int64_t *prev = t->cost + t->roff[p];
+    int plo = t->rlo[p], phi = t->rhi[p];
     int64_t *a = t->row0, *b = t->row1;
     for (int i = p + 1; i <= t->nh; i++) {
-        ed_row(t, h, i, prev, a, t->rop0);
-        prev = a;
+        ed_row(t, h, i, prev, plo, phi, a, t->rop0);
+        prev = a, plo = t->rlo[i], phi = t->rhi[i];
         int64_t *x = a;
         a = b;
         b = x;
     }
-    return prev[t->nr];
+    return prev[t->nr - plo];
 }
 
 /* Trace of the full matrix, then the alignment of the flipped trace
  * (sacreBLEU's _flip_trace + trace_to_alignment). */
 static void alignment(nlp_ter *t)
 {
-    size_t W = (size_t)t->nr + 1, len = 0;
+    size_t len = 0;
     int i = t->nh, j = t->nr;
     while (i > 0 || j > 0) {
-        char o = t->op[(size_t)i * W + (size_t)j];
+        char o = j >= t->rlo[i] && j < t->rhi[i] ? t->op[t->roff[i] + (size_t)(j - t->rlo[i])] : OP_UNDEF;
         t->trace[len++] = o;
         if (o == OP_NOP || o == OP_SUB) i--, j--;
         else if (o == OP_INS) j--;
@@ -316,14 +335,34 @@ static void perform_shift(const int *w, int n, int start, int len, int target, i
 #undef COPY
 }
 
+/* Sizes the matrix for nh x nr words (t->ratio and t->beam set): the row
+ * bounds and offsets, the cells, the rolling rows. */
 static int grow_ter(nlp_ter *t, int nh, int nr)
 {
-    size_t mat = ((size_t)nh + 1) * ((size_t)nr + 1);
+    if ((size_t)nh + 1 > t->rows_cap) {
+        free(t->rlo), free(t->rhi), free(t->roff);
+        t->rlo = nlp_malloc(((size_t)nh + 1) * sizeof *t->rlo);
+        t->rhi = nlp_malloc(((size_t)nh + 1) * sizeof *t->rhi);
+        t->roff = nlp_malloc(((size_t)nh + 2) * sizeof *t->roff);
+        t->rows_cap = (size_t)nh + 1;
+        if (!t->rlo || !t->rhi || !t->roff) {
+            t->rows_cap = 0;
+            return NLP_ENOMEM;
+        }
+    }
+    size_t mat = 0, widest = 0;
+    for (int i = 0; i <= nh; i++) {
+        beam_bounds(t, i, &t->rlo[i], &t->rhi[i]);
+        size_t w = (size_t)(t->rhi[i] - t->rlo[i]);
+        t->roff[i] = mat;
+        mat += w;
+        if (w > widest) widest = w;
+    }
     if (mat > t->mat_cap) {
-        /* The matrices grow with the square of the line length, as in
-         * sacreBLEU. Past half of the machine's memory the kernel would
-         * kill the process instead of failing the allocation, so stop
-         * here with a message instead. */
+        /* Past half of the machine's memory the kernel would kill the
+         * process instead of failing the allocation, so stop here with a
+         * message instead (with the beam, only for lines of many millions
+         * of words). */
         double need = (double)mat * (sizeof *t->cost + 1);
         long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
         if (pages > 0 && psize > 0 && need > 0.5 * (double)pages * (double)psize)
@@ -338,7 +377,7 @@ static int grow_ter(nlp_ter *t, int nh, int nr)
         if (!c || !o) return nlp_error(NLP_ENOMEM, "out of memory (TER matrix of %zu cells)", mat);
         t->mat_cap = mat;
     }
-    size_t row = (size_t)nr + 1;
+    size_t row = widest;
     if (row > t->row_cap) {
         free(t->row0), free(t->row1), free(t->rop0), free(t->rop1);
         t->row0 = nlp_malloc(row * sizeof *t->row0);
@@ -374,12 +413,12 @@ static int grow_ter(nlp_ter *t, int nh, int nr)
 long nlp_ter_edits(nlp_ter *t, const int *hyp, int nh, const int *ref, int nr)
 {
     if (nr == 0) return nh;
-    if (grow_ter(t, nh, nr)) return -1;
     t->ref = ref;
     t->nr = nr;
     t->nh = nh;
     t->ratio = nh ? (double)nr / nh : 1.0;
     t->beam = BEAM_WIDTH < t->ratio / 2 ? (int)ceil(t->ratio / 2 + BEAM_WIDTH) : BEAM_WIDTH;
+    if (grow_ter(t, nh, nr)) return -1;
     memcpy(t->cur, hyp, (size_t)nh * sizeof *hyp);
 
     long shifts = 0;
@@ -392,8 +431,10 @@ long nlp_ter_edits(nlp_ter *t, const int *hyp, int nh, const int *ref, int nr)
         int64_t b_gain = 0;
         const int *w = t->cur;
         for (int sh = 0; sh < nh && checked < MAX_SHIFT_CANDIDATES; sh++) {
-            for (int sr = 0; sr < nr && checked < MAX_SHIFT_CANDIDATES; sr++) {
-                if (abs(sr - sh) > MAX_SHIFT_DIST) continue;
+            /* only |sr - sh| <= MAX_SHIFT_DIST, in the same order */
+            int sr0 = sh - MAX_SHIFT_DIST > 0 ? sh - MAX_SHIFT_DIST : 0;
+            int sr1 = sh + MAX_SHIFT_DIST + 1 < nr ? sh + MAX_SHIFT_DIST + 1 : nr;
+            for (int sr = sr0; sr < sr1 && checked < MAX_SHIFT_CANDIDATES; sr++) {
                 for (int len = 1; len <= MAX_SHIFT_SIZE && w[sh + len - 1] == ref[sr + len - 1]; len++) {
                     /* candidate (sh, sr, len) */
                     int herr = 0, rerr = 0;
@@ -492,13 +533,22 @@ int nlp_ter_segment(nlp_ter *t, const char *hyp, size_t hyp_len, const char *con
     if (nlp_ter_tokenize(&t->p, hyp, hyp_len, &t->htext, &t->tmp) ||
         nlp_units_words(&t->hu, t->htext.data, t->htext.len))
         return NLP_ENOMEM;
+    if (t->hu.n > NLP_TER_MAX_WORDS)
+        return nlp_error(NLP_EDATA, "the hypothesis has %zu words, more than the %d that TER takes (its time grows "
+                         "with the words times its 1,000 shift candidates): split such long lines", t->hu.n,
+                         NLP_TER_MAX_WORDS);
     long best = -1;
     double lengths = 0;
     for (int r = 0; r < nrefs; r++) {
         nlp_buf_reset(&t->rtext);
         if (nlp_ter_tokenize(&t->p, refs[r], ref_lens[r], &t->rtext, &t->tmp) ||
-            nlp_units_words(&t->ru, t->rtext.data, t->rtext.len) || word_ids(t, &t->hu, &t->ru))
+            nlp_units_words(&t->ru, t->rtext.data, t->rtext.len))
             return NLP_ENOMEM;
+        if (t->ru.n > NLP_TER_MAX_WORDS)
+            return nlp_error(NLP_EDATA, "reference %d has %zu words, more than the %d that TER takes (its time grows "
+                             "with the words times its 1,000 shift candidates): split such long lines", r + 1, t->ru.n,
+                             NLP_TER_MAX_WORDS);
+        if (word_ids(t, &t->hu, &t->ru)) return NLP_ENOMEM;
         long e = nlp_ter_edits(t, t->hid, (int)t->hu.n, t->rid, (int)t->ru.n);
         if (e < 0) return NLP_ENOMEM;
         lengths += (double)t->ru.n;

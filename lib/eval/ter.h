@@ -18,8 +18,9 @@
  * candidates have been tried in total; edits = shifts + final distance.
  * The Levenshtein distance is sacreBLEU's beam version: only cells within
  * 25 (or more for very unequal lengths) of the length-scaled diagonal are
- * computed, with its preference order on ties, which decides the alignment
- * that picks shift candidates.
+ * computed (and stored: memory grows with the words, not their square),
+ * with its preference order on ties, which decides the alignment that
+ * picks shift candidates.
  *
  * Segment statistics are [edits with the best reference, mean reference
  * length]; the score is 100 * sum(edits) / sum(lengths) (100 if the
@@ -43,6 +44,12 @@ typedef struct nlp_ter_params {
 
 #define NLP_TER_NSTATS 2
 
+/* The most words a hypothesis or reference may have for TER (after its
+ * tokenization). Memory is O(words x beam), but the time is about words x
+ * beam x 1,000 shift candidates: 10,000 words take seconds, 20,000 half a
+ * minute. A longer segment is NLP_EDATA. */
+#define NLP_TER_MAX_WORDS 10000
+
 /* The score from summed statistics [edits, ref length]. */
 double nlp_ter_compute(const double *stats);
 
@@ -56,7 +63,8 @@ typedef struct nlp_ter nlp_ter;
 nlp_ter *nlp_ter_new(const nlp_ter_params *p);
 void nlp_ter_free(nlp_ter *t);
 
-/* Statistics of one segment into stats[0..2). Returns 0 or NLP_ENOMEM. */
+/* Statistics of one segment into stats[0..2). Returns 0, NLP_EDATA (more
+ * than NLP_TER_MAX_WORDS words; the message says which side) or NLP_ENOMEM. */
 int nlp_ter_segment(nlp_ter *t, const char *hyp, size_t hyp_len, const char *const *refs,
                     const size_t *ref_lens, int nrefs, double *stats);
 

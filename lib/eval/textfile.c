@@ -38,33 +38,63 @@ static int push(nlp_lines *l, size_t *cap, const char *s, size_t n)
     return NLP_OK;
 }
 
-int nlp_textfile_read(nlp_textfile *f, const char *path, enum nlp_newline mode, int rstrip)
+int nlp_textfile_read(nlp_textfile *f, const char *path, enum nlp_newline mode, int rstrip, size_t max_line,
+                      const char *hint)
 {
     memset(f, 0, sizeof *f);
-    size_t n;
     if (!(f->name = nlp_strdup(path))) return NLP_ENOMEM;
-    int rc = nlp_read_file(path, &f->data, &n);
+    nlp_reader *r;
+    int rc = nlp_reader_open(&r, path);
     if (rc) {
         nlp_textfile_free(f);
         return rc;
     }
+    nlp_reader_set_newline(r, mode);
+    nlp_reader_set_max_line(r, max_line);
     const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
-    size_t cap = 0, i = 0;
-    while (i < n) {
-        size_t e = i;
-        while (e < n && f->data[e] != '\n' && !(mode == NLP_NL_UNIVERSAL && f->data[e] == '\r')) e++;
-        size_t bad;
-        if (!nlp_utf8_valid(f->data + i, e - i, &bad)) {
-            rc = nlp_error(NLP_EDATA, "'%s' line %zu (byte %zu): invalid UTF-8", shown, f->lines.n + 1, i + bad);
+    nlp_buf text = {0};
+    size_t cap = 0, *offs = NULL, ocap = 0;
+    char *line;
+    size_t len;
+    /* lines are read one at a time (so a line without end cannot fill the
+     * memory) into one block; their offsets become pointers at the end */
+    while ((rc = nlp_reader_line(r, &line, &len)) == 1) {
+        size_t no = f->lines.n + 1, bad;
+        if (nlp_reader_partial(r)) {
+            rc = nlp_error(NLP_EDATA, "'%s' line %zu: longer than %zu bytes, the longest line allowed%s%s", shown, no,
+                           max_line, hint ? " " : "", hint ? hint : "");
             break;
         }
-        size_t len = rstrip ? nlp_py_rstrip(f->data + i, e - i) : e - i;
-        if ((rc = push(&f->lines, &cap, f->data + i, len))) break;
-        if (e < n && f->data[e] == '\r' && e + 1 < n && f->data[e + 1] == '\n') e++;
-        i = e + 1;
+        if (!nlp_utf8_valid(line, len, &bad)) {
+            rc = nlp_error(NLP_EDATA, "'%s' line %zu (byte %llu): invalid UTF-8", shown, no,
+                           (unsigned long long)(nlp_reader_line_offset(r) + bad));
+            break;
+        }
+        size_t n = rstrip ? nlp_py_rstrip(line, len) : len;
+        if (nlp_grow(&offs, &ocap, f->lines.n + 1, sizeof *offs) || nlp_buf_append(&text, line, n) ||
+            nlp_buf_putc(&text, 0) || (rc = push(&f->lines, &cap, NULL, n))) {
+            rc = NLP_ENOMEM;
+            break;
+        }
+        offs[f->lines.n - 1] = text.len - n - 1;
     }
-    if (rc) nlp_textfile_free(f);
-    return rc;
+    nlp_reader_close(r);
+    if (rc < 0) {
+        free(offs);
+        nlp_buf_free(&text);
+        nlp_textfile_free(f);
+        return rc;
+    }
+    if (nlp_buf_reserve(&text, 1)) {
+        free(offs);
+        nlp_buf_free(&text);
+        nlp_textfile_free(f);
+        return NLP_ENOMEM;
+    }
+    f->data = nlp_buf_detach(&text, NULL);
+    for (size_t i = 0; i < f->lines.n; i++) f->lines.s[i] = f->data + offs[i];
+    free(offs);
+    return NLP_OK;
 }
 
 int nlp_textfile_split_tabs(const nlp_textfile *f, nlp_lines **sys, int *nsys)

@@ -33,10 +33,14 @@ typedef struct nlp_textfile {
 } nlp_textfile;
 
 /* Reads `path` ("-" = standard input) into f. With rstrip, each line loses
- * its trailing Python whitespace (sacreBLEU's line.rstrip()). Errors:
- * NLP_EIO "cannot open 'path': reason", NLP_EDATA "'path' line N (byte B):
- * invalid UTF-8", NLP_ENOMEM. Free with nlp_textfile_free. */
-int nlp_textfile_read(nlp_textfile *f, const char *path, enum nlp_newline mode, int rstrip);
+ * its trailing Python whitespace (sacreBLEU's line.rstrip()). Lines are read
+ * one at a time: f holds the file, but a line longer than max_line bytes (0
+ * = no limit) is an error before more of it is read. Errors: NLP_EIO
+ * "cannot open 'path': reason", NLP_EDATA "'path' line N (byte B): invalid
+ * UTF-8" or "'path' line N: longer than M bytes, ... <hint>" (hint may be
+ * NULL), NLP_ENOMEM. Free with nlp_textfile_free. */
+int nlp_textfile_read(nlp_textfile *f, const char *path, enum nlp_newline mode, int rstrip, size_t max_line,
+                      const char *hint);
 void nlp_textfile_free(nlp_textfile *f);
 
 /* sacreBLEU's systems on standard input: the first line's tab-separated

@@ -6,6 +6,7 @@
 #include "nn/safetensors.h"
 
 #include <cpuid.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <immintrin.h>
@@ -362,9 +363,24 @@ static void pack_b(float *dst, int NR, int tb, int k0, int kc, int j0, int nc, c
     else pack_b_nr(16, dst, tb, k0, kc, j0, nc, B, ldb);
 }
 
-/* Per thread, kept between calls: one block of packed B, one of packed Aᵀ. */
+/* Per thread, kept between calls: one block of packed B, one of packed Aᵀ.
+ * Freed when the thread ends (an OpenMP team that shrinks ends threads):
+ * a key's destructor runs while the thread's own variables still exist. */
 static _Thread_local float *tl_bp, *tl_ap;
 static _Thread_local size_t tl_bcap, tl_acap;
+static pthread_key_t tl_key;
+static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
+
+static void tl_free(void *unused)
+{
+    (void)unused;
+    free(tl_bp);
+    free(tl_ap);
+    tl_bp = tl_ap = NULL;
+    tl_bcap = tl_acap = 0;
+}
+
+static void tl_make_key(void) { pthread_key_create(&tl_key, tl_free); }
 
 static float *scratch(float **buf, size_t *cap, size_t n)
 {
@@ -374,6 +390,8 @@ static float *scratch(float **buf, size_t *cap, size_t n)
     free(*buf);
     *buf = p;
     *cap = n;
+    pthread_once(&tl_once, tl_make_key);
+    pthread_setspecific(tl_key, &tl_key); /* any non-NULL value: the destructor runs */
     return p;
 }
 

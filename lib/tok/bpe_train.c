@@ -378,9 +378,10 @@ static int setup(struct trainer *t, const nlp_wordcount *wc, nlp_bpe_train_stats
         }
     }
     if (nlp_vocab_count(t->vocab) > o->vocab_size) {
-        rc = nlp_error(NLP_EINVAL,
+        /* it depends on the data, not on the command line alone: NLP_EDATA */
+        rc = nlp_error(NLP_EDATA,
                        "the vocabulary size %zu is smaller than the %zu special tokens plus the %zu characters of the "
-                       "alphabet%s (%zu in all)",
+                       "alphabet%s: this data needs a vocabulary of at least %zu",
                        o->vocab_size, nspecial, keep, spell.n ? " and their prefixed/suffixed forms" : "",
                        nlp_vocab_count(t->vocab));
         goto out;

@@ -65,10 +65,10 @@ typedef struct nlp_bpe_train_stats {
  * bpe options (prefix, suffix, unk_token) and the special tokens as added
  * tokens; the pipeline (normalizer, pre-tokenizer, decoder...) is left as
  * it is. Any model part already in spec is replaced. Returns 0;
- * NLP_EDATA when there are no words ("no words to learn from");
- * NLP_EINVAL when vocab_size is smaller than the special tokens plus the
- * alphabet (the message gives the sizes) or unk_token is not a special
- * token; NLP_ENOMEM. stats may be NULL. */
+ * NLP_EDATA when there are no words ("no words to learn from") or
+ * vocab_size is smaller than the special tokens plus the data's alphabet
+ * (the message gives the size needed); NLP_EINVAL when unk_token is not a
+ * special token; NLP_ENOMEM. stats may be NULL. */
 int nlp_bpe_train(const nlp_wordcount *wc, const nlp_bpe_train_opts *opts, nlp_tok_spec *spec,
                   nlp_bpe_train_stats *stats);
 

@@ -71,22 +71,35 @@ int nlp_tokbin_writer_new(nlp_tokbin_writer **out, nlp_writer *w, uint32_t vocab
     return NLP_OK;
 }
 
-int nlp_tokbin_write_doc(nlp_tokbin_writer *bw, const int32_t *ids, size_t n)
+/* Writes ids, the separator first when sep. */
+static int write_ids(nlp_tokbin_writer *bw, int sep, const int32_t *ids, size_t n)
 {
-    if (bw->docs > 0 && bw->eot < 0)
-        return nlp_error(NLP_EINVAL, "token stream: no end-of-text id to separate documents");
-    size_t total = n + (bw->docs > 0);
+    size_t total = n + (sep != 0);
     if (nlp_grow(&bw->buf, &bw->cap, total * bw->width, 1)) return NLP_ENOMEM;
     unsigned char *p = bw->buf;
-    if (bw->docs > 0) p = put_id(p, (uint32_t)bw->eot, bw->width);
+    if (sep) p = put_id(p, (uint32_t)bw->eot, bw->width);
     for (size_t i = 0; i < n; i++) {
         if (ids[i] < 0 || (uint32_t)ids[i] >= bw->vocab)
             return nlp_error(NLP_EDATA, "token stream: id %ld is outside the vocabulary (size %lu)", (long)ids[i],
                              (unsigned long)bw->vocab);
         p = put_id(p, (uint32_t)ids[i], bw->width);
     }
-    bw->docs++;
     return nlp_writer_write(bw->w, bw->buf, (size_t)(p - bw->buf));
+}
+
+int nlp_tokbin_write_doc(nlp_tokbin_writer *bw, const int32_t *ids, size_t n)
+{
+    if (bw->docs > 0 && bw->eot < 0)
+        return nlp_error(NLP_EINVAL, "token stream: no end-of-text id to separate documents");
+    int rc = write_ids(bw, bw->docs > 0, ids, n);
+    if (!rc) bw->docs++;
+    return rc;
+}
+
+int nlp_tokbin_write_more(nlp_tokbin_writer *bw, const int32_t *ids, size_t n)
+{
+    if (bw->docs == 0) return nlp_tokbin_write_doc(bw, ids, n);
+    return write_ids(bw, 0, ids, n);
 }
 
 void nlp_tokbin_writer_free(nlp_tokbin_writer *bw)
@@ -107,6 +120,8 @@ struct nlp_tokbin_reader {
     unsigned char buf[1 << 14];
     size_t have, at;
     uint64_t offset; /* stream offset of buf[at] */
+    uint64_t limit;       /* ids must be below it (0: the header's size only) */
+    const char *limit_of; /* whose vocabulary that is, for messages */
 };
 
 int nlp_tokbin_sniff(const unsigned char *p)
@@ -150,6 +165,15 @@ int nlp_tokbin_reader_new(nlp_tokbin_reader **out, nlp_reader *r, int64_t eot)
             rc = nlp_error(NLP_EFORMAT, "'%s': id width %lu (expected 2 or 4)", name, (unsigned long)in->width);
             goto fail;
         }
+        if (in->vocab_size == 0) {
+            rc = nlp_error(NLP_EFORMAT, "'%s' byte 12: vocabulary size 0", name);
+            goto fail;
+        }
+        if (in->eot >= (int64_t)in->vocab_size) {
+            rc = nlp_error(NLP_EFORMAT, "'%s' byte 16: end-of-text id %lld is not below the vocabulary size %lu of the "
+                           "header", name, (long long)in->eot, (unsigned long)in->vocab_size);
+            goto fail;
+        }
         br->offset = NLP_TOKBIN_HEADER;
     } else if (magic == NLP_LLMC_MAGIC_GPT2 || magic == NLP_LLMC_MAGIC_LLAMA3) {
         rc = nlp_reader_read(r, h + 4, NLP_LLMC_HEADER - 4, &got);
@@ -190,6 +214,12 @@ fail:
 
 const nlp_tokbin_info *nlp_tokbin_reader_info(const nlp_tokbin_reader *br) { return &br->info; }
 
+void nlp_tokbin_reader_limit(nlp_tokbin_reader *br, uint64_t vocab_size, const char *of)
+{
+    br->limit = vocab_size;
+    br->limit_of = of;
+}
+
 /* Next id: 1, 0 at the end, or an error. */
 static int next_id(nlp_tokbin_reader *br, uint32_t *v)
 {
@@ -224,6 +254,12 @@ static int next_id(nlp_tokbin_reader *br, uint32_t *v)
         return nlp_error(NLP_EFORMAT, "'%s' byte %llu: id %lu is not below the vocabulary size %lu of the header",
                          nlp_reader_name(br->r), (unsigned long long)br->offset, (unsigned long)*v,
                          (unsigned long)br->info.vocab_size);
+    /* ids are int32 in memory: an llm.c shard's 0xFFFFFFFF must not become -1 */
+    if (*v > INT32_MAX || (br->limit && *v >= br->limit))
+        return nlp_error(NLP_EFORMAT, "'%s' byte %llu: id %lu is not below the vocabulary size %llu%s%s%s",
+                         nlp_reader_name(br->r), (unsigned long long)br->offset, (unsigned long)*v,
+                         (unsigned long long)(br->limit ? br->limit : (uint64_t)INT32_MAX + 1),
+                         br->limit_of ? " of '" : "", br->limit_of ? br->limit_of : "", br->limit_of ? "'" : "");
     br->at += w;
     br->offset += w;
     if (br->info.kind == NLP_TOKBIN_LLMC) br->left--;

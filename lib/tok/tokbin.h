@@ -63,6 +63,11 @@ int nlp_tokbin_writer_new(nlp_tokbin_writer **out, nlp_writer *w, uint32_t vocab
  * document without an end-of-text id), NLP_EIO. */
 int nlp_tokbin_write_doc(nlp_tokbin_writer *bw, const int32_t *ids, size_t n);
 
+/* Appends ids to the document being written (the first document when none
+ * was started), without a separator: a long document in pieces. Errors as
+ * nlp_tokbin_write_doc. */
+int nlp_tokbin_write_more(nlp_tokbin_writer *bw, const int32_t *ids, size_t n);
+
 void nlp_tokbin_writer_free(nlp_tokbin_writer *bw);
 
 // --- reading (both formats)
@@ -87,15 +92,24 @@ typedef struct nlp_tokbin_reader nlp_tokbin_reader;
 /* Reads the header from r (borrowed). For llm.c shards, `eot` is the
  * end-of-text id that starts each document (the shard does not say).
  * Returns 0; NLP_EFORMAT for a stream that is neither format, an unknown
- * version, a bad width, or a truncated header (the message names the
- * stream and what was found); NLP_EIO; NLP_ENOMEM. Free with
+ * version, a bad width, a vocabulary size of 0, an end-of-text id not
+ * below the vocabulary size, or a truncated header (the message names the
+ * stream, the byte and what was found); NLP_EIO; NLP_ENOMEM. Free with
  * nlp_tokbin_reader_free. */
 int nlp_tokbin_reader_new(nlp_tokbin_reader **out, nlp_reader *r, int64_t eot);
 const nlp_tokbin_info *nlp_tokbin_reader_info(const nlp_tokbin_reader *br);
 
+/* Ids must also be below vocab_size (0: no limit beyond the header's and
+ * INT32_MAX): a reader that knows its tokenizer checks each id where it is
+ * read, so the message gives the byte. `of` names that vocabulary in
+ * messages (kept by pointer; may be NULL). */
+void nlp_tokbin_reader_limit(nlp_tokbin_reader *br, uint64_t vocab_size, const char *of);
+
 /* Reads the next document into out (reset first). Returns 1, 0 at the end,
  * NLP_EFORMAT for a truncated stream (a partial id, or an llm.c shard
- * shorter than its count; the message gives the byte offset), or NLP_EIO. */
+ * shorter than its count) or an id too large (past the header's vocabulary,
+ * the limit above, or INT32_MAX); the message gives the byte offset; or
+ * NLP_EIO. */
 int nlp_tokbin_next_doc(nlp_tokbin_reader *br, nlp_ids *out);
 
 void nlp_tokbin_reader_free(nlp_tokbin_reader *br);

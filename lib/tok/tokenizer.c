@@ -6,6 +6,8 @@
 #include "base/hash.h"
 #include "base/mem.h"
 #include "text/bytelevel.h"
+#include "text/unicode.h"
+#include "text/utf8.h"
 #include "tok/wordcache.h"
 
 #include <stdlib.h>
@@ -26,6 +28,7 @@ struct nlp_tokenizer {
     int dec_bytes;
     char *blob;
     uint32_t *boff;
+    int cuttable; /* see nlp_tokenizer_cuttable */
 };
 
 struct nlp_tok_state {
@@ -227,6 +230,71 @@ static int build_ids(nlp_tokenizer *tk)
     return NLP_OK;
 }
 
+/* May a text be cut before a space that follows a non-space character
+ * (nlp_tokenizer_cut) and its pieces encoded apart, with the same ids?
+ * Yes when no step looks across such a place:
+ *  - the first pre-tokenizer step splits there: GPT-2's pattern (no match
+ *    holds a non-space character followed by white space, and a match
+ *    starting at the space depends only on what follows), or one of the
+ *    steps that split at white space and drop it; later steps work on
+ *    those pieces;
+ *  - the normalizers work character by character and keep the space a
+ *    space (Unicode normalization: a space starts a new segment; Lowercase);
+ *    with a pre-tokenizer that drops white space, also StripAccents and
+ *    BertNormalizer, which may remove characters or add spaces (around
+ *    CJK) but never join words; not Strip, Prepend or Replace, which look
+ *    at the text's ends or at strings;
+ *  - no added token holds white space or strips it (lstrip, rstrip). */
+static int cuttable(const nlp_tok_spec *s)
+{
+    if (s->n_pretok == 0) return 0;
+    nlp_pretok_type t0 = s->pretok[0].type;
+    int drops = t0 == NLP_PRETOK_WHITESPACE || t0 == NLP_PRETOK_WHITESPACE_SPLIT || t0 == NLP_PRETOK_BERT;
+    if (!drops && t0 != NLP_PRETOK_GPT2_SPLIT && !(t0 == NLP_PRETOK_BYTELEVEL && s->pretok[0].use_regex)) return 0;
+    for (size_t i = 0; i < s->n_norm; i++) {
+        nlp_norm_type t = s->norm[i].type;
+        if (t == NLP_NORM_STEP_NFC || t == NLP_NORM_STEP_NFD || t == NLP_NORM_STEP_NFKC ||
+            t == NLP_NORM_STEP_NFKD || t == NLP_NORM_STEP_LOWERCASE)
+            continue;
+        if (drops && (t == NLP_NORM_STEP_STRIP_ACCENTS || t == NLP_NORM_STEP_BERT)) continue;
+        return 0;
+    }
+    for (size_t i = 0; i < s->n_added; i++) {
+        const nlp_added_token *a = &s->added[i];
+        if (a->lstrip || a->rstrip) return 0;
+        size_t n = strlen(a->content), k = 0;
+        while (k < n) {
+            int32_t cp = nlp_utf8_next(a->content, n, &k);
+            if (nlp_uc_is_white_space(cp)) return 0;
+        }
+    }
+    return 1;
+}
+
+/* Every id the post-processor adds must be a token: a template naming id
+ * 99999999 would otherwise encode fine and fail only in a token stream or
+ * when decoded. */
+static int check_post_ids(const nlp_tokenizer *tk)
+{
+    const nlp_postproc *p = &tk->s.post;
+    for (size_t i = 0; i < p->n_specials; i++)
+        for (size_t k = 0; k < p->specials[i].n; k++) {
+            int32_t id = p->specials[i].ids[k];
+            if (id < 0 || (size_t)id >= tk->vsize || !nlp_vocab_token(tk->all, id, NULL))
+                return nlp_error(NLP_EFORMAT, "post_processor: special token '%s' has id %ld, which is not in the "
+                                 "vocabulary (size %zu)", p->specials[i].name, (long)id, tk->vsize);
+        }
+    if (p->type == NLP_POST_BERT || p->type == NLP_POST_ROBERTA) {
+        const int32_t ids[2] = {p->cls_id, p->sep_id};
+        const char *names[2] = {"cls", "sep"};
+        for (int k = 0; k < 2; k++)
+            if (ids[k] < 0 || (size_t)ids[k] >= tk->vsize || !nlp_vocab_token(tk->all, ids[k], NULL))
+                return nlp_error(NLP_EFORMAT, "post_processor: '%s' has id %ld, which is not in the vocabulary "
+                                 "(size %zu)", names[k], (long)ids[k], tk->vsize);
+    }
+    return NLP_OK;
+}
+
 static int build_decode_bytes(nlp_tokenizer *tk)
 {
     if (!(tk->s.n_dec == 1 && tk->s.dec[0].type == NLP_DEC_BYTELEVEL)) return NLP_OK;
@@ -263,6 +331,7 @@ int nlp_tokenizer_new(nlp_tokenizer **out, nlp_tok_spec *spec)
     tk->s = *spec; /* borrowed until success */
     int rc = build_ids(tk);
     if (!rc) rc = nlp_postproc_check(&tk->s.post);
+    if (!rc) rc = check_post_ids(tk);
     if (!rc) {
         switch (tk->s.model) {
         case NLP_MODEL_BPE:
@@ -278,6 +347,7 @@ int nlp_tokenizer_new(nlp_tokenizer **out, nlp_tok_spec *spec)
         if (!tk->raw || !tk->norm) rc = NLP_ENOMEM;
     }
     if (!rc) rc = build_decode_bytes(tk);
+    if (!rc) tk->cuttable = cuttable(&tk->s);
     if (rc) {
         memset(&tk->s, 0, sizeof tk->s); /* the caller keeps the spec */
         nlp_tokenizer_free(tk);
@@ -289,6 +359,22 @@ int nlp_tokenizer_new(nlp_tokenizer **out, nlp_tok_spec *spec)
 }
 
 const nlp_tok_spec *nlp_tokenizer_spec(const nlp_tokenizer *tk) { return &tk->s; }
+
+int nlp_tokenizer_cuttable(const nlp_tokenizer *tk) { return tk->cuttable; }
+
+size_t nlp_tokenizer_cut(const char *s, size_t n)
+{
+    for (size_t p = n; p-- > 1;) {
+        if (s[p] != ' ') continue;
+        size_t q = p - 1;
+        while (q > 0 && ((unsigned char)s[q] & 0xC0) == 0x80 && p - q < 4) q--;
+        size_t i = q;
+        int32_t cp = nlp_utf8_next(s, p, &i);
+        if (i != p) cp = -1; /* not one character that ends at p: an ill-formed byte */
+        if (!nlp_uc_is_white_space(cp)) return p;
+    }
+    return 0;
+}
 size_t nlp_tokenizer_vocab_size(const nlp_tokenizer *tk) { return tk->vsize; }
 
 const char *nlp_tokenizer_id_to_token(const nlp_tokenizer *tk, int32_t id, size_t *n)

@@ -123,6 +123,19 @@ void nlp_tokenizer_free(nlp_tokenizer *tk);
 /* The spec the tokenizer was built from (for writing it out). */
 const nlp_tok_spec *nlp_tokenizer_spec(const nlp_tokenizer *tk);
 
+/* 1 if a long text may be cut where nlp_tokenizer_cut says and its pieces
+ * encoded one by one (nlp_tokenizer_encode_ids) with the same ids as the
+ * whole text: the pre-tokenizer splits at white space (GPT-2's pattern,
+ * Whitespace, WhitespaceSplit, BertPreTokenizer), the normalizers work
+ * character by character, and no added token holds or strips white space
+ * (tokenizer.c says why each step qualifies). Then memory for a line need
+ * not grow with the line. */
+int nlp_tokenizer_cuttable(const nlp_tokenizer *tk);
+
+/* The last place p (0 < p < n) where s may be cut: s[p] is a space and the
+ * character before it is not white space. 0 if there is none. */
+size_t nlp_tokenizer_cut(const char *s, size_t n);
+
 /* 1 + the largest id of the model's vocabulary and the added tokens. */
 size_t nlp_tokenizer_vocab_size(const nlp_tokenizer *tk);
 

@@ -64,17 +64,37 @@ static int parse_merges(const char *data, size_t n, const char *name, struct mli
     return NLP_OK;
 }
 
+/* 1-based number of the line holding byte `at` of data. */
+static size_t line_of(const char *data, size_t at)
+{
+    size_t line = 1;
+    for (const char *p = data; (p = memchr(p, '\n', (size_t)(data + at - p))); p++) line++;
+    return line;
+}
+
 static int read_text(const char *path, char **data, size_t *n)
 {
-    int rc = nlp_read_file(path, data, n);
+    int rc = nlp_read_file_max(path, NLP_TOKFILE_MAX_BYTES, data, n);
     if (rc) return rc;
     size_t bad;
     if (!nlp_utf8_valid(*data, *n, &bad)) {
+        size_t line = line_of(*data, bad);
         free(*data);
         *data = NULL; /* callers free it again on their error path */
-        return nlp_error(NLP_EFORMAT, "'%s' byte %zu: invalid UTF-8", path, bad);
+        return nlp_error(NLP_EFORMAT, "'%s' byte %zu: invalid UTF-8 (line %zu)", path, bad, line);
     }
     return NLP_OK;
+}
+
+/* The JSON text of a file without a UTF-8 byte-order mark, which HF's
+ * reader accepts and jansson does not. */
+static const char *skip_bom(const char *d, size_t *n)
+{
+    if (*n >= 3 && memcmp(d, "\xEF\xBB\xBF", 3) == 0) {
+        *n -= 3;
+        return d + 3;
+    }
+    return d;
 }
 
 // --- pipelines
@@ -136,10 +156,12 @@ static int ends_with_eow(const nlp_vocab *v)
 static int read_vocab_json(const char *path, nlp_vocab **out)
 {
     nlp_map m;
-    int rc = nlp_map_file(&m, path);
+    int rc = nlp_map_file_max(&m, path, NLP_TOKFILE_MAX_BYTES);
     if (rc) return rc;
     json_error_t err;
-    json_t *root = json_loadb(m.data, m.len, 0, &err);
+    size_t len = m.len;
+    const char *text = skip_bom(m.data, &len);
+    json_t *root = json_loadb(text, len, 0, &err);
     nlp_unmap(&m);
     if (!root) return nlp_error(NLP_EFORMAT, "'%s' line %d column %d: %s", path, err.line, err.column, err.text);
     if (!json_is_object(root)) {
@@ -399,6 +421,11 @@ int nlp_tokfiles_read_vocab_txt(const char *path, int cased, nlp_tok_spec *s)
             rc = nlp_error(NLP_EFORMAT, "'%s' line %zu: empty line: a vocab.txt has one token per line", path, line);
             goto fail;
         }
+        if (memchr(p, '\r', len)) {
+            rc = nlp_error(NLP_EFORMAT, "'%s' line %zu: a carriage return inside a line: a vocab.txt has one token "
+                           "per line, and lines end with LF (or CR LF), not CR alone", path, line);
+            goto fail;
+        }
         if (line > (size_t)INT32_MAX - 2) {
             rc = nlp_error(NLP_EFORMAT, "'%s': too many lines for a vocabulary", path);
             goto fail;
@@ -427,14 +454,18 @@ static int named_vocab_txt(const char *path)
     return strcmp(base ? base + 1 : path, "vocab.txt") == 0;
 }
 
-/* Is the text file at path a vocab.txt? By name, else by content: no line
- * holds a space (every line of a merges file or codes does). */
+/* Is the text file at path a vocab.txt? By name, else by content: its first
+ * line holds no space and is no "#version" line (every line of a merges
+ * file or codes has one space). By the first line, so that a later odd
+ * line is reported where it is, not as "line 1" of a merges file. */
 static int looks_vocab_txt(const char *path)
 {
     if (named_vocab_txt(path)) return 1;
     nlp_map m;
-    if (nlp_map_file(&m, path)) return 0;
-    int yes = m.len > 0 && !memchr(m.data, ' ', m.len);
+    if (nlp_map_file_max(&m, path, NLP_TOKFILE_MAX_BYTES)) return 0;
+    const char *d = m.data, *nl = m.len ? memchr(d, '\n', m.len) : NULL;
+    size_t n = nl ? (size_t)(nl - d) : m.len;
+    int yes = n > 0 && !memchr(d, ' ', n) && !(n >= 8 && memcmp(d, "#version", 8) == 0);
     nlp_unmap(&m);
     return yes;
 }
@@ -488,16 +519,26 @@ static int is_file(const char *p)
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* The first non-white-space byte of a file, or -1. */
+/* The first non-white-space byte of a file after a UTF-8 byte-order mark,
+ * or -1 (empty). */
 static int first_byte(const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return -1;
-    int c;
-    while ((c = fgetc(f)) != EOF && (c == ' ' || c == '\t' || c == '\n' || c == '\r'))
-        ;
+    int c, k = 0;
+    static const unsigned char bom[3] = {0xEF, 0xBB, 0xBF};
+    while ((c = fgetc(f)) != EOF && k < 3 && c == bom[k]) k++;
+    if (k > 0 && k < 3) c = bom[0]; /* not a whole BOM: a byte that is no JSON */
+    while (c != EOF && (c == ' ' || c == '\t' || c == '\n' || c == '\r')) c = fgetc(f);
     fclose(f);
     return c == EOF ? -1 : c;
+}
+
+/* Does the name end with ".json"? */
+static int named_json(const char *path)
+{
+    size_t n = strlen(path);
+    return n >= 5 && strcmp(path + n - 5, ".json") == 0;
 }
 
 static int read_dir(const char *dir, nlp_tokfiles_opts *o, nlp_tok_spec *s)
@@ -547,9 +588,9 @@ int nlp_tokfiles_read(const char *path, nlp_tokfiles_opts *opts, nlp_tok_spec *s
          * way: it must be a whole tokenizer.json. */
         char *data;
         size_t n;
-        int rc = nlp_read_file(path, &data, &n);
+        int rc = nlp_read_file_max(path, NLP_TOKFILE_MAX_BYTES, &data, &n);
         if (rc) return rc;
-        size_t i = 0;
+        size_t i = n >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
         while (i < n && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r')) i++;
         if (i < n && data[i] == '{') rc = nlp_tokjson_parse(data, n, path, s);
         else
@@ -563,15 +604,23 @@ int nlp_tokfiles_read(const char *path, nlp_tokfiles_opts *opts, nlp_tok_spec *s
     nlp_buf a = {0};
     int rc;
     int c = first_byte(path);
-    if (c == '{' && !named_vocab_txt(path)) {
+    if (c < 0) {
+        rc = nlp_error(NLP_EFORMAT, "'%s' is empty: not a tokenizer file", path);
+        goto out;
+    }
+    if ((c == '{' || named_json(path)) && !named_vocab_txt(path)) {
         /* tokenizer.json, or the vocabulary of a pair (a vocab.txt whose
-         * first token starts with a brace is known by its name only) */
+         * first token starts with a brace is known by its name only); JSON
+         * that is no object (null, [], a number) is no tokenizer either */
         nlp_map m;
-        if ((rc = nlp_map_file(&m, path))) goto out;
-        json_t *root = json_loadb(m.data, m.len, 0, NULL);
+        if ((rc = nlp_map_file_max(&m, path, NLP_TOKFILE_MAX_BYTES))) goto out;
+        size_t len = m.len;
+        const char *text = skip_bom(m.data, &len);
+        json_t *root = json_loadb(text, len, 0, NULL);
         int has_model = json_is_object(json_object_get(root, "model"));
+        int is_obj = json_is_object(root);
         json_decref(root);
-        if (has_model || !root) {
+        if (has_model || !is_obj) {
             rc = nlp_tokjson_parse(m.data, m.len, path, s);
             nlp_unmap(&m);
             goto out;
@@ -618,7 +667,11 @@ int nlp_tokfiles_load(const char *path, nlp_tokfiles_opts *opts, nlp_tokenizer *
     rc = nlp_tokenizer_new(tk, &s);
     if (rc) {
         nlp_tok_spec_free(&s);
-        if (rc == NLP_EFORMAT) nlp_error_prefix(rc, "'%s'", path);
+        static const char *const how[] = {"", " (read as GPT-2's encoder.json + vocab.bpe)",
+                                          " (read as vocab.json + merges.txt)", " (read as subword-nmt codes)",
+                                          " (read as a BERT vocab.txt)"};
+        nlp_tok_format f = opts ? opts->fmt : NLP_TOKF_JSON;
+        if (rc == NLP_EFORMAT) nlp_error_prefix(rc, "'%s'%s", path, how[f]);
     }
     return rc;
 }
@@ -701,16 +754,22 @@ int nlp_tokfiles_write(const nlp_tok_spec *s, nlp_tok_format fmt, const char *pa
         goto out;
     }
     if ((rc = vocab_text(s, fmt == NLP_TOKF_GPT2, &v)) || (rc = make_dir(path))) goto out;
-    if (!join(&p, path, fmt == NLP_TOKF_GPT2 ? "encoder.json" : "vocab.json")) {
-        rc = NLP_ENOMEM;
+    /* the two files are one tokenizer: both are written to temporaries and
+     * renamed only when both are complete, so that a failure (a full disk)
+     * leaves the old pair whole, never a new vocabulary with old merges */
+    const char *names[2] = {fmt == NLP_TOKF_GPT2 ? "encoder.json" : "vocab.json",
+                            fmt == NLP_TOKF_GPT2 ? "vocab.bpe" : "merges.txt"};
+    const nlp_buf *text[2] = {&v, &m};
+    nlp_writer *w[2] = {NULL, NULL};
+    for (int i = 0; i < 2 && !rc; i++) {
+        if (!join(&p, path, names[i])) rc = NLP_ENOMEM;
+        else if (!(rc = nlp_writer_open(&w[i], p.data, 0))) rc = nlp_writer_write(w[i], text[i]->data, text[i]->len);
+    }
+    if (rc) {
+        for (int i = 0; i < 2; i++) nlp_writer_abort(w[i]);
         goto out;
     }
-    if ((rc = nlp_write_file(p.data, v.data, v.len))) goto out;
-    if (!join(&p, path, fmt == NLP_TOKF_GPT2 ? "vocab.bpe" : "merges.txt")) {
-        rc = NLP_ENOMEM;
-        goto out;
-    }
-    rc = nlp_write_file(p.data, m.data, m.len);
+    rc = nlp_writer_close_set(w, 2);
 out:
     nlp_buf_free(&m);
     nlp_buf_free(&v);

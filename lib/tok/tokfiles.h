@@ -37,9 +37,17 @@
  * by name and content: a file named vocab.txt is a BERT vocab.txt; one
  * that starts with '{' is JSON: an object with "model" is tokenizer.json, a
  * JSON vocabulary needs its merges file beside it (vocab.bpe or
- * merges.txt); a text file none of whose lines holds a space (every merges
- * line does) is a BERT vocab.txt; another text file is a merges file of a
- * pair when the vocabulary file is beside it, else subword-nmt codes.
+ * merges.txt); a text file whose first line holds no space and is no
+ * "#version" line (every merges line has a space) is a BERT vocab.txt;
+ * another text file is a merges file of a pair when the vocabulary file is
+ * beside it, else subword-nmt codes.
+ *
+ * A UTF-8 byte-order mark before JSON is skipped (as HF does). A file named
+ * *.json is JSON whatever it starts with: anything but a tokenizer.json
+ * object is an error there, never read as a vocab.txt. A file larger than
+ * NLP_TOKFILE_MAX_BYTES, an empty file, a vocab.txt with a CR inside a line
+ * (CR line ends) and a tokenizer that cannot encode every word (a
+ * WordPiece vocabulary without its unknown token) are errors when loaded.
  *
  * Errors name the file and line (or JSON path) and what was expected:
  * NLP_EFORMAT, NLP_EIO (cannot open), NLP_ENOMEM.
@@ -50,6 +58,11 @@
 #define NLP_TOK_TOKFILES_H
 
 #include "tok/tokenizer.h"
+
+/* The largest tokenizer file read (256 MiB; the largest public
+ * tokenizer.json files are tens of MB): an endless stream or a wrong file
+ * given to -m must not fill the memory. */
+#define NLP_TOKFILE_MAX_BYTES ((size_t)256 << 20)
 
 typedef enum nlp_tok_format {
     NLP_TOKF_JSON,

@@ -2,6 +2,7 @@
  * tokjson.c — tokenizer.json through jansson. See tokjson.h.
  */
 #include "tok/tokjson.h"
+#include "tok/tokfiles.h"
 #include "base/err.h"
 #include "base/io.h"
 #include "base/mem.h"
@@ -392,7 +393,8 @@ static int read_added(const struct rd *r, const json_t *a)
         if (id < 0) return bad(r, where, "missing 'id'");
         t->id = (int32_t)id;
         if ((rc = get_str(r, o, "content", where, &t->content))) return rc;
-        if (!t->content || !t->content[0]) return bad(r, where, "missing 'content'");
+        if (!t->content) return bad(r, where, "missing 'content'");
+        if (!t->content[0]) return bad(r, where, "'content' is empty: an added token needs its text");
         if ((size_t)id >= nlp_vocab_count(r->s->vocab) + json_array_size(a) + NLP_VOCAB_MAX_HOLES)
             return bad(r, where, "the id of '%s' (%lld) leaves more than %zu ids without a token", t->content, id,
                        NLP_VOCAB_MAX_HOLES);
@@ -567,7 +569,9 @@ static int read_model(const struct rd *r, const json_t *m)
 
 static int parse_root(const struct rd *r, const json_t *root)
 {
-    if (!json_is_object(root)) return nlp_error(NLP_EFORMAT, "'%s': expected a JSON object (tokenizer.json)", r->name);
+    if (!json_is_object(root))
+        return nlp_error(NLP_EFORMAT, "'%s': %s, not a tokenizer: expected a JSON object (tokenizer.json)", r->name,
+                         type_name(root));
     json_t *m = json_object_get(root, "model");
     if (!m) return nlp_error(NLP_EFORMAT, "'%s': no \"model\": not a tokenizer.json", r->name);
     int rc;
@@ -590,8 +594,13 @@ static int parse_root(const struct rd *r, const json_t *root)
 int nlp_tokjson_parse(const char *data, size_t n, const char *name, nlp_tok_spec *spec)
 {
     memset(spec, 0, sizeof *spec);
+    if (n >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0) { /* a byte-order mark, as HF accepts */
+        data += 3;
+        n -= 3;
+    }
     json_error_t err;
-    json_t *root = json_loadb(data, n, 0, &err);
+    /* any JSON value, so that null or a number is named as what it is */
+    json_t *root = json_loadb(data, n, JSON_DECODE_ANY, &err);
     if (!root) return nlp_error(NLP_EFORMAT, "'%s' line %d column %d: %s", name, err.line, err.column, err.text);
     struct rd r = {name, spec};
     int rc = parse_root(&r, root);
@@ -604,7 +613,7 @@ int nlp_tokjson_read(const char *path, nlp_tok_spec *spec)
 {
     nlp_map m;
     memset(spec, 0, sizeof *spec);
-    int rc = nlp_map_file(&m, path);
+    int rc = nlp_map_file_max(&m, path, NLP_TOKFILE_MAX_BYTES);
     if (rc) return rc;
     rc = nlp_tokjson_parse(m.data, m.len, path, spec);
     nlp_unmap(&m);

@@ -211,6 +211,7 @@ int nlp_wordcount_files(nlp_wordcount *wc, const char *const *paths, size_t npat
     for (size_t f = 0; f < npaths && !rc; f++) {
         nlp_reader *r;
         if ((rc = nlp_reader_open(&r, paths[f]))) break;
+        nlp_reader_set_max_line(r, o->max_line_bytes);
         char *line;
         size_t len;
         for (;;) {
@@ -221,6 +222,12 @@ int nlp_wordcount_files(nlp_wordcount *wc, const char *const *paths, size_t npat
                 break;
             }
             if (got == 0) break;
+            if (nlp_reader_partial(r)) {
+                rc = nlp_error(NLP_EDATA, "'%s' line %llu: longer than %zu bytes, the longest line allowed%s%s", nlp_reader_name(r),
+                               (unsigned long long)nlp_reader_lineno(r), o->max_line_bytes,
+                               o->long_line_hint ? " " : "", o->long_line_hint ? o->long_line_hint : "");
+                break;
+            }
             st->lines++;
             st->bytes += len + (size_t)nlp_reader_had_newline(r);
             size_t bad;

@@ -14,7 +14,8 @@
  * Lines are read in batches and split on several threads, each counting
  * into its own table; the tables are merged at the end, so the result does
  * not depend on the thread count. Memory is the distinct words, not the
- * corpus; max_lines bounds the number of lines read.
+ * corpus, plus a batch of 4 MB of lines (or one line, at most
+ * max_line_bytes); max_lines bounds the number of lines read.
  *
  * Not here: what the counts are used for (bpe_train.h).
  */
@@ -38,6 +39,8 @@ typedef struct nlp_wordcount_opts {
     size_t n_specials;
     int strict;         /* invalid UTF-8 is an error */
     uint64_t max_lines; /* 0 = no limit */
+    size_t max_line_bytes;      /* a longer line is NLP_EDATA naming file and line (0 = no limit) */
+    const char *long_line_hint; /* appended to that message, e.g. "(--max-line-bytes raises it)" */
     int threads;        /* <= 0: the OpenMP default */
     /* progress: called now and then from the reading thread */
     void (*progress)(void *ctx, uint64_t lines, uint64_t bytes);
@@ -57,7 +60,8 @@ void nlp_wordcount_free(nlp_wordcount *wc);
 /* Counts the words of the files (path "-" = standard input) into wc and
  * adds to *stats (zero it first). Stops after opts->max_lines lines in all.
  * Returns 0; NLP_EIO (cannot open or read); NLP_EDATA (strict and invalid
- * UTF-8: "'file' line L byte B: invalid UTF-8"); NLP_ENOMEM. */
+ * UTF-8: "'file' line L byte B: invalid UTF-8"; a line longer than
+ * max_line_bytes: "'file' line L: longer than N bytes ..."); NLP_ENOMEM. */
 int nlp_wordcount_files(nlp_wordcount *wc, const char *const *paths, size_t npaths, const nlp_wordcount_opts *opts,
                         nlp_wordcount_stats *stats);
 

@@ -86,6 +86,15 @@ int nlp_wordpiece_new(nlp_wordpiece **out, const nlp_vocab *vocab, const nlp_wor
         if (n >= pl && memcmp(t, prefix, pl) == 0) table_put(&m->cont, t + pl, n - pl, (int32_t)i);
     }
     m->unk = nlp_vocab_find(vocab, unk, strlen(unk));
+    /* HF fails only at the first word that needs it; a file that cannot
+     * encode every word is refused when it is loaded instead */
+    if (nlp_vocab_count(vocab) == 0 || m->unk < 0) {
+        int rc = nlp_vocab_count(vocab) == 0
+                     ? nlp_error(NLP_EFORMAT, "model.vocab is empty: a WordPiece model needs at least its unknown token")
+                     : nlp_error(NLP_EFORMAT, "unk_token '%s' is not in the vocabulary", unk);
+        nlp_wordpiece_free(m);
+        return rc;
+    }
     *out = m;
     return NLP_OK;
 }

@@ -43,9 +43,10 @@ typedef struct nlp_wordpiece_opts {
 typedef struct nlp_wordpiece nlp_wordpiece;
 
 /* Builds a model over `vocab` (kept by pointer: it must outlive the model).
- * The unk_token need not be in the vocabulary (HF allows that too); a word
- * that needs it then fails to encode. Returns 0 or NLP_ENOMEM. Free with
- * nlp_wordpiece_free. */
+ * The unk_token must be in the vocabulary: HF loads a model without it and
+ * fails at the first word that needs it, nlpipe refuses it here. Returns 0,
+ * NLP_EFORMAT (an empty vocabulary, or no unk_token in it) or NLP_ENOMEM.
+ * Free with nlp_wordpiece_free. */
 int nlp_wordpiece_new(nlp_wordpiece **out, const nlp_vocab *vocab, const nlp_wordpiece_opts *opts);
 void nlp_wordpiece_free(nlp_wordpiece *m);
 

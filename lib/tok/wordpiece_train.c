@@ -293,9 +293,10 @@ static int setup(struct trainer *t, const nlp_wordcount *wc, nlp_wordpiece_train
     }
     if (stats) stats->alphabet = nkeys;
     if (nlp_vocab_count(t->vocab) > o->vocab_size) {
-        rc = nlp_error(NLP_EINVAL,
+        /* it depends on the data, not on the command line alone: NLP_EDATA */
+        rc = nlp_error(NLP_EDATA,
                        "the vocabulary size %zu is smaller than the %zu special tokens plus the %zu characters of the "
-                       "initial alphabet (%zu in all)",
+                       "initial alphabet: this data needs a vocabulary of at least %zu",
                        o->vocab_size, nspecial, nkeys, nlp_vocab_count(t->vocab));
         goto out;
     }

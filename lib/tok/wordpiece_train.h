@@ -95,9 +95,9 @@ typedef struct nlp_wordpiece_train_stats {
  * model (vocabulary, unk_token, prefix, 100 characters per word) and the
  * special tokens as added tokens; the pipeline is left as it is, any model
  * part already in spec is replaced. Returns 0; NLP_EDATA when there are no
- * words; NLP_EINVAL when vocab_size is smaller than the special tokens plus
- * the initial alphabet (the message gives the sizes), or the prefix is
- * empty; NLP_ENOMEM. stats may be NULL. */
+ * words or vocab_size is smaller than the special tokens plus the data's
+ * initial alphabet (the message gives the size needed); NLP_EINVAL when
+ * the prefix is empty; NLP_ENOMEM. stats may be NULL. */
 int nlp_wordpiece_train(const nlp_wordcount *wc, const nlp_wordpiece_train_opts *opts, nlp_tok_spec *spec,
                         nlp_wordpiece_train_stats *stats);
 

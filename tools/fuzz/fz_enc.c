@@ -1,6 +1,8 @@
 /* tools/fuzz/fz_enc.c — libFuzzer target: GPT-2 and bert-base-uncased from
  * $SHARED/vectors/tokenize on arbitrary bytes; byte-level decode(encode(x))
- * must give x back, and a fresh state the same ids as a warm cache.
+ * must give x back, a fresh state the same ids as a warm cache, and the
+ * (repaired) text encoded in pieces cut where nlp_tokenizer_cut says (as
+ * tokenize does with long lines) the same ids as whole.
  * Build and run: tools/fuzz/run. */
 #include "tok/tokfiles.h"
 #include "tok/tokenizer.h"
@@ -47,6 +49,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
     nlp_tok_state_free(fresh);
     /* BERT on repaired text */
     nlp_utf8_repair((const char *)d, n, &fix, NULL);
+    /* both tokenizers: the repaired text in pieces of sizes taken from the
+     * input, each up to its last cut place, equals the whole */
+    const char *ft = fix.data ? fix.data : "";
+    for (int k = 0; k < 2; k++) {
+        nlp_tokenizer *tk = k ? bert : g2;
+        nlp_tok_state *st = k ? sb : sg;
+        assert(nlp_tokenizer_cuttable(tk));
+        nlp_ids whole = {0}, cut = {0};
+        assert(nlp_tokenizer_encode_ids(tk, st, ft, fix.len, 0, &whole) == 0);
+        size_t start = 0, end = 0, step = 0;
+        while (start < fix.len) {
+            end += 1 + (n ? d[step++ % n] % 32 : 7);
+            if (end >= fix.len) end = fix.len;
+            size_t c = end < fix.len ? nlp_tokenizer_cut(ft + start, end - start) : end - start;
+            if (c == 0) continue;
+            assert(nlp_tokenizer_encode_ids(tk, st, ft + start, c, 0, &cut) == 0);
+            start += c;
+        }
+        assert(whole.n == cut.n && (whole.n == 0 || memcmp(whole.v, cut.v, whole.n * 4) == 0));
+        nlp_ids_free(&whole);
+        nlp_ids_free(&cut);
+    }
     a.n = 0;
     nlp_encoding e = {0};
     rc = nlp_tokenizer_encode(bert, sb, fix.data ? fix.data : "", fix.len, (const char *)d, n / 2, NULL, &e);

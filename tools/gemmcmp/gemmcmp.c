@@ -26,6 +26,7 @@
 #include <blis.h>
 #include <cblas.h>
 #include <dnnl.h>
+#include <errno.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,9 +151,24 @@ static void run(int lib, const struct shape *s, const float *A, const float *B, 
     }
 }
 
+/* A positional integer in [lo, hi], or exit 2 (a bare conversion took
+ * "abc" for 0). */
+static int int_arg(const char *what, const char *s, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < lo || v > hi) {
+        fprintf(stderr, "gemmcmp: %s '%s' is not an integer from %ld to %ld\n", what, s, lo, hi);
+        exit(2);
+    }
+    return (int)v;
+}
+
 int main(int argc, char **argv)
 {
-    int threads = argc > 1 ? atoi(argv[1]) : 2, reps = argc > 2 ? atoi(argv[2]) : 5;
+    int threads = argc > 1 ? int_arg("THREADS", argv[1], 1, 4096) : 2;
+    int reps = argc > 2 ? int_arg("REPS", argv[2], 1, 1000000) : 5;
     omp_set_num_threads(threads);
     nlp_gemm_init();
     bli_thread_set_num_threads(threads);
