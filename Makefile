@@ -115,7 +115,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 	$(say) LD $@
 	$(Q)$(CC) $(OPENMP) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
-# The test command of README.md. tests/run prints the final `N passed, N failed`.
+# The test command of README.md. tests/run prints the final `N passed, N failed, N skipped`.
 test: $(DEPS_OK)
 	@$(MAKE) --no-print-directory all
 	@NLPIPE_BIN=$(abspath $(BINDIR)) NLPIPE_TOOLS=$(abspath $(TOOLDIR)) \

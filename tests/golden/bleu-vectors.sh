@@ -9,8 +9,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 SHARED="${SHARED:-$here/../../../shared}"
 BIN="${NLPIPE_BIN:-$here/../../bin}"
 if [ ! -x "$SHARED/vectors/bleu-compare.sh" ]; then
-  echo "bleu-vectors: skipped, no shared vectors at '$SHARED'"
-  echo "0 passed, 0 failed"
+  echo "# skipped: no shared vectors at '$SHARED'"
+  echo "0 passed, 0 failed, 1 skipped"
   exit 0
 fi
 scores="$(METRICS=all "$SHARED/vectors/bleu-compare.sh" "$BIN/bleu {refs} -i {hyp} {args} -b -w 30" 2>&1)"
@@ -27,7 +27,7 @@ if [ -n "$py" ]; then
   ff=$(printf '%s\n' "$formats" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' | tail -1)
   echo "format: ${fp:-0} passed, ${ff:-1} failed"
 else
-  echo "format: skipped, python3 not found (it renders sacreBLEU's expected JSON)"
+  echo "# skipped format: python3 not found (it renders sacreBLEU's expected JSON)"
 fi
 echo "$(( ${sp:-0} + ${fp:-0} )) passed, $(( ${sf:-1} + ${ff:-0} )) failed"
 [ "${sf:-1}" -eq 0 ] && [ "${ff:-0}" -eq 0 ]

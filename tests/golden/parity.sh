@@ -13,8 +13,8 @@ TOOLS="${NLPIPE_TOOLS:-$top/tools}"
 PY=/usr/bin/python3
 fx="$SHARED/parity/fixtures"
 if [ ! -d "$fx" ]; then
-  echo "# parity: skipped, no fixtures at '$fx'"
-  echo "0 passed, 0 failed"
+  echo "# skipped: no fixtures at '$fx'"
+  echo "0 passed, 0 failed, 1 skipped"
   exit 0
 fi
 tmp="$(mktemp -d "${NLPIPE_TMP:-/tmp}/parity.XXXXXX")"

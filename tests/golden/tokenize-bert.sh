@@ -16,8 +16,8 @@ BIN="${NLPIPE_BIN:-bin}"
 V="$SHARED/vectors/tokenize"
 VOCAB="$V/bert-base-uncased-vocab.txt"
 if [ ! -f "$V/bert-uncased.jsonl" ]; then
-  echo "skipped: $V/bert-uncased.jsonl not found"
-  echo "0 passed, 0 failed"
+  echo "# skipped: $V/bert-uncased.jsonl not found"
+  echo "0 passed, 0 failed, 1 skipped"
   exit 0
 fi
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/golden-bert.XXXXXX")"

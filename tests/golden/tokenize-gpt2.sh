@@ -14,8 +14,8 @@ SHARED="${SHARED:-../shared}"
 BIN="${NLPIPE_BIN:-bin}"
 V="$SHARED/vectors/tokenize"
 if [ ! -f "$V/gpt2.jsonl" ]; then
-  echo "skipped: $V/gpt2.jsonl not found"
-  echo "0 passed, 0 failed"
+  echo "# skipped: $V/gpt2.jsonl not found"
+  echo "0 passed, 0 failed, 1 skipped"
   exit 0
 fi
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/golden-gpt2.XXXXXX")"

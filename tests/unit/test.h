@@ -2,9 +2,11 @@
  * test.h — the unit-test harness: one program per tests/unit/test_<name>.c.
  *
  * Each check prints "not ok" lines with file:line on failure (and "ok" lines
- * with -v); the program ends with the summary line
- *   # <name>: N passed, N failed
- * that tests/run adds up, and exits 1 if anything failed.
+ * with -v); a test that cannot run prints "# skipped <test>: <reason>" and
+ * counts one skip (test_skip); the program ends with the summary line
+ *   # <name>: N passed, N failed[, N skipped]
+ * that tests/run adds up (listing each reason once), and exits 1 if
+ * anything failed.
  *
  * Environment for tests: SHARED (path of ../shared; tests that need it call
  * test_shared() and are skipped when it is absent), NLPIPE_TMP (scratch dir).
@@ -41,9 +43,19 @@ static const char *t_name = "unit", *t_current = "";
     } while (0)
 
 #define TEST_END()                                                             \
-    (printf("# %s: %d passed, %d failed%s\n", t_name, t_pass, t_fail,          \
-            t_skip ? " (some skipped)" : ""),                                  \
+    (t_skip ? printf("# %s: %d passed, %d failed, %d skipped\n", t_name,       \
+                     t_pass, t_fail, t_skip)                                   \
+            : printf("# %s: %d passed, %d failed\n", t_name, t_pass, t_fail),  \
      fflush(stdout), t_fail ? 1 : 0)
+
+/* Counts one skip of the current test and says why (once per call). */
+#define test_skip(...)                                                         \
+    do {                                                                       \
+        t_skip++;                                                              \
+        printf("# skipped %s: ", t_current);                                   \
+        printf(__VA_ARGS__);                                                   \
+        printf("\n");                                                          \
+    } while (0)
 
 static inline int t_report(int ok, const char *file, int line, const char *what)
 {
@@ -110,8 +122,7 @@ static inline const char *test_shared(void)
     const char *s = getenv("SHARED");
     if (!s || !*s) s = "../shared";
     if (access(s, R_OK) != 0) {
-        t_skip++;
-        printf("# skipped %s: shared data not found at '%s'\n", t_current, s);
+        test_skip("shared data not found at '%s'", s);
         return NULL;
     }
     return s;

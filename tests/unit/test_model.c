@@ -772,7 +772,7 @@ static void test_determinism(void)
 static void test_bf16_training(void)
 {
     if (!nlp_cpu_has_avx512bf16()) {
-        printf("# skipped bf16 training: no AVX-512 BF16 on this CPU\n");
+        test_skip("no AVX-512 BF16 on this CPU");
         return;
     }
     double final[2] = {0, 0}, first = 0;
