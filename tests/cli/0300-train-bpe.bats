@@ -3,26 +3,26 @@
 
 load helper
 
-corpus() { echo "$SHARED/vectors/tokenize/train/$1.corpus.txt"; }
+# the reference corpora and HF's results on them (../shared, else tests/data/golden)
+train() { ref_path vectors/tokenize/train; }
+corpus() { echo "$(train)/$1.corpus.txt"; }
 
 # merges of a tokenizer.json, one "a b" per line
 merges() { python3 -c 'import json,sys; [print(" ".join(m)) for m in json.load(open(sys.argv[1]))["model"]["merges"]]' "$1"; }
 vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["vocab"]; [print(k+"\t"+str(i)) for k,i in sorted(v.items(), key=lambda x: x[1])]' "$1"; }
 
 @test "train-bpe: HF's merges and vocabulary on the reference corpora (plain and --byte-level --no-byte-alphabet)" {
-  need_shared
   for c in hug ties overlap; do
     train-bpe --min-frequency 0 -q "$(corpus $c)" -o "$BATS_TEST_TMPDIR/$c.json"
-    [ "$(merges "$BATS_TEST_TMPDIR/$c.json")" = "$(cat "$SHARED/vectors/tokenize/train/$c.bpe.merges.txt")" ]
-    [ "$(vocab "$BATS_TEST_TMPDIR/$c.json")" = "$(cat "$SHARED/vectors/tokenize/train/$c.bpe.vocab.tsv")" ]
+    [ "$(merges "$BATS_TEST_TMPDIR/$c.json")" = "$(cat "$(train)/$c.bpe.merges.txt")" ]
+    [ "$(vocab "$BATS_TEST_TMPDIR/$c.json")" = "$(cat "$(train)/$c.bpe.vocab.tsv")" ]
     train-bpe --byte-level --no-byte-alphabet --min-frequency 0 -q "$(corpus $c)" -o "$BATS_TEST_TMPDIR/$c.b.json"
-    [ "$(merges "$BATS_TEST_TMPDIR/$c.b.json")" = "$(cat "$SHARED/vectors/tokenize/train/$c.bytebpe.merges.txt")" ]
-    [ "$(vocab "$BATS_TEST_TMPDIR/$c.b.json")" = "$(cat "$SHARED/vectors/tokenize/train/$c.bytebpe.vocab.tsv")" ]
+    [ "$(merges "$BATS_TEST_TMPDIR/$c.b.json")" = "$(cat "$(train)/$c.bytebpe.merges.txt")" ]
+    [ "$(vocab "$BATS_TEST_TMPDIR/$c.b.json")" = "$(cat "$(train)/$c.bytebpe.vocab.tsv")" ]
   done
 }
 
 @test "train-bpe --vocab-size and --min-frequency (default 2) bound the merges" {
-  need_shared
   train-bpe --vocab-size 10 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/a.json"
   [ "$(merges "$BATS_TEST_TMPDIR/a.json")" = $'u g\nu n\nh ug' ]
   run_split train-bpe --min-frequency 6 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/b.json"
@@ -34,7 +34,6 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
 }
 
 @test "train-bpe --vocab-size smaller than the alphabet is a usage error" {
-  need_shared
   run_split train-bpe --vocab-size 5 "$(corpus hug)"
   [ "$status" -eq 2 ]
   [[ "$stderr" == *"vocabulary size 5 is smaller than the 0 special tokens plus the 7 characters"* ]]
@@ -46,7 +45,6 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
 }
 
 @test "train-bpe --special-tokens take the first ids and are cut out of the text" {
-  need_shared
   { cat "$(corpus hug)"; echo 'hug<|endoftext|>pug'; } >"$BATS_TEST_TMPDIR/in.txt"
   train-bpe -q --special-tokens '<|endoftext|>, [X]' --min-frequency 0 "$BATS_TEST_TMPDIR/in.txt" -o "$BATS_TEST_TMPDIR/s.json"
   [ "$(vocab "$BATS_TEST_TMPDIR/s.json" | head -3)" = $'<|endoftext|>\t0\n[X]\t1\nb\t2' ]
@@ -57,7 +55,6 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
 }
 
 @test "train-bpe --unk-token: classic BPE maps unseen characters to it" {
-  need_shared
   train-bpe -q --unk-token '[UNK]' --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/u.json"
   [ "$(vocab "$BATS_TEST_TMPDIR/u.json" | head -1)" = $'[UNK]\t0' ]
   run tokenize -m "$BATS_TEST_TMPDIR/u.json" --output-format piece <<<"thug"
@@ -67,17 +64,15 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
 }
 
 @test "train-bpe --limit-alphabet keeps the most frequent characters" {
-  need_shared
   train-bpe -q --limit-alphabet 4 --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/l.json"
   # u 36, g 20, p 17, n 16 (h 15, b 4 and s 5 are dropped)
   [ "$(vocab "$BATS_TEST_TMPDIR/l.json" | head -4 | cut -f1 | tr '\n' ' ')" = "g n p u " ]
 }
 
 @test "train-bpe --byte-level: 256-byte alphabet by default (--byte-alphabet), any byte encodable" {
-  need_shared
   train-bpe -q --byte-level --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/b.json"
   [ "$(vocab "$BATS_TEST_TMPDIR/b.json" | wc -l)" -eq 263 ]
-  [ "$(merges "$BATS_TEST_TMPDIR/b.json")" = "$(cat "$SHARED/vectors/tokenize/train/hug.bytebpe.merges.txt")" ]
+  [ "$(merges "$BATS_TEST_TMPDIR/b.json")" = "$(cat "$(train)/hug.bytebpe.merges.txt")" ]
   train-bpe -q --byte-level --byte-alphabet --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/b2.json"
   cmp "$BATS_TEST_TMPDIR/b.json" "$BATS_TEST_TMPDIR/b2.json"
   printf 'héllo wörld \xf0\x9f\xa4\x97\n' >"$BATS_TEST_TMPDIR/x.txt"
@@ -85,7 +80,6 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
 }
 
 @test "train-bpe --end-of-word-suffix and --continuing-subword-prefix" {
-  need_shared
   train-bpe -q --end-of-word-suffix '</w>' --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/e.json"
   [ "$(merges "$BATS_TEST_TMPDIR/e.json" | head -1)" = "p u" ]
   grep -q '"type": "BPEDecoder"' "$BATS_TEST_TMPDIR/e.json"
@@ -99,7 +93,6 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
 }
 
 @test "train-bpe --format gpt2, hf, codes, json: each reads back to the same tokenization" {
-  need_shared
   d="$BATS_TEST_TMPDIR"
   train-bpe -q --byte-level --min-frequency 0 "$(corpus overlap)" -o "$d/o.json"
   train-bpe -q --byte-level --min-frequency 0 --format gpt2 "$(corpus overlap)" -o "$d/gpt2"
@@ -118,7 +111,6 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
 }
 
 @test "train-bpe --format misuse: gpt2 needs --byte-level and a directory; codes no --byte-level" {
-  need_shared
   run_split train-bpe --format gpt2 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/g"
   [ "$status" -eq 2 ]
   [[ "$stderr" == *"--format gpt2 holds byte-level BPE"* ]]
@@ -132,7 +124,6 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
 }
 
 @test "train-bpe -i, several FILE arguments, standard input, --max-sentences" {
-  need_shared
   train-bpe -q --min-frequency 0 -i "$(corpus hug)" "$(corpus ties)" -o "$BATS_TEST_TMPDIR/two.json"
   cat "$(corpus hug)" "$(corpus ties)" | train-bpe -q --min-frequency 0 -o "$BATS_TEST_TMPDIR/stdin.json"
   cmp "$BATS_TEST_TMPDIR/two.json" "$BATS_TEST_TMPDIR/stdin.json"
@@ -153,7 +144,6 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
 }
 
 @test "train-bpe --progress reports on stderr; --no-progress and the default off a terminal are silent" {
-  need_shared
   run_split train-bpe --progress --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/p.json"
   [ "$status" -eq 0 ]
   [[ "$stderr" == *"counting words: 36 lines"* ]]

@@ -6,10 +6,10 @@ load helper
 
 T="$NLPIPE_TOP/tests/data/tok/hug-template.json"   # classic BPE, </w>, [CLS] $A [SEP] $B [SEP]
 
-gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
+# GPT-2: the full vocabulary in ../shared, else the compact copy in tests/data/golden
+gpt2() { ref_path vectors/tokenize/gpt2; }
 
 @test "tokenize -m gpt2 dir: ids of the reference rows, one line per line" {
-  need_shared
   run_split tokenize -m "$(gpt2)" <<<$'Hello world\nHello, world!\n\nhello'
   [ "$status" -eq 0 ]
   [ "$output" = $'15496 995\n15496 11 995 0\n\n31373' ]
@@ -17,7 +17,6 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize -m accepts encoder.json, vocab.bpe, a tokenizer.json and HF vocab.json + merges.txt" {
-  need_shared
   run tokenize -m "$(gpt2)/encoder.json" <<<"Hello world"
   [ "$output" = "15496 995" ]
   run tokenize -m "$(gpt2)/vocab.bpe" <<<"Hello world"
@@ -31,7 +30,6 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize --output-format piece prints the vocabulary's spelling" {
-  need_shared
   run tokenize -m "$(gpt2)" --output-format piece <<<"Hello world"
   [ "$output" = "Hello Ġworld" ]
   run tokenize -m "$T" --output-format piece <<<"hug bug"
@@ -47,7 +45,6 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize --output-format bin writes the documented header and one EOT between documents" {
-  need_shared
   tokenize -m "$(gpt2)" --output-format bin -o "$BATS_TEST_TMPDIR/t.bin" <<<$'Hello world\nhello'
   run od -A n -t x1 -v "$BATS_TEST_TMPDIR/t.bin"
   [ "$(echo $output)" = "4e 4c 54 4b 01 00 00 00 02 00 00 00 51 c4 00 00 50 c4 00 00 00 00 00 00 00 00 00 00 00 00 00 00 88 3c e3 03 50 c4 8d 7a" ]
@@ -79,7 +76,6 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize --special-tokens keep matches <|endoftext|>, split tokenizes its text" {
-  need_shared
   run tokenize -m "$(gpt2)" <<<"a<|endoftext|>b"
   [ "$output" = "64 50256 65" ]
   run tokenize -m "$(gpt2)" --special-tokens keep <<<"a<|endoftext|>b"
@@ -232,7 +228,6 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize -z: NUL-separated records may hold newlines" {
-  need_shared
   run bash -c "printf 'a\nb\0c' | tokenize -m '$(gpt2)' -z | tr '\0' '|'"
   [ "$output" = "64 198 65|66|" ]
 }
@@ -251,7 +246,6 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize: invalid UTF-8 is replaced, counted and warned about once; --strict refuses it" {
-  need_shared
   run_split tokenize -m "$(gpt2)" < <(printf 'caf\xe9\nok\n\xff\xfe\n')
   [ "$status" -eq 0 ]
   [ "$output" = $'66 1878 4210\n482\n6353' ]
@@ -265,7 +259,6 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize: an empty input gives an empty output" {
-  need_shared
   run_split tokenize -m "$(gpt2)" </dev/null
   [ "$status" -eq 0 ]
   [ -z "$output" ]

@@ -6,10 +6,10 @@ load helper
 
 T="$NLPIPE_TOP/tests/data/tok/hug-template.json"
 
-gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
+# GPT-2: the full vocabulary in ../shared, else the compact copy in tests/data/golden
+gpt2() { ref_path vectors/tokenize/gpt2; }
 
 @test "tokenize -d turns ids back into the exact bytes (byte-level)" {
-  need_shared
   printf 'Hello, world!\n  two  spaces \t\n\ncaf\xc3\xa9 \xf0\x9f\xa4\x97\n' >"$BATS_TEST_TMPDIR/in.txt"
   tokenize -m "$(gpt2)" "$BATS_TEST_TMPDIR/in.txt" | tokenize -m "$(gpt2)" -d >"$BATS_TEST_TMPDIR/back.txt"
   cmp "$BATS_TEST_TMPDIR/in.txt" "$BATS_TEST_TMPDIR/back.txt"
@@ -18,7 +18,6 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize -d --input-format piece reads tokens" {
-  need_shared
   run tokenize -m "$(gpt2)" -d --input-format piece <<<"Hello Ġworld !"
   [ "$output" = "Hello world!" ]
   run_split tokenize -m "$(gpt2)" -d --input-format piece <<<"Hello nosuchtoken_xyz"
@@ -27,7 +26,6 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize -d --input-format id refuses ids out of range and non-numbers (exit 1)" {
-  need_shared
   run_split tokenize -m "$(gpt2)" -d --input-format id <<<$'15496\n15496 50257'
   [ "$status" -eq 1 ]
   [ "$output" = "Hello" ]
@@ -47,7 +45,6 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize bin round trip: --input-format auto and bin, from a pipe" {
-  need_shared
   printf 'first document\n\nthird <|endoftext|> one\n' >"$BATS_TEST_TMPDIR/in.txt"
   tokenize -m "$(gpt2)" --output-format bin "$BATS_TEST_TMPDIR/in.txt" | tokenize -m "$(gpt2)" -d >"$BATS_TEST_TMPDIR/auto.txt"
   [ "$(cat "$BATS_TEST_TMPDIR/auto.txt")" = $'first document\n\nthird \n one' ]
@@ -68,7 +65,6 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize -d reads llm.c token shards (header of 256 int32, uint16 tokens, EOT before each document)" {
-  need_shared
   python3 - "$BATS_TEST_TMPDIR/shard.bin" <<'EOF'
 import struct, sys
 toks = [50256, 15496, 995, 50256, 31373]
@@ -85,7 +81,6 @@ EOF
 }
 
 @test "tokenize -d: token streams that do not fit the tokenizer are format errors (exit 3)" {
-  need_shared
   tokenize -m "$T" --output-format bin --no-special-tokens --eot '[SEP]' -o "$BATS_TEST_TMPDIR/small.bin" <<<"hug pug hug"
   run_split tokenize -m "$(gpt2)" -d "$BATS_TEST_TMPDIR/small.bin"
   [ "$status" -eq 3 ]
@@ -104,7 +99,6 @@ EOF
 }
 
 @test "tokenize -d -z: NUL-separated records" {
-  need_shared
   run bash -c "printf '64 198 65\0' | tokenize -m '$(gpt2)' -d -z | od -c | head -1"
   [[ "$output" == *"a  \\n   b  \\0"* ]]
 }

@@ -3,15 +3,16 @@
 
 load helper
 
-corpus() { echo "$SHARED/vectors/tokenize/train/$1.corpus.txt"; }
+# the reference corpora and HF's results on them (../shared, else tests/data/golden)
+train() { ref_path vectors/tokenize/train; }
+corpus() { echo "$(train)/$1.corpus.txt"; }
 
 # tokens of a tokenizer.json in id order, one per line
 tokens() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["vocab"]; [print(k) for k,i in sorted(v.items(), key=lambda x: x[1])]' "$1"; }
 # the token set of HF's vocabulary file, sorted
-hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_ALL=C sort; }
+hfset() { cut -f1 "$(train)/$1.wordpiece.vocab.tsv" | LC_ALL=C sort; }
 
 @test "train-wordpiece: the lecture's example, merge by merge (-vv shows the scores)" {
-  need_shared
   run_split train-wordpiece -vv --special-tokens '' --unk-token '[UNK]' --min-frequency 0 --vocab-size 12 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/h.json"
   [ "$status" -eq 0 ]
   [[ "$stderr" == *"merge ##g ##s -> ##gs: 5 / (20 * 5) = 0.05"* ]]
@@ -26,7 +27,6 @@ hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_A
 }
 
 @test "train-wordpiece --score frequency: HF's WordPiece token sets on the reference corpora" {
-  need_shared
   for c in hug ties; do
     train-wordpiece -q --score frequency --special-tokens '' --min-frequency 0 "$(corpus $c)" -o "$BATS_TEST_TMPDIR/$c.json"
     [ "$(tokens "$BATS_TEST_TMPDIR/$c.json" | LC_ALL=C sort)" = "$(hfset $c)" ]
@@ -39,7 +39,6 @@ hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_A
 }
 
 @test "train-wordpiece --vocab-size and --min-frequency (default 2)" {
-  need_shared
   run_split train-wordpiece --special-tokens '' "$(corpus hug)" -o "$BATS_TEST_TMPDIR/a.json"
   [ "$status" -eq 0 ]
   [[ "$stderr" == *"vocabulary of "*" tokens, not 30000: no pair left that reaches --min-frequency"* ]]
@@ -53,7 +52,6 @@ hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_A
 }
 
 @test "train-wordpiece --vocab-size smaller than the alphabet is a usage error" {
-  need_shared
   run_split train-wordpiece --vocab-size 10 "$(corpus hug)"
   [ "$status" -eq 2 ]
   [[ "$stderr" == *"vocabulary size 10 is smaller than the 5 special tokens plus the 7 characters of the initial alphabet (12 in all)"* ]]
@@ -66,7 +64,6 @@ hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_A
 }
 
 @test "train-wordpiece --special-tokens: BERT's five by default, first ids, cut out of the text; '' for none" {
-  need_shared
   { cat "$(corpus hug)"; echo 'hug[SEP]pug [MASK]'; } >"$BATS_TEST_TMPDIR/in.txt"
   train-wordpiece -q "$BATS_TEST_TMPDIR/in.txt" -o "$BATS_TEST_TMPDIR/d.json"
   [ "$(tokens "$BATS_TEST_TMPDIR/d.json" | head -6 | tr '\n' ' ')" = "[PAD] [UNK] [CLS] [SEP] [MASK] b " ]
@@ -88,7 +85,6 @@ hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_A
 }
 
 @test "train-wordpiece --unk-token is added to the special tokens and used for unknown words" {
-  need_shared
   train-wordpiece -q --special-tokens '' --unk-token '<unk>' "$(corpus hug)" -o "$BATS_TEST_TMPDIR/u.json"
   [ "$(tokens "$BATS_TEST_TMPDIR/u.json" | head -1)" = "<unk>" ]
   grep -q '"unk_token": "<unk>"' "$BATS_TEST_TMPDIR/u.json"
@@ -99,7 +95,6 @@ hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_A
 }
 
 @test "train-wordpiece --prefix: another continuation mark, in the model and the decoder" {
-  need_shared
   train-wordpiece -q --prefix '@@' --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/p.json"
   tokens "$BATS_TEST_TMPDIR/p.json" | grep -qx '@@gs'
   grep -q '"continuing_subword_prefix": "@@"' "$BATS_TEST_TMPDIR/p.json"
@@ -142,7 +137,6 @@ hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_A
 }
 
 @test "train-wordpiece --limit-alphabet keeps the most frequent characters" {
-  need_shared
   train-wordpiece -q --special-tokens '' --limit-alphabet 4 --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/l.json"
   # u 36, g 20, p 17, n 16 are kept; h, b, s are dropped from the words
   # ("hug" is u ##g, "pun" p ##u ##n)
@@ -171,7 +165,6 @@ hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_A
 }
 
 @test "train-wordpiece -i, several FILE arguments, standard input, --max-sentences" {
-  need_shared
   train-wordpiece -q --min-frequency 0 -i "$(corpus hug)" "$(corpus ties)" -o "$BATS_TEST_TMPDIR/two.json"
   cat "$(corpus hug)" "$(corpus ties)" | train-wordpiece -q --min-frequency 0 -o "$BATS_TEST_TMPDIR/stdin.json"
   cmp "$BATS_TEST_TMPDIR/two.json" "$BATS_TEST_TMPDIR/stdin.json"
@@ -199,7 +192,6 @@ hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_A
 }
 
 @test "train-wordpiece --progress reports on stderr; --no-progress and the default off a terminal are silent" {
-  need_shared
   run_split train-wordpiece --progress --special-tokens '' --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/p.json"
   [ "$status" -eq 0 ]
   [[ "$stderr" == *"counting words: 36 lines"* ]]

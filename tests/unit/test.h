@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 static int t_pass, t_fail, t_skip, t_verbose;
+static int t_compact; /* did the last test_data() answer with the compact copy */
 static const char *t_name = "unit", *t_current = "";
 
 #define TEST_INIT(argc, argv)                                                  \
@@ -126,6 +127,39 @@ static inline const char *test_shared(void)
         return NULL;
     }
     return s;
+}
+
+/* Where the reference file or directory `rel` (a path under shared/, such
+ * as "vectors/tokenize/gpt2") is: $SHARED when it holds it (the full sets),
+ * else "tests/data/golden", the compact copy carried in the repository (same
+ * layout; units run from the top of the tree), else NULL and a skip is
+ * counted. t_compact says which. */
+static inline const char *test_root(const char *rel)
+{
+    static char path[1024];
+    const char *s = getenv("SHARED");
+    if (!s || !*s) s = "../shared";
+    t_compact = 0;
+    snprintf(path, sizeof path, "%s/%s", s, rel);
+    if (access(path, R_OK) == 0) return s;
+    t_compact = 1;
+    snprintf(path, sizeof path, "tests/data/golden/%s", rel);
+    if (access(path, R_OK) == 0) return "tests/data/golden";
+    test_skip("%s not found in '%s' or tests/data/golden", rel, s);
+    return NULL;
+}
+
+/* The path of `rel` under test_root(rel), or NULL (skipped). Valid until the
+ * fourth call after. */
+static inline const char *test_data(const char *rel)
+{
+    static char bufs[4][1024];
+    static int k;
+    const char *root = test_root(rel);
+    if (!root) return NULL;
+    char *b = bufs[k++ & 3];
+    snprintf(b, sizeof bufs[0], "%s/%s", root, rel);
+    return b;
 }
 
 /* A scratch directory made once per program (removed by tests/run). */
