@@ -35,3 +35,24 @@ bench() { BENCH_TMP="$t/tmp" PEERS=0 run_split bash "$t/run" "$@"; }
   [ "$status" -ne 0 ]
   [[ "$output" == *fast* ]]
 }
+
+@test "bench: a benchmark whose ../shared data is absent is skipped with the reason; the rest run" {
+  printf '# bench: needy\n# needs: data/lm/train.txt\nprintf "needy\\t3\\ts\\n"\n' >"$t/needy.sh"
+  rm "$t/bad.sh"
+  SHARED="$t/no-shared" bench
+  [ "$status" -eq 0 ]
+  [[ "$stderr" == *"needy.sh skipped: no $t/no-shared/data/lm/train.txt"* ]]
+  [[ "$output" == *fast*1.5*s* ]]
+  [[ "$output" == *needy*skipped*"no $t/no-shared/data/lm/train.txt"* ]]
+  mkdir -p "$t/shared/data/lm" && : >"$t/shared/data/lm/train.txt"
+  SHARED="$t/shared" bench needy
+  [ "$status" -eq 0 ]
+  [[ "$output" == *needy*3*s* ]]
+}
+
+@test "bench: every script that reads ../shared data names it on a '# needs:' line" {
+  for s in "$NLPIPE_TOP"/tools/bench/*.sh; do
+    grep -q '\$SHARED/data\|\$SHARED/vectors\|CORPUS' "$s" || continue
+    grep -q '^# needs: ' "$s" || { echo "$(basename "$s") reads ../shared data but has no '# needs:' line"; false; }
+  done
+}
