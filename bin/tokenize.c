@@ -31,7 +31,9 @@ static const char usage[] =
     "                            lowercase and strip accents)\n"
     "  -i, --input FILE          read FILE (also: FILE arguments; default standard input)\n"
     "  -o, --output FILE         write FILE (default standard output)\n"
-    "      --output-format FMT   piece, id (default) or bin (binary token stream)\n"
+    "      --output-format FMT   piece, id (default), bin (binary token stream) or\n"
+    "                            subword-nmt (apply-bpe's pieces: '@@' ends a piece that\n"
+    "                            does not end its word, characters without a token kept)\n"
     "  -d, --decode              turn ids, pieces or a token stream back into text\n"
     "      --input-format FMT    what -d reads: auto (default: bin if the input starts\n"
     "                            with a token-stream magic, else id), id, piece or bin\n"
@@ -63,8 +65,8 @@ static const char usage[] =
     "Exit status: 0 ok, 1 bad input data or I/O error, 2 usage error, 3 unreadable tokenizer\n"
     "or token stream.\n";
 
-static const char *const out_fmts[] = {"piece", "id", "bin", NULL};
-enum { OUT_PIECE, OUT_ID, OUT_BIN };
+static const char *const out_fmts[] = {"piece", "id", "bin", "subword-nmt", NULL};
+enum { OUT_PIECE, OUT_ID, OUT_BIN, OUT_SNMT };
 static const char *const in_fmts[] = {"auto", "id", "piece", "bin", NULL};
 enum { IN_AUTO, IN_ID, IN_PIECE, IN_BIN };
 static const char *const special_modes[] = {"keep", "split", NULL};
@@ -119,6 +121,10 @@ static struct cli_opt opts[] = {
 static nlp_tokenizer *tk;
 static nlp_writer *out;
 static char rec_end;
+/* subword-nmt output: a piece ends its word when it ends with the suffix
+ * (classic BPE, </w>), or when the next piece does not start with the
+ * prefix (##); one of them is set */
+static const char *snmt_suffix, *snmt_prefix;
 
 /* invalid UTF-8: total replacements and where the first was */
 static size_t n_repl;
@@ -325,6 +331,52 @@ static void encode_rec(struct batch *b, size_t i, struct worker *w)
     }
 }
 
+/* The spelling of piece id into ob: its token, or the character passed
+ * through (nlp_encode_opts.unk_passthrough; with the end-of-word suffix
+ * when it ends its word, as the vocabulary spells such symbols). */
+static int put_piece(int32_t id, nlp_buf *ob)
+{
+    int32_t cp;
+    int final;
+    if (nlp_tok_passthrough_char(id, &cp, &final))
+        return nlp_utf8_append(ob, cp) || (final && snmt_suffix && nlp_buf_puts(ob, snmt_suffix)) ? NLP_ENOMEM : NLP_OK;
+    size_t tn;
+    const char *t = nlp_tokenizer_id_to_token(tk, id, &tn);
+    return nlp_buf_append(ob, t ? t : "", t ? tn : 0) ? NLP_ENOMEM : NLP_OK;
+}
+
+/* Pieces as subword-nmt's apply-bpe writes them: "Ü@@ b@@ ung". */
+static int format_snmt(const nlp_encoding *e, nlp_buf *ob)
+{
+    size_t sl = snmt_suffix ? strlen(snmt_suffix) : 0, pl = snmt_prefix ? strlen(snmt_prefix) : 0;
+    for (size_t k = 0; k < e->n; k++) {
+        int32_t id = e->ids[k], cp;
+        int final = 1, pass = nlp_tok_passthrough_char(id, &cp, &final), special = !pass && nlp_tokenizer_is_special(tk, id);
+        if (k && nlp_buf_putc(ob, ' ')) return NLP_ENOMEM;
+        size_t at = ob->len;
+        if (put_piece(id, ob)) return NLP_ENOMEM;
+        char *t = ob->data + at;
+        size_t tn = ob->len - at;
+        if (sl && !special) {
+            final = tn >= sl && memcmp(t + tn - sl, snmt_suffix, sl) == 0;
+            if (final) ob->len -= sl;
+        }
+        if (pl && !special) {
+            /* a continuation loses its prefix; a piece whose next piece
+             * continues it does not end its word */
+            if (tn >= pl && memcmp(t, snmt_prefix, pl) == 0 && k > 0) {
+                memmove(t, t + pl, tn - pl);
+                ob->len -= pl;
+            }
+            size_t nn = 0;
+            const char *nt = k + 1 < e->n && e->ids[k + 1] >= 0 ? nlp_tokenizer_id_to_token(tk, e->ids[k + 1], &nn) : NULL;
+            final = !(nt && !nlp_tokenizer_is_special(tk, e->ids[k + 1]) && nn >= pl && memcmp(nt, snmt_prefix, pl) == 0);
+        }
+        if (!final && nlp_buf_puts(ob, "@@")) return NLP_ENOMEM;
+    }
+    return NLP_OK;
+}
+
 /* Formats encoding e as a text line into ob. */
 static int format_rec(const nlp_encoding *e, nlp_buf *ob)
 {
@@ -340,12 +392,11 @@ static int format_rec(const nlp_encoding *e, nlp_buf *ob)
             p = u32toa(p, (uint32_t)e->ids[k]);
         }
         ob->len = (size_t)(p - ob->data);
+    } else if (o.out_fmt == OUT_SNMT) {
+        if (format_snmt(e, ob)) return NLP_ENOMEM;
     } else {
-        for (size_t k = 0; k < e->n; k++) {
-            size_t tn;
-            const char *t = nlp_tokenizer_id_to_token(tk, e->ids[k], &tn);
-            if ((k && nlp_buf_putc(ob, ' ')) || nlp_buf_append(ob, t ? t : "", t ? tn : 0)) return NLP_ENOMEM;
-        }
+        for (size_t k = 0; k < e->n; k++)
+            if ((k && nlp_buf_putc(ob, ' ')) || put_piece(e->ids[k], ob)) return NLP_ENOMEM;
     }
     for (int col = 0; col < 2; col++) {
         const uint8_t *v = col == 0 ? e->type_ids : e->attention;
@@ -619,6 +670,18 @@ int main(int argc, char **argv)
     if (rc) fail_with(rc == NLP_EIO || rc == NLP_EFORMAT ? NLP_EFORMAT : rc);
     if (o.cased && fo.fmt != NLP_TOKF_VOCAB)
         cli_usage_error("--cased is for a bare BERT vocab.txt; '%s' names its own normalizer", o.model);
+    const nlp_tok_spec *spec = nlp_tokenizer_spec(tk);
+    if (spec->model == NLP_MODEL_BPE) {
+        snmt_suffix = spec->bpe.end_of_word_suffix;
+        snmt_prefix = snmt_suffix ? NULL : spec->bpe.continuing_subword_prefix;
+    } else {
+        snmt_prefix = spec->wp.continuing_subword_prefix ? spec->wp.continuing_subword_prefix : NLP_WORDPIECE_PREFIX;
+    }
+    if (snmt_suffix && !*snmt_suffix) snmt_suffix = NULL;
+    if (snmt_prefix && !*snmt_prefix) snmt_prefix = NULL;
+    if (o.out_fmt == OUT_SNMT && !o.decode && !snmt_suffix && !snmt_prefix)
+        cli_usage_error("--output-format subword-nmt needs a tokenizer that marks word ends (an end-of-word suffix such "
+                        "as </w>) or continuations (a prefix such as ##); '%s' marks neither", o.model);
 
     inputs = nlp_calloc((size_t)argc + 2, sizeof *inputs);
     size_t ninputs = 0;
@@ -641,6 +704,9 @@ int main(int argc, char **argv)
         setup_padding_and_truncation();
         eopts.add_special = o.add_special;
         eopts.split_special = o.special == 1;
+        /* subword-nmt's codes name no unknown token: a character no merge
+         * knows is passed through, as apply-bpe does */
+        eopts.unk_passthrough = o.out_fmt == OUT_SNMT || (o.out_fmt == OUT_PIECE && fo.fmt == NLP_TOKF_CODES);
         eopts.trunc = &trunc_opts;
         int nthreads = nlp_threads_set((int)o.threads);
         cli_debug("%d thread%s", nthreads, nthreads == 1 ? "" : "s");

@@ -21,6 +21,9 @@
  *          token), then every character the merges use, plain then with
  *          </w>, by code point, then each merge's result in rank order.
  *          Classic BPE: white-space split, suffix </w>, BPEDecoder.
+ *          A character that no merge uses has no id (<unk> stands for it);
+ *          writers of pieces pass it through as apply-bpe does
+ *          (nlp_encode_opts.unk_passthrough).
  *   VOCAB  BERT's vocab.txt: one token per line, the id is the line number
  *          minus one (trailing white space of a line is not part of the
  *          token, as in HF's reader). Read as BERT's tokenizer: WordPiece

@@ -41,7 +41,7 @@ gpt2() { ref_path vectors/tokenize/gpt2; }
   [ "$output" = "2 17 3" ]
   run_split tokenize -m "$T" --output-format xml <<<"hug"
   [ "$status" -eq 2 ]
-  [[ "$stderr" == *"'xml' is not one of piece, id or bin"* ]]
+  [[ "$stderr" == *"'xml' is not one of piece, id, bin or subword-nmt"* ]]
 }
 
 @test "tokenize --output-format bin writes the documented header and one EOT between documents" {
@@ -277,4 +277,34 @@ gpt2() { ref_path vectors/tokenize/gpt2; }
   run_split tokenize -m "$P" --pair --output-format bin --eot '<eos>' -o "$BATS_TEST_TMPDIR/p.bin" <<<$'a\tb'
   [ "$status" -eq 2 ]
   [[ "$stderr" == *"--eot: '<eos>' is added to every record by the template"* ]]
+}
+
+@test "tokenize -m codes: a character in no merge passes through as subword-nmt's apply-bpe does; --output-format subword-nmt writes its '@@' pieces" {
+  # apply-bpe with these codes: Übung -> Ü b u n g</w> -> Ü b un g</w> -> Ü bun g</w> -> Ü bung</w>,
+  # printed "Ü@@ bung"; a one-character word stays as it is
+  printf '#version: 0.2\nu n\nu g</w>\nh ug</w>\nb un\nbun g</w>\n' >"$BATS_TEST_TMPDIR/codes"
+  run_split tokenize -m "$BATS_TEST_TMPDIR/codes" --output-format piece <<<$'\xc3\x9cbung hug\nbung \xc3\x9c\xc3\x9c x'
+  [ "$status" -eq 0 ]
+  [ "$output" = $'\xc3\x9c bung</w> hug</w>\nbung</w> \xc3\x9c \xc3\x9c</w> x</w>' ]
+  run_split tokenize -m "$BATS_TEST_TMPDIR/codes" --output-format subword-nmt <<<$'\xc3\x9cbung hug\nbung \xc3\x9c\xc3\x9c x'
+  [ "$status" -eq 0 ]
+  [ "$output" = $'\xc3\x9c@@ bung hug\nbung \xc3\x9c@@ \xc3\x9c x' ]
+  # ids have no id for it: the unknown token (0) stands in
+  run tokenize -m "$BATS_TEST_TMPDIR/codes" <<<$'\xc3\x9cbung'
+  [ "$output" = "0 15" ]
+  # a WordPiece vocabulary marks continuations with ##; special tokens are words of their own
+  mkdir "$BATS_TEST_TMPDIR/wp" && printf '[UNK]\n[CLS]\n[SEP]\nhug\n##s\n##g\nb\n' >"$BATS_TEST_TMPDIR/wp/vocab.txt"
+  run tokenize -m "$BATS_TEST_TMPDIR/wp/vocab.txt" --output-format subword-nmt <<<"hugs b hugsg"
+  [ "$output" = "[CLS] hug@@ s b hug@@ s@@ g [SEP]" ]
+  # classic BPE with </w> (the fixture, which has no 'u</w>': HF's pieces say [UNK] there)
+  run tokenize -m "$T" --no-special-tokens --output-format piece <<<"hugs bun pu"
+  [ "$output" = "hugs</w> bun</w> p [UNK]" ]
+  run tokenize -m "$T" --no-special-tokens --output-format subword-nmt <<<"hugs bun pu"
+  [ "$output" = "hugs bun p@@ u" ]
+}
+
+@test "tokenize --output-format subword-nmt: a tokenizer that marks no word ends is a usage error" {
+  run_split tokenize -m "$(gpt2)" --output-format subword-nmt <<<"x"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"subword-nmt needs a tokenizer that marks word ends"* ]]
 }
