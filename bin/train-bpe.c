@@ -136,6 +136,12 @@ int main(int argc, char **argv)
     wc = nlp_wordcount_new();
     if (!wc) cli_fail(NLP_ENOMEM);
     nlp_wordcount_opts wo = train_count_opts(&spec, specials, nspecial, o.strict, o.max_sentences, nthreads);
+    /* classic BPE learns characters as tokens, and a JSON vocabulary
+     * (tokenizer.json, vocab.json) cannot hold one that is NUL: say so as
+     * the line is read, not after the whole count */
+    if (!o.byte_level && (o.format == 0 || o.format == 2))
+        wo.nul_error = "a JSON vocabulary cannot hold it as a token; --byte-level learns bytes (NUL included), "
+                       "or remove NUL bytes from the text (tr -d '\\000')";
     train_count_words(wc, inputs, ninputs, &wo, o.progress, "white space or special tokens");
 
     nlp_bpe_train_opts to = {

@@ -183,11 +183,11 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
   [[ "$stderr" == *"bad.txt' line 2 byte 9: invalid UTF-8"* ]]
 }
 
-@test "train-bpe: a token with a NUL byte is refused at writing, not written as a broken tokenizer.json" {
+@test "train-bpe: a NUL byte is refused as a tokenizer.json token (while reading), not written as a broken file" {
   printf 'a\0b a\0b ab\n' >"$BATS_TEST_TMPDIR/nul.txt"
   run_split train-bpe --min-frequency 1 -o "$BATS_TEST_TMPDIR/nul.json" "$BATS_TEST_TMPDIR/nul.txt"
-  [ "$status" -eq 2 ]
-  [[ "$stderr" == *"holds a NUL byte"* ]]
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"nul.txt' line 1 byte 1: a NUL byte"* ]]
   [ ! -e "$BATS_TEST_TMPDIR/nul.json" ]
   # subword-nmt codes can hold it, and read back
   train-bpe -q --min-frequency 1 --format codes -o "$BATS_TEST_TMPDIR/nul.codes" "$BATS_TEST_TMPDIR/nul.txt"
@@ -213,4 +213,15 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
   [ -p "$BATS_TEST_TMPDIR/fifo" ]
   run tokenize -m "$BATS_TEST_TMPDIR/got.json" --output-format piece <<<"hug"
   [ "$output" = "hug" ]
+}
+
+@test "train-bpe: a NUL byte in classic-BPE data is found while reading: file, line and byte, exit 1, what works" {
+  printf 'hug pug\nhug p\0ug\nbun\n' >"$BATS_TEST_TMPDIR/nul.txt"
+  run_split train-bpe --min-frequency 0 "$BATS_TEST_TMPDIR/nul.txt" -o "$BATS_TEST_TMPDIR/n.json"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == "train-bpe: '$BATS_TEST_TMPDIR/nul.txt' line 2 byte 13: a NUL byte: "*"--byte-level"*"tr -d"* ]]
+  [ ! -e "$BATS_TEST_TMPDIR/n.json" ]
+  # byte-level BPE learns it as a byte; subword-nmt codes are text that holds it
+  run_split train-bpe -q --byte-level --min-frequency 0 "$BATS_TEST_TMPDIR/nul.txt" -o "$BATS_TEST_TMPDIR/b.json"
+  [ "$status" -eq 0 ]
 }
