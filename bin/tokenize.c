@@ -36,7 +36,8 @@ static const char usage[] =
     "                            does not end its word, characters without a token kept)\n"
     "  -d, --decode              turn ids, pieces or a token stream back into text\n"
     "      --input-format FMT    what -d reads: auto (default: bin if the input starts\n"
-    "                            with a token-stream magic, else id), id, piece or bin\n"
+    "                            with a token-stream magic, id if its first line is all\n"
+    "                            numbers, else piece), id, piece or bin\n"
     "      --special-tokens MODE keep (default): special tokens in the text are matched\n"
     "                            as such; split: their text is tokenized as ordinary text\n"
     "      --add-special-tokens  add the tokenizer's template tokens ([CLS], [SEP]...) (default)\n"
@@ -536,8 +537,8 @@ static void decode_line(const char *name, uint64_t lineno, const char *s, size_t
                 else v = v * 10 + (uint64_t)(s[k] - '0');
             }
             if (!ok || v > INT32_MAX)
-                cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: '%.*s' is not a token id", name, (unsigned long long)lineno,
-                        (int)(j - i), s + i);
+                cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: '%.*s' is not a token id%s", name, (unsigned long long)lineno,
+                        (int)(j - i), s + i, ok ? "" : " (pieces are read with --input-format piece)");
             id = (int32_t)v;
         }
         if (nlp_ids_push(ids, id)) fail_with(NLP_ENOMEM);
@@ -549,6 +550,32 @@ static void decode_line(const char *name, uint64_t lineno, const char *s, size_t
     if (rc || nlp_buf_putc(text, rec_end) || nlp_writer_write(out, text->data, text->len)) fail_with(rc ? rc : NLP_EIO);
 }
 
+/* --input-format auto on text: ids when every field of the first record
+ * that has any (within the first 64 KiB) is a (signed) decimal number, else
+ * pieces.
+ * (A line of numbers is read as ids: a piece that is all digits needs
+ * --input-format piece.) */
+static int sniff_text(const char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        const char *e = memchr(p + i, rec_end, n - i);
+        size_t end = e ? (size_t)(e - p) : n;
+        int fields = 0, digits_only = 1;
+        for (size_t k = i; k < end; k++) {
+            char c = p[k];
+            if (c == ' ' || c == '\t' || c == '\r') continue;
+            int starts = k == i || p[k - 1] == ' ' || p[k - 1] == '\t' || p[k - 1] == '\r';
+            fields += starts;
+            /* a sign counts as a number's: "-3" is a bad id, not a piece */
+            if ((c < '0' || c > '9') && !(starts && (c == '-' || c == '+'))) digits_only = 0;
+        }
+        if (fields) return digits_only ? IN_ID : IN_PIECE;
+        i = end + 1;
+    }
+    return IN_ID;
+}
+
 static void decode_stream(nlp_reader *r)
 {
     const char *name = nlp_reader_name(r);
@@ -558,7 +585,9 @@ static void decode_stream(nlp_reader *r)
         size_t have;
         int rc = nlp_reader_peek(r, 4, &p, &have);
         if (rc) fail_with(rc);
-        fmt = have == 4 && nlp_tokbin_sniff((const unsigned char *)p) ? IN_BIN : IN_ID;
+        if (have == 4 && nlp_tokbin_sniff((const unsigned char *)p)) fmt = IN_BIN;
+        else if ((rc = nlp_reader_peek(r, (size_t)1 << 16, &p, &have))) fail_with(rc);
+        else fmt = sniff_text(p, have);
     }
     nlp_ids ids = {0};
     nlp_buf text = {0};

@@ -134,3 +134,15 @@ EOF
   [ "$status" -eq 2 ]
   [[ "$stderr" == *"tokenize: no tokenizer: give one with -m"* ]]
 }
+
+@test "tokenize -d: pieces are recognised as ids and token streams are; an id input with a piece names --input-format piece" {
+  run_split bash -c 'echo "hello world" | tokenize -m "$1" --output-format piece | tokenize -m "$1" -d' _ "$(gpt2)"
+  [ "$status" -eq 0 ]
+  [ "$output" = "hello world" ]
+  run_split tokenize -m "$T" -d <<<$'\nhug</w> bun</w>'
+  [ "$status" -eq 0 ]
+  [ "$output" = $'\nhug bun' ]
+  run_split tokenize -m "$(gpt2)" -d --input-format id <<<"15496 hello"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"line 1: 'hello' is not a token id (pieces are read with --input-format piece)"* ]]
+}
