@@ -45,7 +45,10 @@
  * pair when the vocabulary file is beside it, else subword-nmt codes.
  *
  * Errors name the file and line (or JSON path) and what was expected:
- * NLP_EFORMAT, NLP_EIO (cannot open), NLP_ENOMEM.
+ * NLP_EFORMAT, NLP_EIO (cannot open), NLP_ENOMEM. A file read as vocab.txt
+ * or codes by elimination that is neither says which formats were tried; a
+ * token stream (tokbin.h's magics) or a safetensors file is named as such.
+ * (Layering: tokbin.h is in this layer.)
  *
  * Not here: the JSON schema itself (tokjson.h).
  */
