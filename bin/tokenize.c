@@ -127,6 +127,10 @@ static char rec_end;
  * prefix (##); one of them is set */
 static const char *snmt_suffix, *snmt_prefix;
 
+/* did the last record read end without its terminator (a final line
+ * without newline): token streams record it, text output does not */
+static int last_unterminated;
+
 /* invalid UTF-8: total replacements and where the first was */
 static size_t n_repl;
 static char *first_repl;
@@ -229,11 +233,12 @@ static int next_record(nlp_reader *r, nlp_buf *acc, const char **p, size_t *n, u
         *n = len;
         *no = nlp_reader_lineno(r);
         *off = nlp_reader_line_offset(r);
+        last_unterminated = !nlp_reader_had_newline(r);
         return 1;
     }
     nlp_buf_reset(acc);
     *off = nlp_reader_offset(r);
-    int got_any = 0;
+    int got_any = 0, ended = 0;
     for (;;) {
         const char *q;
         size_t have, got;
@@ -249,9 +254,13 @@ static int next_record(nlp_reader *r, nlp_buf *acc, const char **p, size_t *n, u
             if ((rc = nlp_reader_read(r, sink, skip < sizeof sink ? skip : sizeof sink, &got))) fail_with(rc);
             if (!got) break;
         }
-        if (z) break;
+        if (z) {
+            ended = 1;
+            break;
+        }
     }
     if (!got_any) return 0;
+    last_unterminated = !ended;
     if (nlp_buf_reserve(acc, 0)) fail_with(NLP_ENOMEM);
     *p = acc->data;
     *n = acc->len;
@@ -609,7 +618,8 @@ static void decode_stream(nlp_reader *r)
             rc = nlp_tokenizer_decode(tk, ids.v, ids.n, !o.add_special, &text, NULL);
             if (rc == NLP_EDATA)
                 cli_die(NLP_EXIT_FORMAT, "'%s' document %llu: %s", name, (unsigned long long)doc, nlp_errmsg());
-            if (rc || nlp_buf_putc(&text, rec_end)) fail_with(rc ? rc : NLP_ENOMEM);
+            /* the text's last line had no terminator: none is added */
+            if (rc || (!nlp_tokbin_reader_unterminated(br) && nlp_buf_putc(&text, rec_end))) fail_with(rc ? rc : NLP_ENOMEM);
             if ((rc = nlp_writer_write(out, text.data, text.len))) fail_with(rc);
         }
         if (rc < 0) fail_with(rc);
@@ -757,6 +767,7 @@ int main(int argc, char **argv)
             nlp_reader_close(r);
         }
         if (b.n) run_batch(&b, ws, nthreads, bw);
+        if (bw && (rc = nlp_tokbin_write_end(bw, last_unterminated))) fail_with(rc);
         nlp_tokbin_writer_free(bw);
         if (n_repl)
             cli_info("warning: replaced %zu invalid UTF-8 sequence%s with U+FFFD (the first at %s); --strict makes "

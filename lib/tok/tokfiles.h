@@ -48,7 +48,6 @@
  * NLP_EFORMAT, NLP_EIO (cannot open), NLP_ENOMEM. A file read as vocab.txt
  * or codes by elimination that is neither says which formats were tried; a
  * token stream (tokbin.h's magics) or a safetensors file is named as such.
- * (Layering: tokbin.h is in this layer.)
  *
  * Not here: the JSON schema itself (tokjson.h).
  */

@@ -146,3 +146,20 @@ EOF
   [ "$status" -eq 1 ]
   [[ "$stderr" == *"line 1: 'hello' is not a token id (pieces are read with --input-format piece)"* ]]
 }
+
+@test "tokenize: a last line without newline survives a token stream byte for byte; text output ends every line (the line-mode rule)" {
+  printf 'first line\nno newline' >"$BATS_TEST_TMPDIR/in.txt"
+  tokenize -m "$(gpt2)" --output-format bin -o "$BATS_TEST_TMPDIR/s.bin" "$BATS_TEST_TMPDIR/in.txt"
+  tokenize -m "$(gpt2)" -d "$BATS_TEST_TMPDIR/s.bin" >"$BATS_TEST_TMPDIR/back.txt"
+  cmp "$BATS_TEST_TMPDIR/in.txt" "$BATS_TEST_TMPDIR/back.txt"
+  [ "$(tail -c 2 "$BATS_TEST_TMPDIR/s.bin" | od -An -tx1 | tr -d ' ')" = ffff ]
+  # through pipes, and with NUL-terminated records
+  run bash -c 'printf "no newline" | tokenize -m "$1" --output-format bin | tokenize -m "$1" -d | od -An -c' _ "$(gpt2)"
+  [ "$output" = "$(printf 'no newline' | od -An -c)" ]
+  run bash -c 'printf "a\0b" | tokenize -z -m "$1" --output-format bin | tokenize -z -m "$1" -d | od -An -c' _ "$(gpt2)"
+  [ "$output" = "$(printf 'a\0b' | od -An -c)" ]
+  # a terminated text has no marker; text formats end every line (man page: line mode)
+  printf 'x\n' | tokenize -m "$(gpt2)" --output-format bin | tokenize -m "$(gpt2)" -d | cmp - <(printf 'x\n')
+  [ "$(printf 'no newline' | tokenize -m "$(gpt2)" | tokenize -m "$(gpt2)" -d | od -An -c | tr -s ' ')" = " n o n e w l i n e \n" ]
+  sed -e 's/\\f[BIRP]//g' -e 's/\\-/-/g' "$NLPIPE_TOP/man/man1/tokenize.1" | grep -q '^Line mode: '
+}
