@@ -31,6 +31,8 @@ static const char usage[] =
     "                            lowercase and strip accents)\n"
     "  -i, --input FILE          read FILE (also: FILE arguments; default standard input)\n"
     "  -o, --output FILE         write FILE (default standard output)\n"
+    "      --in-place            when -o's directory is read-only but the file is\n"
+    "                            writable, write the file in place (not atomically)\n"
     "      --output-format FMT   piece, id (default), bin (binary token stream) or\n"
     "                            subword-nmt (apply-bpe's pieces: '@@' ends a piece that\n"
     "                            does not end its word, characters without a token kept)\n"
@@ -77,7 +79,8 @@ enum { PAD_NONE, PAD_MAX, PAD_LONGEST };
 
 static struct {
     const char *model, *input, *output, *pad_token, *eot;
-    int out_fmt, in_fmt, decode, special, add_special, pair, truncation, padding, type_ids, mask, strict, zero, cased;
+    int out_fmt, in_fmt, decode, special, add_special, pair, truncation, padding, type_ids, mask, strict, zero, cased,
+        in_place;
     long max_length, batch, threads;
 } o = {
     .output = "-",
@@ -98,6 +101,7 @@ static struct cli_opt opts[] = {
     {.name = "cased", .kind = CLI_BOOL, .dest = &o.cased},
     {.name = "input", .key = 'i', .kind = CLI_STR, .dest = &o.input},
     {.name = "output", .key = 'o', .kind = CLI_STR, .dest = &o.output},
+    {.name = "in-place", .kind = CLI_BOOL, .dest = &o.in_place},
     {.name = "output-format", .kind = CLI_CHOICE, .dest = &o.out_fmt, .choices = out_fmts},
     {.name = "decode", .key = 'd', .kind = CLI_BOOL, .dest = &o.decode},
     {.name = "input-format", .kind = CLI_CHOICE, .dest = &o.in_fmt, .choices = in_fmts},
@@ -697,6 +701,7 @@ int main(int argc, char **argv)
     nlp_threads_passive(argc, argv);
     struct cli c = {"tokenize", usage, opts, NULL};
     int first = cli_parse(&c, argc, argv);
+    nlp_writer_set_in_place(o.in_place);
     if (!o.model) cli_usage_error("no tokenizer: give one with -m");
     if (o.out_fmt == OUT_BIN && (o.type_ids || o.mask))
         cli_usage_error("--type-ids and --attention-mask need a text output format (piece or id)");

@@ -4,6 +4,7 @@
  * merges and vocabulary as HF tokenizers' BpeTrainer.
  */
 #include "base/err.h"
+#include "base/io.h"
 #include "base/mem.h"
 #include "base/thread.h"
 #include "common/cli.h"
@@ -22,6 +23,8 @@ static const char usage[] =
     "  -i, --input FILE          read FILE too (also: FILE arguments)\n"
     "  -o, --output PATH         where to write (default standard output; a directory\n"
     "                            for --format gpt2 and hf)\n"
+    "      --in-place            when -o's directory is read-only but the file is\n"
+    "                            writable, write the file in place (not atomically)\n"
     "      --format FMT          json (HF tokenizer.json, default), gpt2 (encoder.json +\n"
     "                            vocab.bpe), hf (vocab.json + merges.txt) or codes\n"
     "                            (subword-nmt)\n"
@@ -58,7 +61,7 @@ static const char *const formats[] = {"json", "gpt2", "hf", "codes", NULL};
 
 static struct {
     const char *input, *output, *specials, *unk, *suffix, *prefix;
-    int format, byte_level, byte_alphabet, strict, progress;
+    int format, byte_level, byte_alphabet, strict, progress, in_place;
     long vocab_size, min_frequency, limit_alphabet, max_sentences, threads;
 } o = {
     .output = "-",
@@ -70,6 +73,7 @@ static struct {
 static struct cli_opt opts[] = {
     {.name = "input", .key = 'i', .kind = CLI_STR, .dest = &o.input},
     {.name = "output", .key = 'o', .kind = CLI_STR, .dest = &o.output},
+    {.name = "in-place", .kind = CLI_BOOL, .dest = &o.in_place},
     {.name = "format", .kind = CLI_CHOICE, .dest = &o.format, .choices = formats},
     {.name = "vocab-size", .kind = CLI_INT, .dest = &o.vocab_size, .min = 1, .max = 2147483000},
     {.name = "min-frequency", .kind = CLI_INT, .dest = &o.min_frequency, .min = 0, .max = 1e18},
@@ -99,6 +103,7 @@ int main(int argc, char **argv)
     o.progress = isatty(2);
     struct cli c = {"train-bpe", usage, opts, NULL};
     int first = cli_parse(&c, argc, argv);
+    nlp_writer_set_in_place(o.in_place);
 
     if (o.format == 3 && o.byte_level) cli_usage_error("--format codes holds classic BPE: drop --byte-level");
     if (o.format == 1 && !o.byte_level) cli_usage_error("--format gpt2 holds byte-level BPE: add --byte-level");

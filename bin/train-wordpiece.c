@@ -7,6 +7,7 @@
  */
 #include "base/config.h"
 #include "base/err.h"
+#include "base/io.h"
 #include "base/mem.h"
 #include "base/thread.h"
 #include "common/cli.h"
@@ -25,6 +26,8 @@ static const char usage[] =
     "\n"
     "  -i, --input FILE          read FILE too (also: FILE arguments)\n"
     "  -o, --output FILE         where to write (default standard output)\n"
+    "      --in-place            when -o's directory is read-only but the file is\n"
+    "                            writable, write the file in place (not atomically)\n"
     "      --format FMT          json (HF tokenizer.json, default) or vocab (BERT vocab.txt)\n"
     "      --score SCORE         likelihood (default): merge the pair with the highest\n"
     "                            freq(ab) / (freq(a) freq(b)); frequency: the most frequent\n"
@@ -64,7 +67,7 @@ static const char *const scores[] = {"likelihood", "frequency", NULL};
 
 static struct {
     const char *input, *output, *specials, *unk, *prefix;
-    int format, score, lowercase, strip, strict, progress;
+    int format, score, lowercase, strip, strict, progress, in_place;
     long vocab_size, min_frequency, limit_alphabet, max_sentences, threads;
 } o = {
     .output = "-",
@@ -110,6 +113,7 @@ static const char *show_strip(const struct cli_opt *opt, void *ctx)
 static struct cli_opt opts[] = {
     {.name = "input", .key = 'i', .kind = CLI_STR, .dest = &o.input},
     {.name = "output", .key = 'o', .kind = CLI_STR, .dest = &o.output},
+    {.name = "in-place", .kind = CLI_BOOL, .dest = &o.in_place},
     {.name = "format", .kind = CLI_CHOICE, .dest = &o.format, .choices = formats},
     {.name = "score", .kind = CLI_CHOICE, .dest = &o.score, .choices = scores},
     {.name = "vocab-size", .kind = CLI_INT, .dest = &o.vocab_size, .min = 1, .max = 2147483000},
@@ -150,6 +154,7 @@ int main(int argc, char **argv)
     o.progress = isatty(2);
     struct cli c = {"train-wordpiece", usage, opts, NULL};
     int first = cli_parse(&c, argc, argv);
+    nlp_writer_set_in_place(o.in_place);
 
     if (!o.prefix || !*o.prefix) cli_usage_error("--prefix must not be empty");
     if (strpbrk(o.prefix, " \t\n\r")) cli_usage_error("--prefix must not hold white space");

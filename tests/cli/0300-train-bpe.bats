@@ -225,3 +225,11 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
   run_split train-bpe -q --byte-level --min-frequency 0 "$BATS_TEST_TMPDIR/nul.txt" -o "$BATS_TEST_TMPDIR/b.json"
   [ "$status" -eq 0 ]
 }
+
+@test "train-bpe -o onto a symbolic link replaces its target and keeps the link; --in-place is accepted" {
+  cd "$BATS_TEST_TMPDIR"
+  printf '{}\n' >real.json && ln -s real.json link.json
+  train-bpe -q --min-frequency 0 --in-place -o link.json "$(corpus hug)"
+  [ -L link.json ]
+  [ "$(merges real.json)" = "$(cat "$(train)/hug.bpe.merges.txt")" ]
+}

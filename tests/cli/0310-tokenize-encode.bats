@@ -308,3 +308,37 @@ gpt2() { ref_path vectors/tokenize/gpt2; }
   [ "$status" -eq 2 ]
   [[ "$stderr" == *"subword-nmt needs a tokenizer that marks word ends"* ]]
 }
+
+@test "tokenize -o onto a symbolic link writes its target, as '>' does (the link stays; a dangling one gets its file)" {
+  cd "$BATS_TEST_TMPDIR"
+  mkdir real && printf 'old\n' >real/out.txt && ln -s real/out.txt link.txt && ln -s ../real/new.txt real/dangling.txt
+  tokenize -m "$T" --no-special-tokens -o link.txt <<<"hug"
+  [ -L link.txt ] && [ "$(readlink link.txt)" = real/out.txt ]
+  [ "$(cat real/out.txt)" = "17" ]
+  tokenize -m "$T" --no-special-tokens -o real/dangling.txt <<<"bug"
+  [ -L real/dangling.txt ] && [ "$(cat real/new.txt)" = "$(tokenize -m "$T" --no-special-tokens <<<bug)" ]
+  [ -z "$(ls real | grep tmp)" ]
+}
+
+@test "tokenize -o: a writable file in a read-only directory is written only with --in-place, else a clear error" {
+  # as root the directory's mode does not stop us: run as nobody then
+  as_user=()
+  if [ "$(id -u)" -eq 0 ]; then
+    command -v setpriv >/dev/null || skip "root without setpriv: cannot make a directory read-only"
+    as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  fi
+  d="$(mktemp -d "${TMPDIR:-/tmp}/nlpipe-ro.XXXXXX")"
+  chmod 755 "$d" && cp "$T" "$NLPIPE_BIN/tokenize" "$d/" && mkdir "$d/ro" && printf 'old\n' >"$d/ro/out.txt"
+  if [ "$(id -u)" -eq 0 ]; then chown 65534 "$d/ro/out.txt"; fi
+  chmod 555 "$d/ro"
+  run_split "${as_user[@]}" "$d/tokenize" -m "$d/hug-template.json" --no-special-tokens -o "$d/ro/out.txt" <<<"hug"
+  st=$status err=$stderr
+  [ "$(cat "$d/ro/out.txt")" = old ] || { chmod 755 "$d/ro"; rm -rf "$d"; false; }
+  run_split "${as_user[@]}" "$d/tokenize" -m "$d/hug-template.json" --no-special-tokens --in-place -o "$d/ro/out.txt" <<<"hug"
+  got="$(cat "$d/ro/out.txt")"
+  chmod 755 "$d/ro" && rm -rf "$d"
+  [ "$st" -eq 1 ]
+  [[ "$err" == "tokenize: cannot replace '$d/ro/out.txt' atomically: no temporary file can be created in its directory (Permission denied); the file itself is writable: --in-place writes it in place"* ]]
+  [ "$status" -eq 0 ]
+  [ "$got" = 17 ]
+}
