@@ -80,7 +80,7 @@ static const char usage[] =
     "  -V, --version               version\n"
     "\n"
     "Exit status: 0 ok, 1 unreadable or inconsistent input, 2 usage error,\n"
-    "3 bad configuration file.\n";
+    "3 missing, unreadable or invalid config file (-c).\n";
 
 // --- options
 

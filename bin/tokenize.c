@@ -66,7 +66,7 @@ static const char usage[] =
     "  -V, --version             output version information and exit\n"
     "\n"
     "Exit status: 0 ok, 1 bad input data or I/O error, 2 usage error, 3 unreadable tokenizer\n"
-    "or token stream.\n";
+    "or token stream, or a missing, unreadable or invalid config file (-c).\n";
 
 static const char *const out_fmts[] = {"piece", "id", "bin", "subword-nmt", NULL};
 enum { OUT_PIECE, OUT_ID, OUT_BIN, OUT_SNMT };

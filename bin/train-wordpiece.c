@@ -60,7 +60,8 @@ static const char usage[] =
     "  -h, --help                display this help and exit\n"
     "  -V, --version             output version information and exit\n"
     "\n"
-    "Exit status: 0 ok, 1 bad input data or I/O error, 2 usage error.\n";
+    "Exit status: 0 ok, 1 bad input data or I/O error, 2 usage error, 3 missing, unreadable\n"
+    "or invalid config file (-c).\n";
 
 static const char *const formats[] = {"json", "vocab", NULL};
 static const char *const scores[] = {"likelihood", "frequency", NULL};
