@@ -182,16 +182,27 @@ static int32_t eot_id(int required)
         if (id < 0) cli_usage_error("--eot: '%s' is not a token of '%s'", o.eot, o.model);
         if (required && template_adds(id))
             cli_usage_error("--eot: '%s' is added to every record by the template, so documents could not be "
-                            "told apart; name another token or use --no-special-tokens", o.eot);
+                            "told apart: tokenize -m '%s'%s --no-special-tokens --eot '%s' --output-format bin "
+                            "leaves the template out", o.eot, o.model, o.pair ? " --pair" : "", o.eot);
         return id;
     }
+    const char *in_template = NULL;
     for (size_t i = 0; nlp_eot_tokens[i]; i++) {
         int32_t id = find_token(nlp_eot_tokens[i]);
         if (id >= 0 && !(required && template_adds(id))) return id;
+        if (id >= 0 && !in_template) in_template = nlp_eot_tokens[i];
     }
+    /* the first message gives the command that works: a BERT-style
+     * tokenizer's [SEP] is free once the template is left out, which is
+     * what pretrain wants (it adds [CLS] and [SEP] to its examples) */
+    if (required && in_template)
+        cli_usage_error("'%s' adds %s to every record through its template, so it cannot separate documents; a token "
+                        "stream leaves the template out (pretrain adds [CLS] and [SEP] itself): "
+                        "tokenize -m '%s'%s --no-special-tokens --output-format bin",
+                        o.model, in_template, o.model, o.pair ? " --pair" : "");
     if (required)
-        cli_usage_error("'%s' has no end-of-text token (<|endoftext|>, </s>, <eos>, [SEP]) that its template does "
-                        "not add to every record: name one with --eot",
+        cli_usage_error("'%s' has no end-of-text token (<|endoftext|>, </s>, <eos>, [SEP]): name one of its tokens "
+                        "with --eot",
                         o.model);
     return -1;
 }
