@@ -11,6 +11,7 @@
 #include "base/mem.h"
 #include "base/thread.h"
 #include "common/cli.h"
+#include "common/progress.h"
 #include "text/utf8.h"
 #include "tok/tokbin.h"
 #include "tok/tokfiles.h"
@@ -58,10 +59,14 @@ static const char usage[] =
     "  -z, --null-data           records end with NUL, not newline (input and output)\n"
     "  -B, --batch-size N        records per batch (default 1024)\n"
     "  -t, --threads N           encoding threads (default: all CPUs); output order is kept\n"
+    "      --progress            show progress on standard error: share of the input read,\n"
+    "                            rate and time left (default: on a terminal)\n"
+    "      --no-progress         do not\n"
     "  -c, --config FILE         read options from a YAML file (keys = long option names)\n"
     "      --dump-config         print the effective configuration and exit\n"
     "  -q, --quiet               no warnings\n"
-    "  -v, --verbose             more messages\n"
+    "  -v, --verbose             more messages: the threads, and at the end the lines,\n"
+    "                            tokens, bytes and rate\n"
     "  -h, --help                display this help and exit\n"
     "  -V, --version             output version information and exit\n"
     "\n"
@@ -80,7 +85,7 @@ enum { PAD_NONE, PAD_MAX, PAD_LONGEST };
 static struct {
     const char *model, *input, *output, *pad_token, *eot;
     int out_fmt, in_fmt, decode, special, add_special, pair, truncation, padding, type_ids, mask, strict, zero, cased,
-        in_place;
+        in_place, progress;
     long max_length, batch, threads;
 } o = {
     .output = "-",
@@ -120,6 +125,7 @@ static struct cli_opt opts[] = {
     {.name = "null-data", .key = 'z', .kind = CLI_BOOL, .dest = &o.zero},
     {.name = "batch-size", .key = 'B', .kind = CLI_INT, .dest = &o.batch, .min = 1, .max = 1e7},
     {.name = "threads", .key = 't', .kind = CLI_INT, .dest = &o.threads, .min = 0, .max = 4096},
+    {.name = "progress", .kind = CLI_BOOL, .dest = &o.progress, .flags = CLI_NEGATABLE},
     {.name = NULL},
 };
 
@@ -134,6 +140,19 @@ static const char *snmt_suffix, *snmt_prefix;
 /* did the last record read end without its terminator (a final line
  * without newline): token streams record it, text output does not */
 static int last_unterminated;
+
+/* what went through, for --progress and -v: records, tokens, input bytes
+ * (the records and their terminators), of in_total when it is known */
+static uint64_t n_records, n_tokens, in_bytes, in_total;
+static progress_line prog;
+
+static void show_progress(int final)
+{
+    char extra[80];
+    snprintf(extra, sizeof extra, "%llu lines, %llu tokens", (unsigned long long)n_records,
+             (unsigned long long)n_tokens);
+    progress_show(&prog, (double)in_bytes, (double)in_total, 1e6, "MB", (double)in_bytes, NULL, extra, final);
+}
 
 /* invalid UTF-8: total replacements and where the first was */
 static size_t n_repl;
@@ -507,7 +526,14 @@ static void run_batch(struct batch *b, struct worker *ws, int nthreads, nlp_tokb
             if (rc) fail_with(rc);
         }
     }
-    if (bad_at < b->n) cli_die(NLP_EXIT_FAILURE, "%s", b->err[bad_at]);
+    n_records += n;
+    in_bytes += b->text.len + n; /* with their terminators (a last one may lack it) */
+    for (size_t i = 0; i < n; i++) n_tokens += b->enc[i].n;
+    if (o.progress) show_progress(0);
+    if (bad_at < b->n) {
+        if (o.progress) progress_end(&prog);
+        cli_die(NLP_EXIT_FAILURE, "%s", b->err[bad_at]);
+    }
     b->n = 0;
     nlp_buf_reset(&b->text);
 }
@@ -629,6 +655,8 @@ static void decode_stream(nlp_reader *r)
         uint64_t doc = 0;
         while ((rc = nlp_tokbin_next_doc(br, &ids)) == 1) {
             doc++;
+            n_records++;
+            n_tokens += ids.n;
             nlp_buf_reset(&text);
             rc = nlp_tokenizer_decode(tk, ids.v, ids.n, !o.add_special, &text, NULL);
             if (rc == NLP_EDATA)
@@ -644,11 +672,28 @@ static void decode_stream(nlp_reader *r)
         const char *p;
         size_t n;
         uint64_t no = 0, off;
-        while (next_record(r, &acc, &p, &n, &no, &off)) decode_line(name, no, p, n, fmt, &ids, &text);
+        while (next_record(r, &acc, &p, &n, &no, &off)) {
+            decode_line(name, no, p, n, fmt, &ids, &text);
+            n_records++;
+            n_tokens += ids.n;
+        }
         nlp_buf_free(&acc);
     }
     nlp_ids_free(&ids);
     nlp_buf_free(&text);
+}
+
+/* -v: what went through, at the end */
+static void summary(double seconds)
+{
+    if (cli_verbosity < 1) return;
+    double t = seconds > 0 ? seconds : 1e-9;
+    if (o.decode)
+        cli_debug("%llu records, %llu tokens decoded in %.2f s (%.0f tokens/s)", (unsigned long long)n_records,
+                  (unsigned long long)n_tokens, seconds, n_tokens / t);
+    else
+        cli_debug("%llu lines, %llu tokens, %.1f MB in %.2f s (%.1f MB/s, %.0f tokens/s)", (unsigned long long)n_records,
+                  (unsigned long long)n_tokens, in_bytes / 1e6, seconds, in_bytes / 1e6 / t, n_tokens / t);
 }
 
 // --- main
@@ -710,6 +755,7 @@ static char **input_names; /* the inputs as messages name them */
 int main(int argc, char **argv)
 {
     nlp_threads_passive(argc, argv);
+    o.progress = isatty(2);
     struct cli c = {"tokenize", usage, opts, NULL};
     int first = cli_parse(&c, argc, argv);
     nlp_writer_set_in_place(o.in_place);
@@ -747,6 +793,9 @@ int main(int argc, char **argv)
 
     if ((rc = nlp_writer_open(&out, o.output, 0))) fail_with(rc);
     atexit(abort_output);
+    progress_start(&prog, NULL);
+    /* the share done needs every input's size (not a pipe's) */
+    in_total = progress_input_size(inputs, ninputs);
 
     if (o.decode) {
         for (size_t f = 0; f < ninputs; f++) {
@@ -783,6 +832,10 @@ int main(int argc, char **argv)
             nlp_reader_close(r);
         }
         if (b.n) run_batch(&b, ws, nthreads, bw);
+        if (o.progress) {
+            show_progress(1);
+            progress_end(&prog);
+        }
         if (bw && (rc = nlp_tokbin_write_end(bw, last_unterminated))) fail_with(rc);
         nlp_tokbin_writer_free(bw);
         if (n_repl)
@@ -813,6 +866,7 @@ int main(int argc, char **argv)
     nlp_writer *w = out;
     out = NULL;
     if ((rc = nlp_writer_close(w))) fail_with(rc);
+    summary(progress_now() - prog.t0);
     free(inputs);
     nlp_tokenizer_free(tk);
     cli_free();

@@ -213,7 +213,7 @@ int main(int argc, char **argv)
     if (cli_verbosity >= 2 && o.score == 0) to.on_merge = log_merge;
     nlp_wordpiece_train_stats st;
     int rc = nlp_wordpiece_train(wc, &to, &spec, &st);
-    if (o.progress) fputc('\n', stderr);
+    if (o.progress) train_merge_done(rc == 0, rc ? 0 : st.merges, rc ? 0 : nlp_vocab_count(spec.vocab));
     if (rc == NLP_EINVAL) cli_usage_error("%s", nlp_errmsg());
     if (rc) cli_fail(rc);
     nlp_wordcount_free(wc);

@@ -143,11 +143,15 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
   [ "$status" -eq 2 ]
 }
 
-@test "train-bpe --progress reports on stderr; --no-progress and the default off a terminal are silent" {
+@test "train-bpe --progress reports on stderr (share, rate, time left); --no-progress and the default off a terminal are silent" {
   run_split train-bpe --progress --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/p.json"
   [ "$status" -eq 0 ]
-  [[ "$stderr" == *"counting words: 36 lines"* ]]
-  [[ "$stderr" == *"merging: 7 merges, vocabulary 14 of 30000"* ]]
+  # the input's size is known: the share read, the rate and the time left (or taken)
+  last="$(tr '\r' '\n' <<<"$stderr" | grep 'counting words' | tail -1)"
+  [[ "$last" =~ counting\ words:\ 100%\ of\ 0\.0\ MB,\ [0-9.]+\ MB/s,\ [0-9.]+\ s,\ 36\ lines ]] || { echo "$last"; false; }
+  # training stops before --vocab-size: the last line says where it came to
+  last="$(tr '\r' '\n' <<<"$stderr" | grep merging | tail -1)"
+  [[ "$last" =~ merging:\ 14\ tokens,\ [0-9]+\ merges/s,\ [0-9.]+\ s,\ 7\ merges ]] || { echo "$last"; false; }
   run_split train-bpe --no-progress -q --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/p.json"
   [ -z "$stderr" ]
   run_split train-bpe -q --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/p.json"
@@ -232,4 +236,20 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
   train-bpe -q --min-frequency 0 --in-place -o link.json "$(corpus hug)"
   [ -L link.json ]
   [ "$(merges real.json)" = "$(cat "$(train)/hug.bpe.merges.txt")" ]
+}
+
+@test "train-bpe --progress from a pipe: no share of an unknown size, the bytes and rate instead" {
+  run_split bash -c 'cat "$1" | train-bpe --progress --min-frequency 0 -o "$2"' _ "$(corpus hug)" "$BATS_TEST_TMPDIR/p.json"
+  [ "$status" -eq 0 ]
+  last="$(tr '\r' '\n' <<<"$stderr" | grep 'counting words' | tail -1)"
+  [[ "$last" =~ counting\ words:\ 0\.0\ MB,\ [0-9.]+\ MB/s,\ [0-9.]+\ s,\ 36\ lines ]] || { echo "$last"; false; }
+  [[ "$last" != *%* ]]
+}
+
+@test "train-bpe --progress while merging: the share of --vocab-size, merges per second and the time left" {
+  for i in $(seq 1 2000); do echo "w${i}x$((i * 7)) q$((i % 89))z"; done >"$BATS_TEST_TMPDIR/c.txt"
+  run_split train-bpe --progress --vocab-size 600 --min-frequency 1 "$BATS_TEST_TMPDIR/c.txt" -o "$BATS_TEST_TMPDIR/c.json"
+  [ "$status" -eq 0 ]
+  tr '\r' '\n' <<<"$stderr" | grep -Eq '^train-bpe: merging: [0-9]+% of 600 tokens, [0-9]+ merges/s, [^,]+ left, 256 merges' ||
+    { echo "$stderr" | tr '\r' '\n'; false; }
 }

@@ -359,3 +359,23 @@ gpt2() { ref_path vectors/tokenize/gpt2; }
   [ "$status" -eq 2 ]
   [[ "$stderr" == *"--no-special-tokens --eot '[SEP]' --output-format bin"* ]]
 }
+
+@test "tokenize --progress: share of the input read, rate, time left, lines and tokens; -v ends with a summary" {
+  for i in $(seq 1 300); do echo "Hello world $i"; done >"$BATS_TEST_TMPDIR/in.txt"
+  run_split tokenize -m "$T" --progress -B 100 "$BATS_TEST_TMPDIR/in.txt"
+  [ "$status" -eq 0 ]
+  [ "$(wc -l <<<"$output")" -eq 300 ]
+  lines="$(tr '\r' '\n' <<<"$stderr" | grep .)"
+  grep -Eq '^tokenize: [0-9]+% of 0\.0 MB, [0-9.]+ MB/s, [^,]+ left, 100 lines, [0-9]+ tokens' <<<"$lines" || { echo "$lines"; false; }
+  grep -Eq '^tokenize: 100% of 0\.0 MB, [0-9.]+ MB/s, [0-9.]+ s, 300 lines, [0-9]+ tokens' <<<"$lines" || { echo "$lines"; false; }
+  # from a pipe the size is unknown: no share; off a terminal nothing by default
+  run_split bash -c 'cat "$1" | tokenize -m "$2" --progress >/dev/null' _ "$BATS_TEST_TMPDIR/in.txt" "$T"
+  [[ "$stderr" =~ tokenize:\ 0\.0\ MB,\ [0-9.]+\ MB/s,\ [0-9.]+\ s,\ 300\ lines ]] || { echo "$stderr"; false; }
+  run_split tokenize -m "$T" "$BATS_TEST_TMPDIR/in.txt"
+  [ -z "$stderr" ]
+  n="$(tokenize -m "$T" --no-special-tokens "$BATS_TEST_TMPDIR/in.txt" | wc -w)"
+  run_split tokenize -m "$T" --no-special-tokens -v "$BATS_TEST_TMPDIR/in.txt"
+  [[ "$stderr" =~ tokenize:\ 300\ lines,\ $n\ tokens,\ 0\.0\ MB\ in\ [0-9.]+\ s\ \([0-9.]+\ MB/s,\ [0-9]+\ tokens/s\) ]] || { echo "$stderr"; false; }
+  run_split bash -c 'tokenize -m "$1" "$2" | tokenize -m "$1" -d -v >/dev/null' _ "$T" "$BATS_TEST_TMPDIR/in.txt"
+  [[ "$stderr" == *"300 records, "*" tokens decoded in "* ]]
+}
