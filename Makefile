@@ -139,13 +139,19 @@ bench: $(DEPS_OK)
 	  SHARED=$(abspath $(SHARED)) tools/bench/run $(BENCH)
 
 # The one public header: includes every module header, bottom layer first.
-# Always regenerated (it is tiny): a deleted header must leave it too.
+# C and C++ read it: the system headers come first, outside the extern "C"
+# block that holds the module headers (their guards keep them from being
+# read again inside it). Always regenerated (it is tiny): a deleted header
+# must leave it too.
 .PHONY: $(BUILD)/nlpipe.h
 $(BUILD)/nlpipe.h:
 	@mkdir -p $(@D)
 	@{ echo '/* nlpipe.h — public interface of libnlpipe $(VERSION) (generated). */'; \
 	  echo '#ifndef NLPIPE_H'; echo '#define NLPIPE_H'; \
+	  sed -n 's/^\#[[:space:]]*include[[:space:]]*<\([^>]*\)>.*/\#include <\1>/p' $(LIB_HDR) | sort -u; \
+	  echo '#ifdef __cplusplus'; echo 'extern "C" {'; echo '#endif'; \
 	  for h in $(LIB_HDR); do echo "#include \"$${h#lib/}\""; done; \
+	  echo '#ifdef __cplusplus'; echo '}'; echo '#endif'; \
 	  echo '#endif'; } > $@
 
 install: all $(BUILD)/nlpipe.h
