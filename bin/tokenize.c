@@ -586,9 +586,11 @@ static void decode_line(const char *name, uint64_t lineno, const char *s, size_t
                 if (s[k] < '0' || s[k] > '9') ok = 0;
                 else v = v * 10 + (uint64_t)(s[k] - '0');
             }
-            if (!ok || v > INT32_MAX)
+            if (!ok || v > INT32_MAX) {
+                int digits = strspn(s + i, "0123456789") >= j - i;
                 cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: '%.*s' is not a token id%s", name, (unsigned long long)lineno,
-                        (int)(j - i), s + i, ok ? "" : " (pieces are read with --input-format piece)");
+                        (int)(j - i), s + i, digits ? "" : " (pieces are read with --input-format piece)");
+            }
             id = (int32_t)v;
         }
         if (nlp_ids_push(ids, id)) fail_with(NLP_ENOMEM);
