@@ -56,3 +56,19 @@ bench() { BENCH_TMP="$t/tmp" PEERS=0 run_split bash "$t/run" "$@"; }
     grep -q '^# needs: ' "$s" || { echo "$(basename "$s") reads ../shared data but has no '# needs:' line"; false; }
   done
 }
+
+@test "bench train.sh: each share of the FMA peak names the matrix kernels that ran" {
+  # a stand-in trainbench with fixed figures: the script's arithmetic and labels only
+  mkdir -p "$t/tools"
+  cat >"$t/tools/trainbench" <<'SH'
+#!/bin/sh
+case "$1" in
+peak) printf 'fp32_fma_peak\t200.0\tGFLOP/s\nfp32_sgemm_peak\t150.0\tGFLOP/s\nfp32_kernels\tavx2\t(ours)\n' ;;
+train) printf '%s_train\t1000\ttokens/s\n%s_train_gflops\t50.0\tGFLOP/s\n' "$2" "$2" ;;
+esac
+SH
+  chmod +x "$t/tools/trainbench"
+  run_split env NLPIPE_TOOLS="$t/tools" PEERS=0 BENCH_TMP="$t" bash "$NLPIPE_TOP/tools/bench/train.sh"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *$'gpt_small_train_peak\t25.0\t%FMA(avx2)'* ]] || { echo "$output"; false; }
+}
