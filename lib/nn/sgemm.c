@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <immintrin.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -362,15 +363,34 @@ static void pack_b(float *dst, int NR, int tb, int k0, int kc, int j0, int nc, c
     else pack_b_nr(16, dst, tb, k0, kc, j0, nc, B, ldb);
 }
 
-/* Per thread, kept between calls: one block of packed B, one of packed Aᵀ. */
+/* Per thread, kept between calls: one block of packed B, one of packed Aᵀ.
+ * A thread that ends (OpenMP's team shrinks from 3 threads to 2) frees them
+ * through a key's destructor: _Thread_local memory has none. */
 static _Thread_local float *tl_bp, *tl_ap;
 static _Thread_local size_t tl_bcap, tl_acap;
+static pthread_key_t tl_key;
+static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
+
+static void tl_free(void *unused)
+{
+    (void)unused;
+    free(tl_bp);
+    free(tl_ap);
+    tl_bp = tl_ap = NULL;
+    tl_bcap = tl_acap = 0;
+}
+
+static void tl_key_make(void) { pthread_key_create(&tl_key, tl_free); }
 
 static float *scratch(float **buf, size_t *cap, size_t n)
 {
     if (n <= *cap) return *buf;
     void *p = NULL;
     if (posix_memalign(&p, 64, n * sizeof(float)) != 0) return NULL;
+    if (!*buf) { /* this thread's first: have it freed when the thread ends */
+        pthread_once(&tl_once, tl_key_make);
+        pthread_setspecific(tl_key, &tl_bcap);
+    }
     free(*buf);
     *buf = p;
     *cap = n;
