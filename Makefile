@@ -6,6 +6,7 @@
 #   make demo            the main job on embedded defaults (see README.md)
 #   make bench [BENCH=name]   benchmarks, one line name<TAB>value<TAB>unit each
 #   make install PREFIX=/usr/local
+#   V=1                  show the full compiler commands (quiet by default)
 #
 # Sources are discovered: lib/<layer>/*.c go into the library, bin/<tool>.c is one
 # tool each (bin/common/*.c is linked into every tool), tools/<name>.c is one
@@ -54,6 +55,17 @@ UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 DEPS_OK   := $(BUILD)/.deps-ok
 
+# Quiet by default, as kernel-style Makefiles are: one short line per step.
+# `make V=1` shows the full commands.
+V ?= 0
+ifeq ($(V),1)
+Q :=
+say = @:
+else
+Q := @
+say = @printf '  %-7s %s\n'
+endif
+
 MAKEFLAGS += --no-builtin-rules
 .SUFFIXES:
 .SECONDARY:
@@ -74,7 +86,8 @@ deps: $(DEPS_OK)
 
 $(BUILD)/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) $(ALLCFLAGS) -MMD -MP -c $< -o $@
+	$(say) CC $<
+	$(Q)$(CC) $(ALLCFLAGS) -MMD -MP -c $< -o $@
 
 # dist.o is rebuilt when MPI changes (the stamp holds the last value)
 MPI_STAMP := $(BUILD)/.mpi
@@ -84,15 +97,18 @@ $(BUILD)/lib/train/dist.o: $(MPI_STAMP)
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
-	$(AR) rcs $@ $^
+	$(say) AR $@
+	$(Q)$(AR) rcs $@ $^
 
 $(BINDIR)/%: $(BUILD)/bin/%.o $(CLI_OBJ) $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(OPENMP) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJ) $(LIB) $(LDLIBS)
+	$(say) LD $@
+	$(Q)$(CC) $(OPENMP) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJ) $(LIB) $(LDLIBS)
 
 $(TOOLDIR)/%: $(BUILD)/tools/%.o $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(OPENMP) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(say) LD $@
+	$(Q)$(CC) $(OPENMP) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 # the developer tools parse their options with the tools' layer (bin/common/cli.c)
 $(DEVTOOLS): $(BUILD)/bin/common/cli.o
@@ -100,9 +116,10 @@ $(DEVTOOLS): LIB := $(BUILD)/bin/common/cli.o $(LIB)
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(OPENMP) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(say) LD $@
+	$(Q)$(CC) $(OPENMP) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
-# The test command of README.md. tests/run prints the final `N passed, N failed`.
+# The test command of README.md. tests/run prints the final `N passed, N failed, N skipped`.
 test: $(DEPS_OK)
 	@$(MAKE) --no-print-directory all
 	@NLPIPE_BIN=$(abspath $(BINDIR)) NLPIPE_TOOLS=$(abspath $(TOOLDIR)) \
@@ -126,13 +143,19 @@ bench: $(DEPS_OK)
 	  SHARED=$(abspath $(SHARED)) tools/bench/run $(BENCH)
 
 # The one public header: includes every module header, bottom layer first.
-# Always regenerated (it is tiny): a deleted header must leave it too.
+# C and C++ read it: the system headers come first, outside the extern "C"
+# block that holds the module headers (their guards keep them from being
+# read again inside it). Always regenerated (it is tiny): a deleted header
+# must leave it too.
 .PHONY: $(BUILD)/nlpipe.h
 $(BUILD)/nlpipe.h:
 	@mkdir -p $(@D)
 	@{ echo '/* nlpipe.h — public interface of libnlpipe $(VERSION) (generated). */'; \
 	  echo '#ifndef NLPIPE_H'; echo '#define NLPIPE_H'; \
+	  sed -n 's/^\#[[:space:]]*include[[:space:]]*<\([^>]*\)>.*/\#include <\1>/p' $(LIB_HDR) | sort -u; \
+	  echo '#ifdef __cplusplus'; echo 'extern "C" {'; echo '#endif'; \
 	  for h in $(LIB_HDR); do echo "#include \"$${h#lib/}\""; done; \
+	  echo '#ifdef __cplusplus'; echo '}'; echo '#endif'; \
 	  echo '#endif'; } > $@
 
 install: all $(BUILD)/nlpipe.h

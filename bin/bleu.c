@@ -36,8 +36,12 @@ static const char usage[] =
     "                              one is an error\n"
     "  -m, --metrics LIST          bleu, chrf, ter (comma- or space-separated; default bleu)\n"
     "      --sentence-level        one score per line (one metric, one system)\n"
+    "  -l, --language-pair SRC-TRG the languages, as sacreBLEU takes them with your own\n"
+    "                              references: a zh target makes zh BLEU's default tokenizer\n"
+    "  -e, --encoding ENC          the files' encoding: utf-8 (the only one, sacreBLEU's default)\n"
     "BLEU:\n"
-    "      --tokenize TOK          13a (default), intl, zh, char or none (also -tok)\n"
+    "      --tokenize TOK          13a (default; zh for a zh target of -l), intl, zh, char\n"
+    "                              or none (also -tok)\n"
     "      --lowercase             case-insensitive BLEU (also -lc)\n"
     "  -s, --smooth-method M       exp (default), floor, add-k or none\n"
     "      --smooth-value V        floor's value (0.1) or add-k's k (1)\n"
@@ -78,12 +82,13 @@ static const char usage[] =
     "  -V, --version               version\n"
     "\n"
     "Exit status: 0 ok, 1 unreadable or inconsistent input, 2 usage error,\n"
-    "3 bad configuration file.\n";
+    "3 missing, unreadable or invalid config file (-c).\n";
 
 // --- options
 
 typedef struct opts {
-    int tokenize, lowercase, smooth, effective_order, force, sentence_level;
+    int tokenize, tokenize_set, lowercase, smooth, effective_order, force, sentence_level;
+    const char *langpair;
     double smooth_value;
     long max_order;
     const char *metrics;
@@ -119,9 +124,74 @@ static const char *show_smooth_value(const struct cli_opt *o, void *ctx)
     static char b[40];
     opts *op = ctx;
     (void)o;
-    if (isnan(op->smooth_value)) return "";
+    if (isnan(op->smooth_value)) return NULL; /* unset: the method's default, ~ in YAML */
     snprintf(b, sizeof b, "%.17g", op->smooth_value);
     return b;
+}
+
+/* --tokenize: remembered as given, since without it -l's target language
+ * picks the tokenizer (`~` in a config file: not given) */
+static int set_tokenize(const struct cli_opt *o, const char *arg, void *ctx)
+{
+    opts *op = ctx;
+    (void)o;
+    op->tokenize = 0;
+    op->tokenize_set = arg != NULL;
+    if (!arg) return NLP_OK;
+    for (int i = 0; nlp_evtok_names[i]; i++)
+        if (strcmp(arg, nlp_evtok_names[i]) == 0) {
+            op->tokenize = i;
+            return NLP_OK;
+        }
+    return nlp_error(NLP_EINVAL, "'%s' is not one of 13a, intl, zh, char or none%s", arg,
+                     strncmp(arg, "ja-", 3) == 0 || strncmp(arg, "ko-", 3) == 0 || strncmp(arg, "spm", 3) == 0 ||
+                             strncmp(arg, "flores", 6) == 0
+                         ? " (sacreBLEU's MeCab and SentencePiece tokenizers are not provided)"
+                         : "");
+}
+
+static const char *show_tokenize(const struct cli_opt *o, void *ctx)
+{
+    opts *op = ctx;
+    (void)o;
+    return op->tokenize_set ? nlp_evtok_names[op->tokenize] : NULL;
+}
+
+/* -l SRC-TRG: sacreBLEU takes it with the user's references too; it only
+ * names the target language, which picks BLEU's default tokenizer */
+static int set_langpair(const struct cli_opt *o, const char *arg, void *ctx)
+{
+    opts *op = ctx;
+    (void)o;
+    if (arg) {
+        const char *dash = strchr(arg, '-');
+        if (!dash || dash == arg || !dash[1] || strchr(dash + 1, '-'))
+            return nlp_error(NLP_EINVAL, "'%s' is not a language pair such as en-de (source-target)", arg);
+    }
+    op->langpair = arg;
+    return NLP_OK;
+}
+
+static const char *show_langpair(const struct cli_opt *o, void *ctx)
+{
+    (void)o;
+    return ((opts *)ctx)->langpair;
+}
+
+/* -e: sacreBLEU opens files in this encoding (default utf-8); ours are
+ * UTF-8, and saying so is accepted */
+static int set_encoding(const struct cli_opt *o, const char *arg, void *ctx)
+{
+    (void)o, (void)ctx;
+    if (arg && strcasecmp(arg, "utf-8") != 0 && strcasecmp(arg, "utf8") != 0 && strcasecmp(arg, "utf_8") != 0)
+        return nlp_error(NLP_EINVAL, "'%s': bleu reads UTF-8 only (convert with iconv -t utf-8)", arg);
+    return NLP_OK;
+}
+
+static const char *show_encoding(const struct cli_opt *o, void *ctx)
+{
+    (void)o, (void)ctx;
+    return "utf-8";
 }
 
 /* sacreBLEU's multi-letter short flags, as getopt cannot read them */
@@ -182,8 +252,7 @@ static char **rewrite_argv(int argc, char **argv, int *out_argc, char ***owned, 
         }
         /* sacreBLEU's test-set download options: say why they are refused
          * rather than misreading them (-t is --threads elsewhere in nlpipe) */
-        if (strcmp(a, "-t") == 0 || strncmp(a, "--test-set", 10) == 0 || strcmp(a, "-l") == 0 ||
-            strncmp(a, "--language-pair", 15) == 0 || strcmp(a, "--echo") == 0)
+        if (strcmp(a, "-t") == 0 || strncmp(a, "--test-set", 10) == 0 || strcmp(a, "--echo") == 0)
             cli_usage_error("'%s': bleu does not download test sets; give the reference files as arguments", a);
         for (size_t k = 0; k < sizeof aliases / sizeof *aliases; k++)
             if (strcmp(a, aliases[k][0]) == 0) a = (char *)aliases[k][1];
@@ -301,7 +370,9 @@ int main(int argc, char **argv)
         {"max-line-bytes", 0, CLI_INT, &o.max_line_bytes, NULL, 1, 1e15, 0, NULL, NULL},
         {"metrics", 'm', CLI_CALL, NULL, NULL, 0, 0, CLI_COMMAS, set_metrics, show_metrics},
         {"sentence-level", 0, CLI_BOOL, &o.sentence_level, NULL, 0, 0, 0, NULL, NULL},
-        {"tokenize", 0, CLI_CHOICE, &o.tokenize, nlp_evtok_names, 0, 0, 0, NULL, NULL},
+        {"language-pair", 'l', CLI_CALL, NULL, NULL, 0, 0, 0, set_langpair, show_langpair},
+        {"encoding", 'e', CLI_CALL, NULL, NULL, 0, 0, 0, set_encoding, show_encoding},
+        {"tokenize", 0, CLI_CALL, NULL, NULL, 0, 0, 0, set_tokenize, show_tokenize},
         {"lowercase", 0, CLI_BOOL, &o.lowercase, NULL, 0, 0, 0, NULL, NULL},
         {"smooth-method", 's', CLI_CHOICE, &o.smooth, nlp_bleu_smooth_names, 0, 0, 0, NULL, NULL},
         {"smooth-value", 0, CLI_CALL, NULL, NULL, 0, 0, 0, set_smooth_value, show_smooth_value},
@@ -369,6 +440,16 @@ int main(int argc, char **argv)
     if (o.sentence_level && (o.confidence || o.paired_bs || o.paired_ar))
         cli_usage_error("statistical tests are unavailable with --sentence-level");
     if (o.chrf_char_order + o.chrf_word_order < 1) cli_usage_error("chrF needs --chrf-char-order + --chrf-word-order >= 1");
+
+    /* sacreBLEU's default tokenizer for the target language of -l: zh for
+     * Chinese, ja-mecab and ko-mecab (MeCab) for Japanese and Korean */
+    if (o.langpair && !o.tokenize_set && want[0]) {
+        const char *trg = strchr(o.langpair, '-') + 1;
+        if (strcmp(trg, "zh") == 0) o.tokenize = NLP_EVTOK_ZH;
+        else if (strcmp(trg, "ja") == 0 || strcmp(trg, "ko") == 0)
+            cli_usage_error("-l %s: sacreBLEU scores %s with its %s tokenizer (MeCab), which bleu does not provide; "
+                            "name one with --tokenize", o.langpair, trg, strcmp(trg, "ja") == 0 ? "ja-mecab" : "ko-mecab");
+    }
 
     // --- read
     nlp_textfile *refs = nlp_calloc((size_t)nrefs, sizeof *refs);

@@ -109,7 +109,8 @@ static const char usage[] =
     "\n"
     "SIGINT and SIGTERM save a checkpoint and exit with status 130 and 143.\n"
     "Exit status: 0 ok, 1 bad input data or I/O error, 2 usage error, 3 unreadable or\n"
-    "incompatible model or tokenizer file.\n";
+    "incompatible model or tokenizer file, or a missing, unreadable or invalid config\n"
+    "file (-c).\n";
 
 static const char *const schedules[] = {"cosine", "linear", "constant", NULL};
 

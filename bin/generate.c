@@ -72,7 +72,7 @@ static const char usage[] =
     "\n"
     "Exit status: 0 ok, 1 bad input (a prompt that fills the context, ids outside the\n"
     "vocabulary) or I/O error, 2 usage error, 3 unreadable or incompatible model or\n"
-    "tokenizer.\n";
+    "tokenizer, or a missing, unreadable or invalid config file (-c).\n";
 
 static const char *const formats[] = {"text", "id", NULL};
 

@@ -155,7 +155,8 @@ static const char usage[] =
     "\n"
     "SIGINT and SIGTERM save a checkpoint and exit with status 130 and 143.\n"
     "Exit status: 0 ok, 1 bad input data, I/O error or a non-finite loss, 2 usage error,\n"
-    "3 unreadable or incompatible model or tokenizer file.\n";
+    "3 unreadable or incompatible model or tokenizer file, or a missing, unreadable or\n"
+    "invalid config file (-c).\n";
 
 static const char *const archs[] = {"gpt", "bert", "transformer", NULL};
 static const char *const schedules[] = {"cosine", "linear", "constant", "noam", "inverse-sqrt", NULL};

@@ -16,6 +16,7 @@
 #include "base/mem.h"
 #include "base/thread.h"
 #include "common/cli.h"
+#include "common/progress.h"
 #include "text/utf8.h"
 #include "tok/tokbin.h"
 #include "tok/tokfiles.h"
@@ -37,10 +38,15 @@ static const char usage[] =
     "  -i, --input FILE          read FILE (repeatable; also: FILE arguments; default\n"
     "                            standard input)\n"
     "  -o, --output FILE         write FILE (default standard output)\n"
-    "      --output-format FMT   piece, id (default) or bin (binary token stream)\n"
+    "      --in-place            when -o's directory is read-only but the file is\n"
+    "                            writable, write the file in place (not atomically)\n"
+    "      --output-format FMT   piece, id (default), bin (binary token stream) or\n"
+    "                            subword-nmt (apply-bpe's pieces: '@@' ends a piece that\n"
+    "                            does not end its word, characters without a token kept)\n"
     "  -d, --decode              turn ids, pieces or a token stream back into text\n"
     "      --input-format FMT    what -d reads: auto (default: bin if the input starts\n"
-    "                            with a token-stream magic, else id), id, piece or bin\n"
+    "                            with a token-stream magic, id if its first line is all\n"
+    "                            numbers, else piece), id, piece or bin\n"
     "      --special-tokens MODE keep (default): special tokens in the text are matched\n"
     "                            as such; split: their text is tokenized as ordinary text\n"
     "      --add-special-tokens  add the tokenizer's template tokens ([CLS], [SEP]...) (default)\n"
@@ -63,18 +69,22 @@ static const char usage[] =
     "                            between two places to cut), else it is an error\n"
     "  -B, --batch-size N        records per batch (default 1024)\n"
     "  -t, --threads N           encoding threads (default: all CPUs); output order is kept\n"
+    "      --progress            show progress on standard error: share of the input read,\n"
+    "                            rate and time left (default: on a terminal)\n"
+    "      --no-progress         do not\n"
     "  -c, --config FILE         read options from a YAML file (keys = long option names)\n"
     "      --dump-config         print the effective configuration and exit\n"
     "  -q, --quiet               no warnings\n"
-    "  -v, --verbose             more messages\n"
+    "  -v, --verbose             more messages: the threads, and at the end the lines,\n"
+    "                            tokens, bytes and rate\n"
     "  -h, --help                display this help and exit\n"
     "  -V, --version             output version information and exit\n"
     "\n"
     "Exit status: 0 ok, 1 bad input data or I/O error, 2 usage error, 3 unreadable tokenizer\n"
-    "or token stream.\n";
+    "or token stream, or a missing, unreadable or invalid config file (-c).\n";
 
-static const char *const out_fmts[] = {"piece", "id", "bin", NULL};
-enum { OUT_PIECE, OUT_ID, OUT_BIN };
+static const char *const out_fmts[] = {"piece", "id", "bin", "subword-nmt", NULL};
+enum { OUT_PIECE, OUT_ID, OUT_BIN, OUT_SNMT };
 static const char *const in_fmts[] = {"auto", "id", "piece", "bin", NULL};
 enum { IN_AUTO, IN_ID, IN_PIECE, IN_BIN };
 static const char *const special_modes[] = {"keep", "split", NULL};
@@ -85,7 +95,8 @@ enum { PAD_NONE, PAD_MAX, PAD_LONGEST };
 static struct {
     const char *model, *output, *pad_token, *eot;
     struct cli_list input;
-    int out_fmt, in_fmt, decode, special, add_special, pair, truncation, padding, type_ids, mask, strict, zero, cased;
+    int out_fmt, in_fmt, decode, special, add_special, pair, truncation, padding, type_ids, mask, strict, zero, cased,
+        in_place, progress;
     long max_length, batch, threads, max_line_bytes;
 } o = {
     .output = "-",
@@ -112,6 +123,7 @@ static struct cli_opt opts[] = {
     {.name = "cased", .kind = CLI_BOOL, .dest = &o.cased},
     {.name = "input", .key = 'i', .kind = CLI_LIST, .dest = &o.input, .flags = CLI_NONEMPTY},
     {.name = "output", .key = 'o', .kind = CLI_STR, .dest = &o.output, .flags = CLI_NONEMPTY},
+    {.name = "in-place", .kind = CLI_BOOL, .dest = &o.in_place},
     {.name = "output-format", .kind = CLI_CHOICE, .dest = &o.out_fmt, .choices = out_fmts},
     {.name = "decode", .key = 'd', .kind = CLI_BOOL, .dest = &o.decode},
     {.name = "input-format", .kind = CLI_CHOICE, .dest = &o.in_fmt, .choices = in_fmts},
@@ -131,12 +143,34 @@ static struct cli_opt opts[] = {
     {.name = "max-line-bytes", .kind = CLI_INT, .dest = &o.max_line_bytes, .min = 1, .max = 1e15},
     {.name = "batch-size", .key = 'B', .kind = CLI_INT, .dest = &o.batch, .min = 1, .max = 1e7},
     {.name = "threads", .key = 't', .kind = CLI_INT, .dest = &o.threads, .min = 0, .max = 4096},
+    {.name = "progress", .kind = CLI_BOOL, .dest = &o.progress, .flags = CLI_NEGATABLE},
     {.name = NULL},
 };
 
 static nlp_tokenizer *tk;
 static nlp_writer *out;
 static char rec_end;
+/* subword-nmt output: a piece ends its word when it ends with the suffix
+ * (classic BPE, </w>), or when the next piece does not start with the
+ * prefix (##); one of them is set */
+static const char *snmt_suffix, *snmt_prefix;
+
+/* did the last record read end without its terminator (a final line
+ * without newline): token streams record it, text output does not */
+static int last_unterminated;
+
+/* what went through, for --progress and -v: records, tokens, input bytes
+ * (the records and their terminators), of in_total when it is known */
+static uint64_t n_records, n_tokens, in_bytes, in_total;
+static progress_line prog;
+
+static void show_progress(int final)
+{
+    char extra[80];
+    snprintf(extra, sizeof extra, "%llu lines, %llu tokens", (unsigned long long)n_records,
+             (unsigned long long)n_tokens);
+    progress_show(&prog, (double)in_bytes, (double)in_total, 1e6, "MB", (double)in_bytes, NULL, extra, final);
+}
 
 /* invalid UTF-8: total replacements and where the first was */
 static size_t n_repl;
@@ -185,16 +219,27 @@ static int32_t eot_id(int required)
         if (id < 0) cli_usage_error("--eot: '%s' is not a token of '%s'", o.eot, o.model);
         if (required && template_adds(id))
             cli_usage_error("--eot: '%s' is added to every record by the template, so documents could not be "
-                            "told apart; name another token or use --no-special-tokens", o.eot);
+                            "told apart: tokenize -m '%s'%s --no-special-tokens --eot '%s' --output-format bin "
+                            "leaves the template out", o.eot, o.model, o.pair ? " --pair" : "", o.eot);
         return id;
     }
+    const char *in_template = NULL;
     for (size_t i = 0; nlp_eot_tokens[i]; i++) {
         int32_t id = find_token(nlp_eot_tokens[i]);
         if (id >= 0 && !(required && template_adds(id))) return id;
+        if (id >= 0 && !in_template) in_template = nlp_eot_tokens[i];
     }
+    /* the first message gives the command that works: a BERT-style
+     * tokenizer's [SEP] is free once the template is left out, which is
+     * what pretrain wants (it adds [CLS] and [SEP] to its examples) */
+    if (required && in_template)
+        cli_usage_error("'%s' adds %s to every record through its template, so it cannot separate documents; a token "
+                        "stream leaves the template out (pretrain adds [CLS] and [SEP] itself): "
+                        "tokenize -m '%s'%s --no-special-tokens --output-format bin",
+                        o.model, in_template, o.model, o.pair ? " --pair" : "");
     if (required)
-        cli_usage_error("'%s' has no end-of-text token (<|endoftext|>, </s>, <eos>, [SEP]) that its template does "
-                        "not add to every record: name one with --eot",
+        cli_usage_error("'%s' has no end-of-text token (<|endoftext|>, </s>, <eos>, [SEP]): name one of its tokens "
+                        "with --eot",
                         o.model);
     return -1;
 }
@@ -254,18 +299,19 @@ static int next_record(struct src *in, size_t limit, const char **p, size_t *n, 
         *no = nlp_reader_lineno(r);
         *off = nlp_reader_line_offset(r);
         *part = nlp_reader_partial(r);
+        last_unterminated = !nlp_reader_had_newline(r);
         return 1;
     }
     nlp_buf *acc = &in->acc;
     nlp_buf_reset(acc);
     *off = nlp_reader_offset(r);
-    int got_any = 0, ended = 0;
+    int got_any = 0, ended = 0, at_eof = 0;
     while (acc->len < limit) {
         const char *q;
         size_t have, got;
         if ((rc = nlp_reader_peek(r, (size_t)1 << 16, &q, &have))) fail_with(rc);
         if (have == 0) {
-            ended = 1;
+            ended = at_eof = 1;
             break;
         }
         got_any = 1;
@@ -295,9 +341,10 @@ static int next_record(struct src *in, size_t limit, const char **p, size_t *n, 
             if ((rc = nlp_reader_read(r, &c, 1, &got))) fail_with(rc);
             ended = 1;
         } else if (have == 0) {
-            ended = 1;
+            ended = at_eof = 1;
         }
     }
+    if (ended) last_unterminated = at_eof; /* the last record had no NUL after it */
     if (nlp_buf_reserve(acc, 0)) fail_with(NLP_ENOMEM);
     *p = acc->data ? acc->data : "";
     *n = acc->len;
@@ -421,6 +468,52 @@ static void encode_rec(struct batch *b, size_t i, struct worker *w)
     }
 }
 
+/* The spelling of piece id into ob: its token, or the character passed
+ * through (nlp_encode_opts.unk_passthrough; with the end-of-word suffix
+ * when it ends its word, as the vocabulary spells such symbols). */
+static int put_piece(int32_t id, nlp_buf *ob)
+{
+    int32_t cp;
+    int final;
+    if (nlp_tok_passthrough_char(id, &cp, &final))
+        return nlp_utf8_append(ob, cp) || (final && snmt_suffix && nlp_buf_puts(ob, snmt_suffix)) ? NLP_ENOMEM : NLP_OK;
+    size_t tn;
+    const char *t = nlp_tokenizer_id_to_token(tk, id, &tn);
+    return nlp_buf_append(ob, t ? t : "", t ? tn : 0) ? NLP_ENOMEM : NLP_OK;
+}
+
+/* Pieces as subword-nmt's apply-bpe writes them: "Ü@@ b@@ ung". */
+static int format_snmt(const nlp_encoding *e, nlp_buf *ob)
+{
+    size_t sl = snmt_suffix ? strlen(snmt_suffix) : 0, pl = snmt_prefix ? strlen(snmt_prefix) : 0;
+    for (size_t k = 0; k < e->n; k++) {
+        int32_t id = e->ids[k], cp;
+        int final = 1, pass = nlp_tok_passthrough_char(id, &cp, &final), special = !pass && nlp_tokenizer_is_special(tk, id);
+        if (k && nlp_buf_putc(ob, ' ')) return NLP_ENOMEM;
+        size_t at = ob->len;
+        if (put_piece(id, ob)) return NLP_ENOMEM;
+        char *t = ob->data + at;
+        size_t tn = ob->len - at;
+        if (sl && !special) {
+            final = tn >= sl && memcmp(t + tn - sl, snmt_suffix, sl) == 0;
+            if (final) ob->len -= sl;
+        }
+        if (pl && !special) {
+            /* a continuation loses its prefix; a piece whose next piece
+             * continues it does not end its word */
+            if (tn >= pl && memcmp(t, snmt_prefix, pl) == 0 && k > 0) {
+                memmove(t, t + pl, tn - pl);
+                ob->len -= pl;
+            }
+            size_t nn = 0;
+            const char *nt = k + 1 < e->n && e->ids[k + 1] >= 0 ? nlp_tokenizer_id_to_token(tk, e->ids[k + 1], &nn) : NULL;
+            final = !(nt && !nlp_tokenizer_is_special(tk, e->ids[k + 1]) && nn >= pl && memcmp(nt, snmt_prefix, pl) == 0);
+        }
+        if (!final && nlp_buf_puts(ob, "@@")) return NLP_ENOMEM;
+    }
+    return NLP_OK;
+}
+
 /* Formats encoding e as a text line into ob. */
 static int format_rec(const nlp_encoding *e, nlp_buf *ob)
 {
@@ -436,12 +529,11 @@ static int format_rec(const nlp_encoding *e, nlp_buf *ob)
             p = u32toa(p, (uint32_t)e->ids[k]);
         }
         ob->len = (size_t)(p - ob->data);
+    } else if (o.out_fmt == OUT_SNMT) {
+        if (format_snmt(e, ob)) return NLP_ENOMEM;
     } else {
-        for (size_t k = 0; k < e->n; k++) {
-            size_t tn;
-            const char *t = nlp_tokenizer_id_to_token(tk, e->ids[k], &tn);
-            if ((k && nlp_buf_putc(ob, ' ')) || nlp_buf_append(ob, t ? t : "", t ? tn : 0)) return NLP_ENOMEM;
-        }
+        for (size_t k = 0; k < e->n; k++)
+            if ((k && nlp_buf_putc(ob, ' ')) || put_piece(e->ids[k], ob)) return NLP_ENOMEM;
     }
     for (int col = 0; col < 2; col++) {
         const uint8_t *v = col == 0 ? e->type_ids : e->attention;
@@ -527,7 +619,14 @@ static void run_batch(struct batch *b, struct worker *ws, int nthreads, nlp_tokb
             if (rc) fail_with(rc);
         }
     }
-    if (bad_at < b->n) cli_die(NLP_EXIT_FAILURE, "%s", b->err[bad_at]);
+    n_records += n;
+    in_bytes += b->text.len + n; /* with their terminators (a last one may lack it) */
+    for (size_t i = 0; i < n; i++) n_tokens += b->enc[i].n;
+    if (o.progress) show_progress(0);
+    if (bad_at < b->n) {
+        if (o.progress) progress_end(&prog);
+        cli_die(NLP_EXIT_FAILURE, "%s", b->err[bad_at]);
+    }
     b->n = 0;
     nlp_buf_reset(&b->text);
 }
@@ -790,9 +889,11 @@ static void decode_line(const char *name, uint64_t lineno, const char *s, size_t
                 if (s[k] < '0' || s[k] > '9') ok = 0;
                 else v = v * 10 + (uint64_t)(s[k] - '0');
             }
-            if (!ok || v > INT32_MAX)
-                cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: '%s' is not a token id", name, (unsigned long long)lineno,
-                        shown(s + i, j - i));
+            if (!ok || v > INT32_MAX) {
+                int digits = strspn(s + i, "0123456789") >= j - i;
+                cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: '%s' is not a token id%s", name, (unsigned long long)lineno,
+                        shown(s + i, j - i), digits ? "" : " (pieces are read with --input-format piece)");
+            }
             id = (int32_t)v;
         }
         if (nlp_ids_push(ids, id)) fail_with(NLP_ENOMEM);
@@ -802,6 +903,32 @@ static void decode_line(const char *name, uint64_t lineno, const char *s, size_t
     int rc = nlp_tokenizer_decode(tk, ids->v, ids->n, !o.add_special, text, NULL);
     if (rc == NLP_EDATA) cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: %s", name, (unsigned long long)lineno, nlp_errmsg());
     if (rc || nlp_buf_putc(text, rec_end) || nlp_writer_write(out, text->data, text->len)) fail_with(rc ? rc : NLP_EIO);
+}
+
+/* --input-format auto on text: ids when every field of the first record
+ * that has any (within the first 64 KiB) is a (signed) decimal number, else
+ * pieces.
+ * (A line of numbers is read as ids: a piece that is all digits needs
+ * --input-format piece.) */
+static int sniff_text(const char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        const char *e = memchr(p + i, rec_end, n - i);
+        size_t end = e ? (size_t)(e - p) : n;
+        int fields = 0, digits_only = 1;
+        for (size_t k = i; k < end; k++) {
+            char c = p[k];
+            if (c == ' ' || c == '\t' || c == '\r') continue;
+            int starts = k == i || p[k - 1] == ' ' || p[k - 1] == '\t' || p[k - 1] == '\r';
+            fields += starts;
+            /* a sign counts as a number's: "-3" is a bad id, not a piece */
+            if ((c < '0' || c > '9') && !(starts && (c == '-' || c == '+'))) digits_only = 0;
+        }
+        if (fields) return digits_only ? IN_ID : IN_PIECE;
+        i = end + 1;
+    }
+    return IN_ID;
 }
 
 static void decode_stream(struct src *in)
@@ -814,7 +941,9 @@ static void decode_stream(struct src *in)
         size_t have;
         int rc = nlp_reader_peek(r, 4, &p, &have);
         if (rc) fail_with(rc);
-        fmt = have == 4 && nlp_tokbin_sniff((const unsigned char *)p) ? IN_BIN : IN_ID;
+        if (have == 4 && nlp_tokbin_sniff((const unsigned char *)p)) fmt = IN_BIN;
+        else if ((rc = nlp_reader_peek(r, (size_t)1 << 16, &p, &have))) fail_with(rc);
+        else fmt = sniff_text(p, have);
     }
     nlp_ids ids = {0};
     nlp_buf text = {0};
@@ -835,11 +964,14 @@ static void decode_stream(struct src *in)
         uint64_t doc = 0;
         while ((rc = nlp_tokbin_next_doc(br, &ids)) == 1) {
             doc++;
+            n_records++;
+            n_tokens += ids.n;
             nlp_buf_reset(&text);
             rc = nlp_tokenizer_decode(tk, ids.v, ids.n, !o.add_special, &text, NULL);
             if (rc == NLP_EDATA)
                 cli_die(NLP_EXIT_FORMAT, "'%s' document %llu: %s", name, (unsigned long long)doc, nlp_errmsg());
-            if (rc || nlp_buf_putc(&text, rec_end)) fail_with(rc ? rc : NLP_ENOMEM);
+            /* the text's last line had no terminator: none is added */
+            if (rc || (!nlp_tokbin_reader_unterminated(br) && nlp_buf_putc(&text, rec_end))) fail_with(rc ? rc : NLP_ENOMEM);
             if ((rc = nlp_writer_write(out, text.data, text.len))) fail_with(rc);
         }
         if (rc < 0) fail_with(rc);
@@ -854,10 +986,25 @@ static void decode_stream(struct src *in)
                 cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: longer than %zu bytes (--max-line-bytes raises the limit)",
                         name, (unsigned long long)no, max);
             decode_line(name, no, p, n, fmt, &ids, &text);
+            n_records++;
+            n_tokens += ids.n;
         }
     }
     nlp_ids_free(&ids);
     nlp_buf_free(&text);
+}
+
+/* -v: what went through, at the end */
+static void summary(double seconds)
+{
+    if (cli_verbosity < 1) return;
+    double t = seconds > 0 ? seconds : 1e-9;
+    if (o.decode)
+        cli_debug("%llu records, %llu tokens decoded in %.2f s (%.0f tokens/s)", (unsigned long long)n_records,
+                  (unsigned long long)n_tokens, seconds, n_tokens / t);
+    else
+        cli_debug("%llu lines, %llu tokens, %.1f MB in %.2f s (%.1f MB/s, %.0f tokens/s)", (unsigned long long)n_records,
+                  (unsigned long long)n_tokens, in_bytes / 1e6, seconds, in_bytes / 1e6 / t, n_tokens / t);
 }
 
 // --- main
@@ -919,8 +1066,10 @@ static struct src *srcs;
 int main(int argc, char **argv)
 {
     nlp_threads_passive(argc, argv);
+    o.progress = isatty(2);
     struct cli c = {"tokenize", usage, opts, NULL};
     int first = cli_parse(&c, argc, argv);
+    nlp_writer_set_in_place(o.in_place);
     if (!o.model) cli_usage_error("no tokenizer: give one with -m");
     if (o.out_fmt == OUT_BIN && (o.type_ids || o.mask))
         cli_usage_error("--type-ids and --attention-mask need a text output format (piece or id)");
@@ -933,6 +1082,18 @@ int main(int argc, char **argv)
     if (rc) fail_with(rc == NLP_EIO || rc == NLP_EFORMAT ? NLP_EFORMAT : rc);
     if (o.cased && fo.fmt != NLP_TOKF_VOCAB)
         cli_usage_error("--cased is for a bare BERT vocab.txt; '%s' names its own normalizer", o.model);
+    const nlp_tok_spec *spec = nlp_tokenizer_spec(tk);
+    if (spec->model == NLP_MODEL_BPE) {
+        snmt_suffix = spec->bpe.end_of_word_suffix;
+        snmt_prefix = snmt_suffix ? NULL : spec->bpe.continuing_subword_prefix;
+    } else {
+        snmt_prefix = spec->wp.continuing_subword_prefix ? spec->wp.continuing_subword_prefix : NLP_WORDPIECE_PREFIX;
+    }
+    if (snmt_suffix && !*snmt_suffix) snmt_suffix = NULL;
+    if (snmt_prefix && !*snmt_prefix) snmt_prefix = NULL;
+    if (o.out_fmt == OUT_SNMT && !o.decode && !snmt_suffix && !snmt_prefix)
+        cli_usage_error("--output-format subword-nmt needs a tokenizer that marks word ends (an end-of-word suffix such "
+                        "as </w>) or continuations (a prefix such as ##); '%s' marks neither", o.model);
 
     inputs = nlp_calloc((size_t)argc + o.input.n + 2, sizeof *inputs);
     size_t ninputs = 0;
@@ -944,6 +1105,9 @@ int main(int argc, char **argv)
 
     if ((rc = nlp_writer_open(&out, o.output, 0))) fail_with(rc);
     atexit(abort_output);
+    progress_start(&prog, NULL);
+    /* the share done needs every input's size (not a pipe's) */
+    in_total = progress_input_size(inputs, ninputs);
 
     if (o.decode) {
         for (size_t f = 0; f < ninputs; f++) {
@@ -958,6 +1122,9 @@ int main(int argc, char **argv)
         setup_padding_and_truncation();
         eopts.add_special = o.add_special;
         eopts.split_special = o.special == 1;
+        /* subword-nmt's codes name no unknown token: a character no merge
+         * knows is passed through, as apply-bpe does */
+        eopts.unk_passthrough = o.out_fmt == OUT_SNMT || (o.out_fmt == OUT_PIECE && fo.fmt == NLP_TOKF_CODES);
         eopts.trunc = &trunc_opts;
         int nthreads = nlp_threads_set((int)o.threads);
         cli_debug("%d thread%s", nthreads, nthreads == 1 ? "" : "s");
@@ -980,6 +1147,11 @@ int main(int argc, char **argv)
             nlp_buf_free(&in->acc);
         }
         if (b.n) run_batch(&b, ws, nthreads, bw);
+        if (o.progress) {
+            show_progress(1);
+            progress_end(&prog);
+        }
+        if (bw && (rc = nlp_tokbin_write_end(bw, last_unterminated))) fail_with(rc);
         nlp_tokbin_writer_free(bw);
         if (n_repl)
             cli_info("warning: replaced %zu invalid UTF-8 sequence%s with U+FFFD (the first at %s); --strict makes "
@@ -1015,6 +1187,7 @@ int main(int argc, char **argv)
     out = NULL;
     if ((rc = nlp_writer_close(w))) fail_with(rc);
     free(srcs);
+    summary(progress_now() - prog.t0);
     free(inputs);
     nlp_tokenizer_free(tk);
     cli_free();

@@ -4,6 +4,7 @@
  * merges and vocabulary as HF tokenizers' BpeTrainer.
  */
 #include "base/err.h"
+#include "base/io.h"
 #include "base/mem.h"
 #include "base/thread.h"
 #include "common/cli.h"
@@ -22,6 +23,8 @@ static const char usage[] =
     "  -i, --input FILE          read FILE too (repeatable; also: FILE arguments)\n"
     "  -o, --output PATH         where to write (default standard output; a directory\n"
     "                            for --format gpt2 and hf)\n"
+    "      --in-place            when -o's directory is read-only but the file is\n"
+    "                            writable, write the file in place (not atomically)\n"
     "      --format FMT          json (HF tokenizer.json, default), gpt2 (encoder.json +\n"
     "                            vocab.bpe), hf (vocab.json + merges.txt) or codes\n"
     "                            (subword-nmt)\n"
@@ -54,14 +57,15 @@ static const char usage[] =
     "  -h, --help                display this help and exit\n"
     "  -V, --version             output version information and exit\n"
     "\n"
-    "Exit status: 0 ok, 1 bad input data or I/O error, 2 usage error.\n";
+    "Exit status: 0 ok, 1 bad input data or I/O error, 2 usage error, 3 missing, unreadable\n"
+    "or invalid config file (-c).\n";
 
 static const char *const formats[] = {"json", "gpt2", "hf", "codes", NULL};
 
 static struct {
     struct cli_list input;
     const char *output, *specials, *unk, *suffix, *prefix;
-    int format, byte_level, byte_alphabet, strict, progress;
+    int format, byte_level, byte_alphabet, strict, progress, in_place;
     long vocab_size, min_frequency, limit_alphabet, max_sentences, max_line_bytes, threads;
 } o = {
     .output = "-",
@@ -74,6 +78,7 @@ static struct {
 static struct cli_opt opts[] = {
     {.name = "input", .key = 'i', .kind = CLI_LIST, .dest = &o.input, .flags = CLI_NONEMPTY},
     {.name = "output", .key = 'o', .kind = CLI_STR, .dest = &o.output, .flags = CLI_NONEMPTY},
+    {.name = "in-place", .kind = CLI_BOOL, .dest = &o.in_place},
     {.name = "format", .kind = CLI_CHOICE, .dest = &o.format, .choices = formats},
     {.name = "vocab-size", .kind = CLI_INT, .dest = &o.vocab_size, .min = 1, .max = 2147483000},
     {.name = "min-frequency", .kind = CLI_INT, .dest = &o.min_frequency, .min = 0, .max = 1e18},
@@ -104,6 +109,7 @@ int main(int argc, char **argv)
     o.progress = isatty(2);
     struct cli c = {"train-bpe", usage, opts, NULL};
     int first = cli_parse(&c, argc, argv);
+    nlp_writer_set_in_place(o.in_place);
 
     if (o.format == 3 && o.byte_level) cli_usage_error("--format codes holds classic BPE: drop --byte-level");
     if (o.format == 1 && !o.byte_level) cli_usage_error("--format gpt2 holds byte-level BPE: add --byte-level");
@@ -143,6 +149,12 @@ int main(int argc, char **argv)
     wc = nlp_wordcount_new();
     if (!wc) cli_fail(NLP_ENOMEM);
     nlp_wordcount_opts wo = train_count_opts(&spec, specials, nspecial, o.strict, o.max_sentences, o.max_line_bytes, nthreads);
+    /* classic BPE learns characters as tokens, and a JSON vocabulary
+     * (tokenizer.json, vocab.json) cannot hold one that is NUL: say so as
+     * the line is read, not after the whole count */
+    if (!o.byte_level && (o.format == 0 || o.format == 2))
+        wo.nul_error = "a JSON vocabulary cannot hold it as a token; --byte-level learns bytes (NUL included), "
+                       "or remove NUL bytes from the text (tr -d '\\000')";
     train_count_words(wc, inputs, ninputs, &wo, o.progress, "white space or special tokens");
 
     nlp_bpe_train_opts to = {
@@ -161,7 +173,7 @@ int main(int argc, char **argv)
     };
     nlp_bpe_train_stats st;
     int rc = nlp_bpe_train(wc, &to, &spec, &st);
-    if (o.progress) fputc('\n', stderr);
+    if (o.progress) train_merge_done(rc == 0, rc ? 0 : st.merges, rc ? 0 : nlp_vocab_count(spec.vocab));
     if (rc == NLP_EINVAL) cli_usage_error("%s", nlp_errmsg());
     if (rc) cli_fail(rc);
     nlp_wordcount_free(wc);

@@ -7,6 +7,7 @@
  */
 #include "base/config.h"
 #include "base/err.h"
+#include "base/io.h"
 #include "base/mem.h"
 #include "base/thread.h"
 #include "common/cli.h"
@@ -25,6 +26,8 @@ static const char usage[] =
     "\n"
     "  -i, --input FILE          read FILE too (repeatable; also: FILE arguments)\n"
     "  -o, --output FILE         where to write (default standard output)\n"
+    "      --in-place            when -o's directory is read-only but the file is\n"
+    "                            writable, write the file in place (not atomically)\n"
     "      --format FMT          json (HF tokenizer.json, default) or vocab (BERT vocab.txt)\n"
     "      --score SCORE         likelihood (default): merge the pair with the highest\n"
     "                            freq(ab) / (freq(a) freq(b)); frequency: the most frequent\n"
@@ -59,7 +62,8 @@ static const char usage[] =
     "  -h, --help                display this help and exit\n"
     "  -V, --version             output version information and exit\n"
     "\n"
-    "Exit status: 0 ok, 1 bad input data or I/O error, 2 usage error.\n";
+    "Exit status: 0 ok, 1 bad input data or I/O error, 2 usage error, 3 missing, unreadable\n"
+    "or invalid config file (-c).\n";
 
 static const char *const formats[] = {"json", "vocab", NULL};
 static const char *const scores[] = {"likelihood", "frequency", NULL};
@@ -67,7 +71,7 @@ static const char *const scores[] = {"likelihood", "frequency", NULL};
 static struct {
     struct cli_list input;
     const char *output, *specials, *unk, *prefix;
-    int format, score, lowercase, strip, strict, progress;
+    int format, score, lowercase, strip, strict, progress, in_place;
     long vocab_size, min_frequency, limit_alphabet, max_sentences, max_line_bytes, threads;
 } o = {
     .output = "-",
@@ -114,6 +118,7 @@ static const char *show_strip(const struct cli_opt *opt, void *ctx)
 static struct cli_opt opts[] = {
     {.name = "input", .key = 'i', .kind = CLI_LIST, .dest = &o.input, .flags = CLI_NONEMPTY},
     {.name = "output", .key = 'o', .kind = CLI_STR, .dest = &o.output, .flags = CLI_NONEMPTY},
+    {.name = "in-place", .kind = CLI_BOOL, .dest = &o.in_place},
     {.name = "format", .kind = CLI_CHOICE, .dest = &o.format, .choices = formats},
     {.name = "score", .kind = CLI_CHOICE, .dest = &o.score, .choices = scores},
     {.name = "vocab-size", .kind = CLI_INT, .dest = &o.vocab_size, .min = 1, .max = 2147483000},
@@ -155,6 +160,7 @@ int main(int argc, char **argv)
     o.progress = isatty(2);
     struct cli c = {"train-wordpiece", usage, opts, NULL};
     int first = cli_parse(&c, argc, argv);
+    nlp_writer_set_in_place(o.in_place);
 
     if (!o.prefix || !*o.prefix) cli_usage_error("--prefix must not be empty");
     if (strpbrk(o.prefix, " \t\n\r")) cli_usage_error("--prefix must not hold white space");
@@ -214,7 +220,7 @@ int main(int argc, char **argv)
     if (cli_verbosity >= 2 && o.score == 0) to.on_merge = log_merge;
     nlp_wordpiece_train_stats st;
     int rc = nlp_wordpiece_train(wc, &to, &spec, &st);
-    if (o.progress) fputc('\n', stderr);
+    if (o.progress) train_merge_done(rc == 0, rc ? 0 : st.merges, rc ? 0 : nlp_vocab_count(spec.vocab));
     if (rc == NLP_EINVAL) cli_usage_error("%s", nlp_errmsg());
     if (rc) cli_fail(rc);
     nlp_wordcount_free(wc);

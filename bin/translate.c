@@ -67,7 +67,8 @@ static const char usage[] =
     "\n"
     "Exit status: 0 ok, 1 bad input (ids outside the vocabulary, a sentence longer than\n"
     "the model's positions) or I/O error, 2 usage error, 3 unreadable or incompatible\n"
-    "model or tokenizer (a GPT or BERT model, a tokenizer with more ids than the model).\n";
+    "model or tokenizer (a GPT or BERT model, a tokenizer with more ids than the model),\n"
+    "or a missing, unreadable or invalid config file (-c).\n";
 
 static const char *const formats[] = {"text", "id", NULL};
 

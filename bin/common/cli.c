@@ -456,8 +456,11 @@ int cli_parse(struct cli *c, int argc, char **argv)
     struct key_check kc = {c, nopt};
     for (size_t f = 0; f < ncfg; f++) {
         nlp_config *cf = &configs[nconfigs++];
+        /* one rule for config files: missing, unreadable, not YAML, an
+         * unknown key or a bad value all exit 3 (shared/CLI.md's
+         * unreadable or corrupt file), whatever the tool */
         int rc = nlp_config_load_checked(cf, cfg[f], check_key, &kc);
-        if (rc) cli_die(rc == NLP_EIO ? NLP_EXIT_FAILURE : NLP_EXIT_FORMAT, "%s", nlp_errmsg());
+        if (rc) cli_die(NLP_EXIT_FORMAT, "%s", nlp_errmsg());
         apply_src = (int)f + 1;
         for (size_t e = 0; e < cf->n; e++) {
             const nlp_config_entry *en = &cf->e[e];

@@ -5,8 +5,10 @@
  * message/exit conventions of shared/CLI.md.
  *
  * Order of precedence: built-in defaults < config files (-c, repeatable, later
- * wins) < flags. Config keys that are unknown or of the wrong type are errors
- * naming file and line (exit 3); bad flag values are usage errors (exit 2).
+ * wins) < flags. One rule for config files, in every tool: a -c file that is
+ * missing, unreadable or not YAML, or holds an unknown key or a bad value,
+ * exits 3 with a message naming the file (and line); bad flag values are
+ * usage errors (exit 2).
  * A YAML list is accepted where an option repeats (CLI_LIST: one value per
  * item) or takes a comma-separated list (CLI_COMMAS: the items joined with
  * ','); for any other option it is an error naming the key's line.
@@ -85,7 +87,7 @@ extern const char *cli_prog;
 /* Parses argv. Handles -h/--help, -V/--version, -c/--config, --dump-config,
  * -q/--quiet and -v/--verbose itself. Exits 0 after help/version/dump-config
  * (1 if that output could not be written), 2 on usage errors, 3 on
- * config-file errors. Returns the index of the first
+ * any config-file error. Returns the index of the first
  * positional argument (argv is permuted as getopt_long does). */
 int cli_parse(struct cli *c, int argc, char **argv);
 

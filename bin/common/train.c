@@ -5,6 +5,7 @@
 #include "base/err.h"
 #include "base/mem.h"
 #include "common/cli.h"
+#include "common/progress.h"
 #include "text/utf8.h"
 
 #include <stdio.h>
@@ -56,18 +57,44 @@ const char **train_inputs(const struct cli_list *input, int argc, char **argv, i
     return v;
 }
 
-void train_count_progress(void *ctx, uint64_t lines, uint64_t bytes)
+/* the progress of counting: the inputs' size, when known */
+struct count_progress {
+    progress_line p;
+    uint64_t total;
+};
+
+static void count_line(struct count_progress *c, uint64_t lines, uint64_t bytes, int final)
 {
-    (void)ctx;
-    fprintf(stderr, "\r%s: counting words: %llu lines, %.1f MB, %.1f s", cli_prog, (unsigned long long)lines,
-            bytes / 1e6, train_elapsed());
+    char extra[48];
+    snprintf(extra, sizeof extra, "%llu lines", (unsigned long long)lines);
+    progress_show(&c->p, (double)bytes, (double)c->total, 1e6, "MB", (double)bytes, NULL, extra, final);
 }
+
+void train_count_progress(void *ctx, uint64_t lines, uint64_t bytes) { count_line(ctx, lines, bytes, 0); }
+
+/* merging starts as counting ends (train_count_words starts its clock) */
+static progress_line merge_line;
 
 void train_merge_progress(void *ctx, size_t merges, size_t vocab, size_t vocab_size)
 {
+    progress_line *p = &merge_line;
     (void)ctx;
-    fprintf(stderr, "\r%s: merging: %zu merges, vocabulary %zu of %zu, %.1f s  ", cli_prog, merges, vocab,
-            vocab_size, train_elapsed());
+    char extra[48];
+    snprintf(extra, sizeof extra, "%zu merges", merges);
+    /* called every 256 merges and at the end: every call is shown */
+    progress_show(p, (double)vocab, (double)vocab_size, 1, "tokens", (double)merges, "merges/s", extra, 1);
+}
+
+void train_merge_done(int ok, size_t merges, size_t vocab)
+{
+    if (ok) {
+        /* the vocabulary it came to, without a share: training may stop
+         * before --vocab-size when no pair is left */
+        char extra[48];
+        snprintf(extra, sizeof extra, "%zu merges", merges);
+        progress_show(&merge_line, (double)vocab, 0, 1, "tokens", (double)merges, "merges/s", extra, 1);
+    }
+    progress_end(&merge_line);
 }
 
 nlp_wordcount_opts train_count_opts(const nlp_tok_spec *spec, char *const *specials, size_t n_specials, int strict,
@@ -91,10 +118,19 @@ nlp_wordcount_opts train_count_opts(const nlp_tok_spec *spec, char *const *speci
 void train_count_words(nlp_wordcount *wc, const char *const *inputs, size_t n, nlp_wordcount_opts *opts, int progress,
                        const char *what_else)
 {
+    struct count_progress cp = {0};
+    progress_start(&cp.p, "counting words");
+    /* the share done needs every input's size (not a pipe's), and all of
+     * it read (not --max-sentences) */
+    cp.total = opts->max_lines ? 0 : progress_input_size(inputs, n);
     opts->progress = progress ? train_count_progress : NULL;
+    opts->progress_ctx = &cp;
     nlp_wordcount_stats ws = {0};
     int rc = nlp_wordcount_files(wc, inputs, n, opts, &ws);
-    if (progress) fputc('\n', stderr);
+    if (progress) {
+        count_line(&cp, ws.lines, ws.bytes, 1); /* the final line, whatever was shown */
+        progress_end(&cp.p);
+    }
     if (rc) cli_fail(rc);
     if (ws.replaced)
         cli_info("warning: replaced %llu invalid UTF-8 sequence%s with U+FFFD (the first at %s); --strict makes "
@@ -105,4 +141,5 @@ void train_count_words(nlp_wordcount *wc, const char *const *inputs, size_t n, n
                 ws.lines ? what_else : "");
     cli_debug("%llu lines, %llu words, %zu distinct, %.2f s", (unsigned long long)ws.lines,
               (unsigned long long)ws.words, nlp_wordcount_size(wc), train_elapsed());
+    progress_start(&merge_line, "merging");
 }

@@ -34,9 +34,13 @@ void train_check_utf8(const char *name, const char *s);
  * Exits on ENOMEM. Free the array (not the strings). */
 const char **train_inputs(const struct cli_list *input, int argc, char **argv, int first, size_t *n);
 
-/* Progress callbacks for nlp_wordcount_opts and the trainers. */
+/* Progress callbacks for nlp_wordcount_opts (ctx: train_count_words's) and
+ * the trainers (progress.h's lines: share done, rate, time left). */
 void train_count_progress(void *ctx, uint64_t lines, uint64_t bytes);
 void train_merge_progress(void *ctx, size_t merges, size_t vocab, size_t vocab_size);
+/* Ends the merging progress line (with --progress): its last state when the
+ * training succeeded (ok), the vocabulary and merges it came to. */
+void train_merge_done(int ok, size_t merges, size_t vocab);
 
 /* Word-counting options for the pipeline of spec (its normalizer and
  * pre-tokenizer, kept by pointer), cutting out the special tokens; lines

@@ -17,6 +17,14 @@
 
 #include <stdarg.h>
 
+/* C11's _Noreturn, spelled so that C++ (which has [[noreturn]]) reads the
+ * header too. */
+#if defined(__cplusplus)
+#define NLP_NORETURN [[noreturn]]
+#else
+#define NLP_NORETURN _Noreturn
+#endif
+
 typedef enum nlp_status {
     NLP_OK      = 0,
     NLP_ERR     = -1, /* runtime failure not covered below */
@@ -70,6 +78,6 @@ const char *nlp_status_name(int status);
         if (!(x)) nlp_assert_fail(__FILE__, __LINE__, #x);                     \
     } while (0)
 
-_Noreturn void nlp_assert_fail(const char *file, int line, const char *expr);
+NLP_NORETURN void nlp_assert_fail(const char *file, int line, const char *expr);
 
 #endif

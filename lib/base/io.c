@@ -364,22 +364,61 @@ static void remove_stale_temps(const char *path)
 
 struct nlp_writer {
     int fd, is_stdout, atomic, slot;
-    char *path, *tmp;
+    char *path, *tmp, *target; /* target: path with its symbolic links followed */
     char buf[WBUF];
     size_t used;
     uint64_t written;
     int failed;
 };
 
-int nlp_writer_open(nlp_writer **out, const char *path, int flags)
+static int in_place_ok;
+
+void nlp_writer_set_in_place(int allow) { in_place_ok = allow; }
+
+/* `path` with its symbolic links followed (a malloc'd copy; the last target
+ * may not exist yet, as for `>` onto a dangling link). NULL on ENOMEM. */
+static char *follow_links(const char *path)
+{
+    char *p = nlp_strdup(path);
+    for (int hops = 0; p && hops < 40; hops++) {
+        struct stat st;
+        if (lstat(p, &st) != 0 || !S_ISLNK(st.st_mode)) return p;
+        char link[4096];
+        ssize_t n = readlink(p, link, sizeof link - 1);
+        if (n < 0) return p;
+        link[n] = 0;
+        char *next;
+        if (link[0] == '/') {
+            next = nlp_strdup(link);
+        } else { /* relative to the link's directory */
+            const char *slash = strrchr(p, '/');
+            size_t dl = slash ? (size_t)(slash - p) + 1 : 0;
+            next = nlp_malloc(dl + (size_t)n + 1);
+            if (next) {
+                memcpy(next, p, dl);
+                memcpy(next + dl, link, (size_t)n + 1);
+            }
+        }
+        free(p);
+        p = next;
+    }
+    return p; /* a loop: the open below reports it */
+}
+
+int nlp_writer_open(nlp_writer **out, const char *user_path, int flags)
 {
     nlp_writer *w = nlp_calloc(1, sizeof *w);
     if (!w) return NLP_ENOMEM;
-    w->path = nlp_strdup(strcmp(path, "-") == 0 ? "<stdout>" : path);
-    if (!w->path) {
+    /* messages name the path as given; the bytes go to where it leads */
+    w->path = nlp_strdup(strcmp(user_path, "-") == 0 ? "<stdout>" : user_path);
+    w->target = strcmp(user_path, "-") == 0 ? nlp_strdup(user_path) : follow_links(user_path);
+    if (!w->path || !w->target) {
+        free(w->path);
+        free(w->target);
         free(w);
         return NLP_ENOMEM;
     }
+    const char *path = w->target;
     /* Only a regular file (or a new one) can be replaced by renaming a
      * temporary over it: a FIFO, a device such as /dev/null or /dev/stdout,
      * or a shell's /dev/fd/N is written in place (renaming would put a plain
@@ -393,8 +432,9 @@ int nlp_writer_open(nlp_writer **out, const char *path, int flags)
     } else if (flags & NLP_W_DIRECT) {
         w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
         if (w->fd < 0) {
-            int rc = nlp_error_errno(NLP_EIO, "cannot create '%s'", path);
+            int rc = nlp_error_errno(NLP_EIO, "cannot create '%s'", user_path);
             free(w->path);
+            free(w->target);
             free(w);
             return rc;
         }
@@ -409,6 +449,7 @@ int nlp_writer_open(nlp_writer **out, const char *path, int flags)
         w->tmp = nlp_malloc(n);
         if (!w->tmp) {
             free(w->path);
+            free(w->target);
             free(w);
             return NLP_ENOMEM;
         }
@@ -427,16 +468,39 @@ int nlp_writer_open(nlp_writer **out, const char *path, int flags)
             w->fd = -1;
             errno = e;
         }
+        int e = errno;
+        if (w->fd < 0 && exists && (e == EACCES || e == EPERM || e == EROFS) && access(path, W_OK) == 0) {
+            /* the directory refuses a temporary file, the file is writable */
+            if (in_place_ok) {
+                free(w->tmp);
+                w->tmp = NULL;
+                w->fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+                if (w->fd >= 0) goto opened;
+                e = errno;
+            } else {
+                int rc = nlp_error(NLP_EIO, "cannot replace '%s' atomically: no temporary file can be created in "
+                                            "its directory (%s); the file itself is writable: --in-place writes it "
+                                            "in place, without the atomic replace", user_path, strerror(e));
+                free(w->tmp);
+                free(w->path);
+                free(w->target);
+                free(w);
+                return rc;
+            }
+        }
         if (w->fd < 0) {
-            int rc = nlp_error_errno(NLP_EIO, "cannot create '%s'", path);
+            errno = e;
+            int rc = nlp_error_errno(NLP_EIO, "cannot create '%s'", user_path);
             free(w->tmp);
             free(w->path);
+            free(w->target);
             free(w);
             return rc;
         }
         w->atomic = 1;
         w->slot = pending_add(w->tmp);
     }
+opened:
     *out = w;
     return NLP_OK;
 }
@@ -530,7 +594,12 @@ static void fsync_dir_of(const char *path)
 static int finish(nlp_writer *w)
 {
     int rc = nlp_writer_flush(w);
-    if (w->is_stdout) return rc;
+    if (w->is_stdout) {
+        free(w->path);
+        free(w->target);
+        free(w);
+        return rc;
+    }
     if (!rc && fsync(w->fd) != 0 && errno != EINVAL)
         rc = nlp_error_errno(NLP_EIO, "cannot sync '%s'", w->path);
     if (close(w->fd) != 0 && !rc) rc = nlp_error_errno(NLP_EIO, "cannot write '%s'", w->path);
@@ -543,14 +612,15 @@ static int finish(nlp_writer *w)
 static int commit(nlp_writer *w, int rc)
 {
     if (w->atomic) {
-        if (!rc && rename(w->tmp, w->path) != 0)
-            rc = nlp_error_errno(NLP_EIO, "cannot rename '%s' to '%s'", w->tmp, w->path);
+        if (!rc && rename(w->tmp, w->target) != 0)
+            rc = nlp_error_errno(NLP_EIO, "cannot rename '%s' to '%s'", w->tmp, w->target);
         if (rc) unlink(w->tmp);
-        else fsync_dir_of(w->path);
+        else fsync_dir_of(w->target);
         pending_remove(w->slot);
         free(w->tmp);
     }
     free(w->path);
+    free(w->target);
     free(w);
     return rc;
 }
@@ -586,6 +656,7 @@ void nlp_writer_abort(nlp_writer *w)
     }
     free(w->tmp);
     free(w->path);
+    free(w->target);
     free(w);
 }
 

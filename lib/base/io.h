@@ -16,6 +16,11 @@
  * standard output directly, and so does a path that exists but is not a
  * regular file (a FIFO, /dev/null, /dev/stdout, a shell's /dev/fd/N). A
  * replaced file keeps its permission bits; a new one gets 0666 & ~umask.
+ * A symbolic link is followed, as the shell's `>` does: its target is
+ * replaced (or created), the link stays. Where no temporary file can be
+ * made beside the target (a writable file in a read-only directory) the
+ * open fails and says so, unless nlp_writer_set_in_place(1) allows writing
+ * such a file in place, without the atomic replace.
  *
  * Not here: decoding of the bytes (lib/text), binary formats (their modules).
  */
@@ -95,6 +100,12 @@ enum {
 /* Opens `path` for writing ("-" = stdout). The caller must end with
  * nlp_writer_close (commit) or nlp_writer_abort (discard). */
 int nlp_writer_open(nlp_writer **w, const char *path, int flags);
+
+/* Process-wide (the tools' --in-place): when no temporary file can be
+ * created beside an existing regular file that is itself writable, write
+ * that file in place (truncated, then written; an abort leaves it
+ * truncated) instead of failing. Default 0. */
+void nlp_writer_set_in_place(int allow);
 
 int nlp_writer_write(nlp_writer *w, const void *p, size_t n);
 int nlp_writer_puts(nlp_writer *w, const char *s);

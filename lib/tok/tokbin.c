@@ -54,7 +54,7 @@ int nlp_tokbin_writer_new(nlp_tokbin_writer **out, nlp_writer *w, uint32_t vocab
     if (!bw) return NLP_ENOMEM;
     bw->w = w;
     bw->vocab = vocab_size;
-    bw->width = vocab_size <= 65536 ? 2 : 4;
+    bw->width = vocab_size < 65536 ? 2 : 4; /* 0xFFFF stays free for the marker */
     bw->eot = eot;
     unsigned char h[NLP_TOKBIN_HEADER] = {0};
     memcpy(h, NLP_TOKBIN_MAGIC, 4);
@@ -102,6 +102,14 @@ int nlp_tokbin_write_more(nlp_tokbin_writer *bw, const int32_t *ids, size_t n)
     return write_ids(bw, 0, ids, n);
 }
 
+int nlp_tokbin_write_end(nlp_tokbin_writer *bw, int unterminated)
+{
+    if (!unterminated || bw->docs == 0) return NLP_OK;
+    unsigned char m[4];
+    put_id(m, bw->width == 2 ? NLP_TOKBIN_UNTERMINATED_2 : NLP_TOKBIN_UNTERMINATED_4, bw->width);
+    return nlp_writer_write(bw->w, m, bw->width);
+}
+
 void nlp_tokbin_writer_free(nlp_tokbin_writer *bw)
 {
     if (!bw) return;
@@ -115,7 +123,7 @@ struct nlp_tokbin_reader {
     nlp_reader *r;
     nlp_tokbin_info info;
     uint64_t left;  /* llm.c: tokens not yet read */
-    int started, done;
+    int started, done, unterminated;
     int32_t pending; /* a separator already read (llm.c), or -1 */
     unsigned char buf[1 << 14];
     size_t have, at;
@@ -250,6 +258,23 @@ static int next_id(nlp_tokbin_reader *br, uint32_t *v)
     }
     const unsigned char *p = br->buf + br->at;
     *v = w == 2 ? (uint32_t)p[0] | (uint32_t)p[1] << 8 : get32(p);
+    if (br->info.kind == NLP_TOKBIN_NLPIPE && *v == (w == 2 ? NLP_TOKBIN_UNTERMINATED_2 : NLP_TOKBIN_UNTERMINATED_4) &&
+        *v >= br->info.vocab_size) {
+        /* the marker (never an id: older streams of 65536 tokens in
+         * width 2 hold FFFF as one): the last value, after the last
+         * document */
+        uint64_t at = br->offset;
+        br->at += w;
+        br->offset += w;
+        uint32_t more;
+        int rc = next_id(br, &more);
+        if (rc < 0) return rc;
+        if (rc > 0 || br->unterminated)
+            return nlp_error(NLP_EFORMAT, "'%s' byte %llu: the no-final-newline marker is not the last value",
+                             nlp_reader_name(br->r), (unsigned long long)at);
+        br->unterminated = 1;
+        return 0;
+    }
     if (br->info.kind == NLP_TOKBIN_NLPIPE && *v >= br->info.vocab_size)
         return nlp_error(NLP_EFORMAT, "'%s' byte %llu: id %lu is not below the vocabulary size %lu of the header",
                          nlp_reader_name(br->r), (unsigned long long)br->offset, (unsigned long)*v,
@@ -297,5 +322,7 @@ int nlp_tokbin_next_doc(nlp_tokbin_reader *br, nlp_ids *out)
         if (nlp_ids_push(out, (int32_t)v)) return NLP_ENOMEM;
     }
 }
+
+int nlp_tokbin_reader_unterminated(const nlp_tokbin_reader *br) { return br->unterminated && br->done; }
 
 void nlp_tokbin_reader_free(nlp_tokbin_reader *br) { free(br); }

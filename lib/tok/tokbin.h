@@ -10,7 +10,7 @@
  *   offset  size  field
  *   0       4     magic: the bytes 'N' 'L' 'T' 'K' (4E 4C 54 4B)
  *   4       4     version: uint32 = 1
- *   8       4     id width in bytes: uint32 = 2 (vocabulary <= 65536) or 4
+ *   8       4     id width in bytes: uint32 = 2 (vocabulary < 65536) or 4
  *   12      4     vocabulary size: uint32; every id is smaller
  *   16      4     end-of-text id: uint32 (0xFFFFFFFF = none)
  *   20      12    reserved: zero
@@ -21,6 +21,13 @@
  * N - 1 separators, and an empty stream holds no documents (a stream of one
  * empty document is indistinguishable from it). A file whose length is not
  * 32 + a multiple of the width is truncated.
+ *
+ * The last line of a text need not end with a line terminator. A stream
+ * records that it did not with one more value after the last document: the
+ * width's all-ones value (FFFF or FFFFFFFF), never an id since every id is
+ * below the vocabulary size (hence width 4 from 65536 tokens on). So a text
+ * comes back byte for byte. (nlpipe 0.1 readers before this marker refuse
+ * such a stream: id 65535 is not below the vocabulary size.)
  *
  * llm.c shards (dev/data/data_common.py): a header of 256 int32 — [0]
  * magic 20240520 (GPT-2, version 1, uint16 ids) or 20240801 (Llama 3,
@@ -43,6 +50,8 @@
 #define NLP_TOKBIN_VERSION 1
 #define NLP_TOKBIN_HEADER 32
 #define NLP_TOKBIN_NO_EOT 0xFFFFFFFFu
+#define NLP_TOKBIN_UNTERMINATED_2 0xFFFFu     /* the marker, width 2 */
+#define NLP_TOKBIN_UNTERMINATED_4 0xFFFFFFFFu /* the marker, width 4 */
 #define NLP_LLMC_MAGIC_GPT2 20240520
 #define NLP_LLMC_MAGIC_LLAMA3 20240801
 #define NLP_LLMC_HEADER 1024
@@ -67,6 +76,11 @@ int nlp_tokbin_write_doc(nlp_tokbin_writer *bw, const int32_t *ids, size_t n);
  * was started), without a separator: a long document in pieces. Errors as
  * nlp_tokbin_write_doc. */
 int nlp_tokbin_write_more(nlp_tokbin_writer *bw, const int32_t *ids, size_t n);
+
+/* Ends the stream: when `unterminated` (the text's last line had no line
+ * terminator) and a document was written, writes the marker after it.
+ * Returns 0 or NLP_EIO. Call once, after the last document. */
+int nlp_tokbin_write_end(nlp_tokbin_writer *bw, int unterminated);
 
 void nlp_tokbin_writer_free(nlp_tokbin_writer *bw);
 
@@ -108,9 +122,13 @@ void nlp_tokbin_reader_limit(nlp_tokbin_reader *br, uint64_t vocab_size, const c
 /* Reads the next document into out (reset first). Returns 1, 0 at the end,
  * NLP_EFORMAT for a truncated stream (a partial id, or an llm.c shard
  * shorter than its count) or an id too large (past the header's vocabulary,
- * the limit above, or INT32_MAX); the message gives the byte offset; or
- * NLP_EIO. */
+ * the limit above, or INT32_MAX); the message gives the byte offset; a
+ * marker that is not the last value), or NLP_EIO. */
 int nlp_tokbin_next_doc(nlp_tokbin_reader *br, nlp_ids *out);
+
+/* 1 when the document nlp_tokbin_next_doc just returned is the last and its
+ * line had no terminator (the stream ends with the marker), else 0. */
+int nlp_tokbin_reader_unterminated(const nlp_tokbin_reader *br);
 
 void nlp_tokbin_reader_free(nlp_tokbin_reader *br);
 

@@ -39,6 +39,7 @@ struct nlp_tok_state {
     nlp_pieces pieces;
     nlp_ids word;
     nlp_encoding ea, eb;
+    int passthrough; /* nlp_encode_opts.unk_passthrough of the encoding under way */
 };
 
 // --- spec
@@ -444,12 +445,48 @@ static int model_word(const nlp_tokenizer *tk, nlp_tok_state *st, const char *w,
     return nlp_wordcache_put(st->cache, w, n, h, out->v + at, out->n - at);
 }
 
+/* unk_passthrough: replaces the unknown tokens among the ids v[0..k) of
+ * word w[0..n) by the characters they stand for. The pieces are walked
+ * along the word (prefix and suffix taken off as the model adds them); an
+ * unknown token of an unfused classic BPE stands for one character. A word
+ * the pieces do not spell is left as it is. */
+static void pass_through(const nlp_tokenizer *tk, const char *w, size_t n, int32_t *v, size_t k)
+{
+    const nlp_bpe_opts *o = &tk->s.bpe;
+    if (tk->s.model != NLP_MODEL_BPE || !o->unk_token || o->fuse_unk || o->byte_fallback) return;
+    int32_t unk = nlp_vocab_find(tk->s.vocab, o->unk_token, strlen(o->unk_token));
+    size_t plen = o->continuing_subword_prefix ? strlen(o->continuing_subword_prefix) : 0;
+    size_t slen = o->end_of_word_suffix ? strlen(o->end_of_word_suffix) : 0;
+    size_t p = 0;
+    for (size_t i = 0; i < k && p < n; i++) {
+        if (v[i] == unk) {
+            size_t q = p;
+            int32_t cp = nlp_utf8_next(w, n, &q);
+            if (cp < 0) return;
+            v[i] = NLP_TOK_PASSTHROUGH(cp, q == n);
+            p = q;
+            continue;
+        }
+        size_t tn;
+        const char *t = nlp_vocab_token(tk->s.vocab, v[i], &tn);
+        if (!t) return;
+        if (p > 0 && plen && tn >= plen && memcmp(t, o->continuing_subword_prefix, plen) == 0) t += plen, tn -= plen;
+        if (slen && tn >= slen && memcmp(t + tn - slen, o->end_of_word_suffix, slen) == 0) tn -= slen;
+        if (tn > n - p || memcmp(w + p, t, tn) != 0) return;
+        p += tn;
+    }
+}
+
 /* Pre-tokenizer and model on normalized text. */
 static int words(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n, nlp_ids *out)
 {
     st->pieces.n = 0;
     int rc = nlp_pretok_run(tk->s.pretok, tk->s.n_pretok, s, n, &st->work, &st->pieces);
-    for (size_t i = 0; i < st->pieces.n && !rc; i++) rc = model_word(tk, st, st->pieces.v[i].p, st->pieces.v[i].n, out);
+    for (size_t i = 0; i < st->pieces.n && !rc; i++) {
+        size_t at = out->n;
+        rc = model_word(tk, st, st->pieces.v[i].p, st->pieces.v[i].n, out);
+        if (!rc && st->passthrough) pass_through(tk, st->pieces.v[i].p, st->pieces.v[i].n, out->v + at, out->n - at);
+    }
     return rc;
 }
 
@@ -507,8 +544,10 @@ int nlp_tokenizer_encode(const nlp_tokenizer *tk, nlp_tok_state *st, const char 
 {
     static const nlp_encode_opts defaults = {.add_special = 1};
     if (!opt) opt = &defaults;
+    st->passthrough = opt->unk_passthrough;
     int rc = encode_one(tk, st, a, na, opt->split_special, 0, &st->ea);
     if (!rc && b) rc = encode_one(tk, st, b, nb, opt->split_special, 1, &st->eb);
+    st->passthrough = 0;
     if (rc) return rc;
     const nlp_truncation *tr = opt->trunc ? opt->trunc : &tk->s.trunc;
     size_t added = opt->add_special ? nlp_postproc_added(&tk->s.post, b != NULL) : 0;

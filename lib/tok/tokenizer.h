@@ -167,7 +167,28 @@ typedef struct nlp_encode_opts {
     int add_special;              /* apply the template's special tokens */
     int split_special;            /* special tokens' text is ordinary text */
     const nlp_truncation *trunc;  /* NULL: the spec's truncation */
+    int unk_passthrough;          /* see NLP_TOK_PASSTHROUGH below */
 } nlp_encode_opts;
+
+/* unk_passthrough: a character a (classic, unfused) BPE model has no token
+ * for comes out as the negative id NLP_TOK_PASSTHROUGH(cp, word_final)
+ * instead of the unknown token, so that a writer of pieces can pass it
+ * through as subword-nmt's apply-bpe does ("Übung" -> "Ü b ung</w>", not
+ * "<unk> b ung</w>"). Such ids are not token ids: only for printing pieces
+ * (nlp_tok_passthrough_char tells them apart); every other model and
+ * character is encoded as without the option. */
+#define NLP_TOK_PASSTHROUGH(cp, final) ((int32_t)(-2 - (2 * (int32_t)(cp) + ((final) ? 1 : 0))))
+
+/* 1 and the code point and word-final flag if id is a passed-through
+ * character, else 0. */
+static inline int nlp_tok_passthrough_char(int32_t id, int32_t *cp, int *word_final)
+{
+    if (id > -2) return 0;
+    int32_t v = -2 - id;
+    *cp = v >> 1;
+    *word_final = v & 1;
+    return 1;
+}
 
 /* The whole encoding of a (and b, when b != NULL: a pair) into out (reset
  * first): ids, type ids, attention and special masks, truncated and with the

@@ -7,6 +7,7 @@
 #include "base/mem.h"
 #include "text/unicode.h"
 #include "text/utf8.h"
+#include "tok/tokbin.h"
 #include "tok/tokjson.h"
 
 #include <errno.h>
@@ -541,6 +542,36 @@ static int named_json(const char *path)
     return n >= 5 && strcmp(path + n - 5, ".json") == 0;
 }
 
+/* What a file that is no tokenizer is, by its first bytes, or NULL: token
+ * streams and safetensors files get passed to -m by mistake. */
+static const char *binary_kind(const char *path)
+{
+    unsigned char h[16] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t n = fread(h, 1, sizeof h, f);
+    fclose(f);
+    if (n >= 4 && nlp_tokbin_sniff(h))
+        return "a token stream (what tokenize --output-format bin writes, or an llm.c shard)";
+    uint64_t len = 0;
+    for (int i = 7; i >= 0; i--) len = len << 8 | h[i];
+    if (n >= 10 && h[8] == '{' && h[9] == '"' && len > 2 && len < ((uint64_t)1 << 32)) return "a safetensors file (a model?)";
+    return NULL;
+}
+
+/* The message of a file read by elimination as vocab.txt or codes that
+ * failed: which formats were tried, why the others did not fit, and what
+ * the last one found. */
+static int not_a_tokenizer(int rc, const char *path, int as_codes)
+{
+    if (rc != NLP_EFORMAT) return rc;
+    return nlp_error_prefix(rc, "'%s' is not a tokenizer: tried tokenizer.json and JSON vocabularies (they start "
+                                "with '{'), a merges file (no encoder.json or vocab.json beside it), %s, then %s",
+                            path, as_codes ? "a BERT vocab.txt (some line holds a space)" :
+                                             "subword-nmt codes (no line holds a space)",
+                            as_codes ? "subword-nmt codes" : "a BERT vocab.txt");
+}
+
 static int read_dir(const char *dir, nlp_tokfiles_opts *o, nlp_tok_spec *s)
 {
     nlp_buf a = {0}, b = {0};
@@ -598,6 +629,8 @@ int nlp_tokfiles_read(const char *path, nlp_tokfiles_opts *opts, nlp_tok_spec *s
         free(data);
         return rc;
     }
+    const char *kind = binary_kind(path);
+    if (kind) return nlp_error(NLP_EFORMAT, "'%s' is %s, not a tokenizer", path, kind);
     char *copy = nlp_strdup(path);
     if (!copy) return NLP_ENOMEM;
     const char *dir = dirname(copy);
@@ -643,6 +676,7 @@ int nlp_tokfiles_read(const char *path, nlp_tokfiles_opts *opts, nlp_tok_spec *s
     if (looks_vocab_txt(path)) {
         rc = nlp_tokfiles_read_vocab_txt(path, o->cased, s);
         o->fmt = NLP_TOKF_VOCAB;
+        if (!named_vocab_txt(path)) rc = not_a_tokenizer(rc, path, 0);
     } else if ((q = join(&a, dir, "encoder.json")) && is_file(q)) {
         rc = nlp_tokfiles_read_pair(q, path, 1, s);
         o->fmt = NLP_TOKF_GPT2;
@@ -650,7 +684,7 @@ int nlp_tokfiles_read(const char *path, nlp_tokfiles_opts *opts, nlp_tok_spec *s
         rc = nlp_tokfiles_read_pair(q, path, 0, s);
         o->fmt = NLP_TOKF_HF;
     } else {
-        rc = nlp_tokfiles_read_codes(path, s);
+        rc = not_a_tokenizer(nlp_tokfiles_read_codes(path, s), path, 1);
         o->fmt = NLP_TOKF_CODES;
     }
 out:

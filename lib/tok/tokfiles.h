@@ -21,6 +21,9 @@
  *          token), then every character the merges use, plain then with
  *          </w>, by code point, then each merge's result in rank order.
  *          Classic BPE: white-space split, suffix </w>, BPEDecoder.
+ *          A character that no merge uses has no id (<unk> stands for it);
+ *          writers of pieces pass it through as apply-bpe does
+ *          (nlp_encode_opts.unk_passthrough).
  *   VOCAB  BERT's vocab.txt: one token per line, the id is the line number
  *          minus one (trailing white space of a line is not part of the
  *          token, as in HF's reader). Read as BERT's tokenizer: WordPiece
@@ -50,7 +53,9 @@
  * WordPiece vocabulary without its unknown token) are errors when loaded.
  *
  * Errors name the file and line (or JSON path) and what was expected:
- * NLP_EFORMAT, NLP_EIO (cannot open), NLP_ENOMEM.
+ * NLP_EFORMAT, NLP_EIO (cannot open), NLP_ENOMEM. A file read as vocab.txt
+ * or codes by elimination that is neither says which formats were tried; a
+ * token stream (tokbin.h's magics) or a safetensors file is named as such.
  *
  * Not here: the JSON schema itself (tokjson.h).
  */

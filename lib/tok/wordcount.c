@@ -230,6 +230,13 @@ int nlp_wordcount_files(nlp_wordcount *wc, const char *const *paths, size_t npat
             }
             st->lines++;
             st->bytes += len + (size_t)nlp_reader_had_newline(r);
+            const char *nul = o->nul_error ? memchr(line, 0, len) : NULL;
+            if (nul) {
+                rc = nlp_error(NLP_EDATA, "'%s' line %llu byte %llu: a NUL byte: %s", paths[f],
+                               (unsigned long long)nlp_reader_lineno(r),
+                               (unsigned long long)(nlp_reader_line_offset(r) + (uint64_t)(nul - line)), o->nul_error);
+                break;
+            }
             size_t bad;
             if (!nlp_utf8_valid(line, len, &bad)) {
                 uint64_t at = nlp_reader_line_offset(r) + bad;

@@ -38,6 +38,10 @@ typedef struct nlp_wordcount_opts {
     const char *const *specials; /* cut out of the text */
     size_t n_specials;
     int strict;         /* invalid UTF-8 is an error */
+    /* non-NULL: a NUL byte in the text is an error, found as the line is
+     * read ("'file' line L byte B: a NUL byte: <nul_error>"), for a
+     * vocabulary that could not hold it (JSON strings) */
+    const char *nul_error;
     uint64_t max_lines; /* 0 = no limit */
     size_t max_line_bytes;      /* a longer line is NLP_EDATA naming file and line (0 = no limit) */
     const char *long_line_hint; /* appended to that message, e.g. "(--max-line-bytes raises it)" */
@@ -61,7 +65,8 @@ void nlp_wordcount_free(nlp_wordcount *wc);
  * adds to *stats (zero it first). Stops after opts->max_lines lines in all.
  * Returns 0; NLP_EIO (cannot open or read); NLP_EDATA (strict and invalid
  * UTF-8: "'file' line L byte B: invalid UTF-8"; a line longer than
- * max_line_bytes: "'file' line L: longer than N bytes ..."); NLP_ENOMEM. */
+ * max_line_bytes: "'file' line L: longer than N bytes ..."; a NUL byte with
+ * nul_error); NLP_ENOMEM. */
 int nlp_wordcount_files(nlp_wordcount *wc, const char *const *paths, size_t npaths, const nlp_wordcount_opts *opts,
                         nlp_wordcount_stats *stats);
 

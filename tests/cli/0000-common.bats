@@ -37,6 +37,10 @@ tools() { for s in "$NLPIPE_TOP"/bin/*.c; do [ -e "$s" ] && basename "$s" .c; do
   printf 'no-such-key: 1\n' >"$BATS_TEST_TMPDIR/bad.yaml"
   printf 'a: [1\n' >"$BATS_TEST_TMPDIR/broken.yaml"
   for t in $(tools); do
+    # one rule for config files: a missing one is exit 3 as well, as a missing -m is
+    run_split "$NLPIPE_BIN/$t" -c "$BATS_TEST_TMPDIR/missing.yaml" --dump-config
+    [ "$status" -eq 3 ] || { echo "$t -c missing.yaml: status $status"; false; }
+    [[ "$stderr" == *"missing.yaml"* ]]
     run_split "$NLPIPE_BIN/$t" -c "$BATS_TEST_TMPDIR/bad.yaml" --dump-config
     [ "$status" -eq 3 ] || { echo "$t: status $status"; false; }
     [[ "$stderr" == *"bad.yaml' line 1: unknown key 'no-such-key'"* ]] || { echo "$t: $stderr"; false; }
@@ -128,5 +132,15 @@ tools() { for s in "$NLPIPE_TOP"/bin/*.c; do [ -e "$s" ] && basename "$s" .c; do
     run_split "$NLPIPE_BIN/$t" -q -c "$BATS_TEST_TMPDIR/o.yaml" --vocab-size 40 --min-frequency 1 "$BATS_TEST_TMPDIR/c.txt"
     [ "$status" -eq 0 ] || { echo "$t: exit $status: $stderr"; false; }
     [[ "$output" == "{"* ]]
+  done
+}
+
+@test "every tool: --help and the man page give exit status 3 for config files (one rule, documented everywhere)" {
+  for t in $(tools); do
+    "$NLPIPE_BIN/$t" --help | sed -n '/^Exit status:/,$p' | tr '\n' ' ' | grep -q '3 .*config file (-c)' ||
+      { echo "$t --help: no config file under exit status 3"; false; }
+    sed -e 's/\\f[BIRP]//g' -e 's/\\-/-/g' "$NLPIPE_TOP/man/man1/$t.1" | sed -n '/^\.SH EXIT STATUS/,/^\.SH [^E]/p' |
+      tr '\n' ' ' | grep -q 'configuration file given with -c that is missing' ||
+      { echo "$t.1: EXIT STATUS does not give the config-file rule"; false; }
   done
 }

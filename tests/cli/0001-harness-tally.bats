@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# tests/run's tally: the final `N passed, N failed` line counts only what
-# passed. A copy of tests/run runs in a scratch tree of made-up tests.
+# tests/run's tally: the final `N passed, N failed, N skipped` line counts
+# only what passed as passed, and every skipped suite is listed once with its
+# reason. A copy of tests/run runs in a scratch tree of made-up tests.
 
 load helper
 
@@ -16,8 +17,22 @@ tally() { NLPIPE_UNITS="$t/units" run "$t/tests/run"; }
   printf '@test "runs" { true; }\n@test "skips" { skip "not here"; }\n' >"$t/tests/cli/x.bats"
   tally
   [ "$status" -eq 0 ]
-  [ "${lines[${#lines[@]} - 1]}" = "1 passed, 0 failed" ]
-  [[ "$output" == *"1 skipped"* ]]
+  [ "${lines[${#lines[@]} - 1]}" = "1 passed, 0 failed, 1 skipped" ]
+}
+
+@test "tests/run: each skipped suite is listed once with its reason, from units, golden suites and bats" {
+  printf '@test "a" { skip "no data here"; }\n@test "b" { skip "no data here"; }\n@test "c" { skip "other"; }\n' >"$t/tests/cli/x.bats"
+  printf '#!/bin/sh\necho "# skipped t1: needs X"\necho "# skipped t2: needs X"\necho "# u: 5 passed, 0 failed, 2 skipped"\n' >"$t/units/test_u"
+  chmod +x "$t/units/test_u"
+  printf 'echo "# skipped: no fixtures at /nowhere"\necho "0 passed, 0 failed, 1 skipped"\n' >"$t/tests/golden/g.sh"
+  tally
+  [ "$status" -eq 0 ]
+  [ "${lines[${#lines[@]} - 1]}" = "5 passed, 0 failed, 6 skipped" ]
+  [[ "$output" == *"  cli/x.bats: no data here (2)"* ]]
+  [[ "$output" == *"  cli/x.bats: other (1)"* ]]
+  [[ "$output" == *"  unit/test_u: needs X (2)"* ]]
+  [[ "$output" == *"  golden/g: no fixtures at /nowhere (1)"* ]]
+  [ "$(grep -c 'no data here' <<<"$output")" -eq 1 ]
 }
 
 @test "tests/run: a unit program that crashes after its summary, or prints none, fails" {
@@ -26,14 +41,14 @@ tally() { NLPIPE_UNITS="$t/units" run "$t/tests/run"; }
   chmod +x "$t/units/test_a" "$t/units/test_b"
   tally
   [ "$status" -ne 0 ]
-  [ "${lines[${#lines[@]} - 1]}" = "3 passed, 2 failed" ]
+  [ "${lines[${#lines[@]} - 1]}" = "3 passed, 2 failed, 0 skipped" ]
 }
 
 @test "tests/run: a bats file with a syntax error fails" {
   printf '@test "a" { true; }\n@test "b" {\n  if true; then\n}\n' >"$t/tests/cli/y.bats"
   tally
   [ "$status" -ne 0 ]
-  [[ "${lines[${#lines[@]} - 1]}" == *" passed, "[1-9]*" failed" ]]
+  [[ "${lines[${#lines[@]} - 1]}" == *" passed, "[1-9]*" failed, "*" skipped" ]]
 }
 
 @test "make asan: undefined behaviour exits 86 like an ASan error, not 1 like a tool's failure" {

@@ -195,3 +195,46 @@ setup() {
   run bleu -c c.yaml ref.txt -i hyp.txt -b -w 1
   [[ "$output" =~ ^[0-9]+\.[0-9]$ ]]
 }
+
+@test "bleu: -l/--language-pair as sacreBLEU takes it with references: a zh target picks tok:zh unless --tokenize; ja/ko need a tokenizer" {
+  printf '\xe6\x88\x91\xe7\x88\xb1\xe5\x8c\x97\xe4\xba\xac\xe5\xa4\xa9\xe5\xae\x89\xe9\x97\xa8\n' >r.zh
+  printf '\xe6\x88\x91\xe7\x88\xb1\xe5\x8c\x97\xe4\xba\xac\n' >h.zh
+  run_split bleu -l en-zh r.zh -i h.zh -f text
+  [ "$status" -eq 0 ]
+  [ "$output" = "$(bleu r.zh -i h.zh -f text --tokenize zh)" ]
+  [[ "$output" == "BLEU|nrefs:1|case:mixed|eff:no|tok:zh|smooth:exp|version:2.5.1+nlpipe = 47.2 "* ]]
+  run bleu --language-pair en-zh --tokenize 13a r.zh -i h.zh -f text
+  [[ "$output" == *"|tok:13a|"* ]]
+  run bleu --language-pair=de-en ref.txt -i hyp.txt -f text
+  [ "$output" = "$(bleu ref.txt -i hyp.txt -f text)" ]
+  # chrF and TER ignore it
+  run_split bleu -l en-ja -m chrf ref.txt -i hyp.txt -b
+  [ "$status" -eq 0 ]
+  run_split bleu -l en-ja ref.txt -i hyp.txt
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"-l en-ja: sacreBLEU scores ja with its ja-mecab tokenizer (MeCab), which bleu does not provide; name one with --tokenize"* ]]
+  run_split bleu -l english ref.txt -i hyp.txt
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"'english' is not a language pair such as en-de"* ]]
+}
+
+@test "bleu: -e/--encoding utf-8 is accepted (sacreBLEU's default), other encodings are refused" {
+  run_split bleu -e utf-8 ref.txt -i hyp.txt -b
+  [ "$status" -eq 0 ]
+  [ "$output" = "$(bleu ref.txt -i hyp.txt -b)" ]
+  run_split bleu --encoding UTF8 ref.txt -i hyp.txt -b
+  [ "$status" -eq 0 ]
+  run_split bleu -e latin-1 ref.txt -i hyp.txt
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"'latin-1': bleu reads UTF-8 only"* ]]
+}
+
+@test "bleu --dump-config: an unset --smooth-value is ~ (not \"\"), and the dump reads back" {
+  run_split bleu --dump-config
+  [[ "$output" == *$'\nsmooth-value: ~\n'* ]]
+  [[ "$output" != *'""'* ]]
+  printf '%s\n' "$output" >d.yaml
+  run bleu -c d.yaml ref.txt -i hyp.txt -b
+  [ "$status" -eq 0 ]
+  [ "$output" = "$(bleu ref.txt -i hyp.txt -b)" ]
+}

@@ -3,26 +3,26 @@
 
 load helper
 
-corpus() { echo "$SHARED/vectors/tokenize/train/$1.corpus.txt"; }
+# the reference corpora and HF's results on them (../shared, else tests/data/golden)
+train() { ref_path vectors/tokenize/train; }
+corpus() { echo "$(train)/$1.corpus.txt"; }
 
 # merges of a tokenizer.json, one "a b" per line
 merges() { python3 -c 'import json,sys; [print(" ".join(m)) for m in json.load(open(sys.argv[1]))["model"]["merges"]]' "$1"; }
 vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["vocab"]; [print(k+"\t"+str(i)) for k,i in sorted(v.items(), key=lambda x: x[1])]' "$1"; }
 
 @test "train-bpe: HF's merges and vocabulary on the reference corpora (plain and --byte-level --no-byte-alphabet)" {
-  need_shared
   for c in hug ties overlap; do
     train-bpe --min-frequency 0 -q "$(corpus $c)" -o "$BATS_TEST_TMPDIR/$c.json"
-    [ "$(merges "$BATS_TEST_TMPDIR/$c.json")" = "$(cat "$SHARED/vectors/tokenize/train/$c.bpe.merges.txt")" ]
-    [ "$(vocab "$BATS_TEST_TMPDIR/$c.json")" = "$(cat "$SHARED/vectors/tokenize/train/$c.bpe.vocab.tsv")" ]
+    [ "$(merges "$BATS_TEST_TMPDIR/$c.json")" = "$(cat "$(train)/$c.bpe.merges.txt")" ]
+    [ "$(vocab "$BATS_TEST_TMPDIR/$c.json")" = "$(cat "$(train)/$c.bpe.vocab.tsv")" ]
     train-bpe --byte-level --no-byte-alphabet --min-frequency 0 -q "$(corpus $c)" -o "$BATS_TEST_TMPDIR/$c.b.json"
-    [ "$(merges "$BATS_TEST_TMPDIR/$c.b.json")" = "$(cat "$SHARED/vectors/tokenize/train/$c.bytebpe.merges.txt")" ]
-    [ "$(vocab "$BATS_TEST_TMPDIR/$c.b.json")" = "$(cat "$SHARED/vectors/tokenize/train/$c.bytebpe.vocab.tsv")" ]
+    [ "$(merges "$BATS_TEST_TMPDIR/$c.b.json")" = "$(cat "$(train)/$c.bytebpe.merges.txt")" ]
+    [ "$(vocab "$BATS_TEST_TMPDIR/$c.b.json")" = "$(cat "$(train)/$c.bytebpe.vocab.tsv")" ]
   done
 }
 
 @test "train-bpe --vocab-size and --min-frequency (default 2) bound the merges" {
-  need_shared
   train-bpe --vocab-size 10 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/a.json"
   [ "$(merges "$BATS_TEST_TMPDIR/a.json")" = $'u g\nu n\nh ug' ]
   run_split train-bpe --min-frequency 6 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/b.json"
@@ -34,7 +34,6 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
 }
 
 @test "train-bpe --vocab-size smaller than the alphabet: exit 1 (it depends on the data), with the size needed" {
-  need_shared
   run_split train-bpe --vocab-size 5 "$(corpus hug)"
   [ "$status" -eq 1 ]
   [[ "$stderr" == *"vocabulary size 5 is smaller than the 0 special tokens plus the 7 characters of the alphabet: this data needs a vocabulary of at least 7"* ]]
@@ -46,7 +45,6 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
 }
 
 @test "train-bpe --special-tokens take the first ids and are cut out of the text" {
-  need_shared
   { cat "$(corpus hug)"; echo 'hug<|endoftext|>pug'; } >"$BATS_TEST_TMPDIR/in.txt"
   train-bpe -q --special-tokens '<|endoftext|>, [X]' --min-frequency 0 "$BATS_TEST_TMPDIR/in.txt" -o "$BATS_TEST_TMPDIR/s.json"
   [ "$(vocab "$BATS_TEST_TMPDIR/s.json" | head -3)" = $'<|endoftext|>\t0\n[X]\t1\nb\t2' ]
@@ -57,7 +55,6 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
 }
 
 @test "train-bpe --unk-token: classic BPE maps unseen characters to it" {
-  need_shared
   train-bpe -q --unk-token '[UNK]' --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/u.json"
   [ "$(vocab "$BATS_TEST_TMPDIR/u.json" | head -1)" = $'[UNK]\t0' ]
   run tokenize -m "$BATS_TEST_TMPDIR/u.json" --output-format piece <<<"thug"
@@ -67,17 +64,15 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
 }
 
 @test "train-bpe --limit-alphabet keeps the most frequent characters" {
-  need_shared
   train-bpe -q --limit-alphabet 4 --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/l.json"
   # u 36, g 20, p 17, n 16 (h 15, b 4 and s 5 are dropped)
   [ "$(vocab "$BATS_TEST_TMPDIR/l.json" | head -4 | cut -f1 | tr '\n' ' ')" = "g n p u " ]
 }
 
 @test "train-bpe --byte-level: 256-byte alphabet by default (--byte-alphabet), any byte encodable" {
-  need_shared
   train-bpe -q --byte-level --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/b.json"
   [ "$(vocab "$BATS_TEST_TMPDIR/b.json" | wc -l)" -eq 263 ]
-  [ "$(merges "$BATS_TEST_TMPDIR/b.json")" = "$(cat "$SHARED/vectors/tokenize/train/hug.bytebpe.merges.txt")" ]
+  [ "$(merges "$BATS_TEST_TMPDIR/b.json")" = "$(cat "$(train)/hug.bytebpe.merges.txt")" ]
   train-bpe -q --byte-level --byte-alphabet --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/b2.json"
   cmp "$BATS_TEST_TMPDIR/b.json" "$BATS_TEST_TMPDIR/b2.json"
   printf 'héllo wörld \xf0\x9f\xa4\x97\n' >"$BATS_TEST_TMPDIR/x.txt"
@@ -85,7 +80,6 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
 }
 
 @test "train-bpe --end-of-word-suffix and --continuing-subword-prefix" {
-  need_shared
   train-bpe -q --end-of-word-suffix '</w>' --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/e.json"
   [ "$(merges "$BATS_TEST_TMPDIR/e.json" | head -1)" = "p u" ]
   grep -q '"type": "BPEDecoder"' "$BATS_TEST_TMPDIR/e.json"
@@ -99,7 +93,6 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
 }
 
 @test "train-bpe --format gpt2, hf, codes, json: each reads back to the same tokenization" {
-  need_shared
   d="$BATS_TEST_TMPDIR"
   train-bpe -q --byte-level --min-frequency 0 "$(corpus overlap)" -o "$d/o.json"
   train-bpe -q --byte-level --min-frequency 0 --format gpt2 "$(corpus overlap)" -o "$d/gpt2"
@@ -118,7 +111,6 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
 }
 
 @test "train-bpe --format misuse: gpt2 needs --byte-level and a directory; codes no --byte-level" {
-  need_shared
   run_split train-bpe --format gpt2 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/g"
   [ "$status" -eq 2 ]
   [[ "$stderr" == *"--format gpt2 holds byte-level BPE"* ]]
@@ -132,7 +124,6 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
 }
 
 @test "train-bpe -i, several FILE arguments, standard input, --max-sentences" {
-  need_shared
   train-bpe -q --min-frequency 0 -i "$(corpus hug)" "$(corpus ties)" -o "$BATS_TEST_TMPDIR/two.json"
   cat "$(corpus hug)" "$(corpus ties)" | train-bpe -q --min-frequency 0 -o "$BATS_TEST_TMPDIR/stdin.json"
   cmp "$BATS_TEST_TMPDIR/two.json" "$BATS_TEST_TMPDIR/stdin.json"
@@ -152,12 +143,15 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
   [ "$status" -eq 2 ]
 }
 
-@test "train-bpe --progress reports on stderr; --no-progress and the default off a terminal are silent" {
-  need_shared
+@test "train-bpe --progress reports on stderr (share, rate, time left); --no-progress and the default off a terminal are silent" {
   run_split train-bpe --progress --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/p.json"
   [ "$status" -eq 0 ]
-  [[ "$stderr" == *"counting words: 36 lines"* ]]
-  [[ "$stderr" == *"merging: 7 merges, vocabulary 14 of 30000"* ]]
+  # the input's size is known: the share read, the rate and the time left (or taken)
+  last="$(tr '\r' '\n' <<<"$stderr" | grep 'counting words' | tail -1)"
+  [[ "$last" =~ counting\ words:\ 100%\ of\ 0\.0\ MB,\ [0-9.]+\ MB/s,\ [0-9.]+\ s,\ 36\ lines ]] || { echo "$last"; false; }
+  # training stops before --vocab-size: the last line says where it came to
+  last="$(tr '\r' '\n' <<<"$stderr" | grep merging | tail -1)"
+  [[ "$last" =~ merging:\ 14\ tokens,\ [0-9]+\ merges/s,\ [0-9.]+\ s,\ 7\ merges ]] || { echo "$last"; false; }
   run_split train-bpe --no-progress -q --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/p.json"
   [ -z "$stderr" ]
   run_split train-bpe -q --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/p.json"
@@ -193,11 +187,11 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
   [[ "$stderr" == *"bad.txt' line 2 byte 9: invalid UTF-8"* ]]
 }
 
-@test "train-bpe: a token with a NUL byte is refused at writing, not written as a broken tokenizer.json" {
+@test "train-bpe: a NUL byte is refused as a tokenizer.json token (while reading), not written as a broken file" {
   printf 'a\0b a\0b ab\n' >"$BATS_TEST_TMPDIR/nul.txt"
   run_split train-bpe --min-frequency 1 -o "$BATS_TEST_TMPDIR/nul.json" "$BATS_TEST_TMPDIR/nul.txt"
-  [ "$status" -eq 2 ]
-  [[ "$stderr" == *"holds a NUL byte"* ]]
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"nul.txt' line 1 byte 1: a NUL byte"* ]]
   [ ! -e "$BATS_TEST_TMPDIR/nul.json" ]
   # subword-nmt codes can hold it, and read back
   train-bpe -q --min-frequency 1 --format codes -o "$BATS_TEST_TMPDIR/nul.codes" "$BATS_TEST_TMPDIR/nul.txt"
@@ -223,4 +217,39 @@ vocab() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["
   [ -p "$BATS_TEST_TMPDIR/fifo" ]
   run tokenize -m "$BATS_TEST_TMPDIR/got.json" --output-format piece <<<"hug"
   [ "$output" = "hug" ]
+}
+
+@test "train-bpe: a NUL byte in classic-BPE data is found while reading: file, line and byte, exit 1, what works" {
+  printf 'hug pug\nhug p\0ug\nbun\n' >"$BATS_TEST_TMPDIR/nul.txt"
+  run_split train-bpe --min-frequency 0 "$BATS_TEST_TMPDIR/nul.txt" -o "$BATS_TEST_TMPDIR/n.json"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == "train-bpe: '$BATS_TEST_TMPDIR/nul.txt' line 2 byte 13: a NUL byte: "*"--byte-level"*"tr -d"* ]]
+  [ ! -e "$BATS_TEST_TMPDIR/n.json" ]
+  # byte-level BPE learns it as a byte; subword-nmt codes are text that holds it
+  run_split train-bpe -q --byte-level --min-frequency 0 "$BATS_TEST_TMPDIR/nul.txt" -o "$BATS_TEST_TMPDIR/b.json"
+  [ "$status" -eq 0 ]
+}
+
+@test "train-bpe -o onto a symbolic link replaces its target and keeps the link; --in-place is accepted" {
+  cd "$BATS_TEST_TMPDIR"
+  printf '{}\n' >real.json && ln -s real.json link.json
+  train-bpe -q --min-frequency 0 --in-place -o link.json "$(corpus hug)"
+  [ -L link.json ]
+  [ "$(merges real.json)" = "$(cat "$(train)/hug.bpe.merges.txt")" ]
+}
+
+@test "train-bpe --progress from a pipe: no share of an unknown size, the bytes and rate instead" {
+  run_split bash -c 'cat "$1" | train-bpe --progress --min-frequency 0 -o "$2"' _ "$(corpus hug)" "$BATS_TEST_TMPDIR/p.json"
+  [ "$status" -eq 0 ]
+  last="$(tr '\r' '\n' <<<"$stderr" | grep 'counting words' | tail -1)"
+  [[ "$last" =~ counting\ words:\ 0\.0\ MB,\ [0-9.]+\ MB/s,\ [0-9.]+\ s,\ 36\ lines ]] || { echo "$last"; false; }
+  [[ "$last" != *%* ]]
+}
+
+@test "train-bpe --progress while merging: the share of --vocab-size, merges per second and the time left" {
+  for i in $(seq 1 2000); do echo "w${i}x$((i * 7)) q$((i % 89))z"; done >"$BATS_TEST_TMPDIR/c.txt"
+  run_split train-bpe --progress --vocab-size 600 --min-frequency 1 "$BATS_TEST_TMPDIR/c.txt" -o "$BATS_TEST_TMPDIR/c.json"
+  [ "$status" -eq 0 ]
+  tr '\r' '\n' <<<"$stderr" | grep -Eq '^train-bpe: merging: [0-9]+% of 600 tokens, [0-9]+ merges/s, [^,]+ left, 256 merges' ||
+    { echo "$stderr" | tr '\r' '\n'; false; }
 }

@@ -6,10 +6,10 @@ load helper
 
 T="$NLPIPE_TOP/tests/data/tok/hug-template.json"   # classic BPE, </w>, [CLS] $A [SEP] $B [SEP]
 
-gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
+# GPT-2: the full vocabulary in ../shared, else the compact copy in tests/data/golden
+gpt2() { ref_path vectors/tokenize/gpt2; }
 
 @test "tokenize -m gpt2 dir: ids of the reference rows, one line per line" {
-  need_shared
   run_split tokenize -m "$(gpt2)" <<<$'Hello world\nHello, world!\n\nhello'
   [ "$status" -eq 0 ]
   [ "$output" = $'15496 995\n15496 11 995 0\n\n31373' ]
@@ -17,7 +17,6 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize -m accepts encoder.json, vocab.bpe, a tokenizer.json and HF vocab.json + merges.txt" {
-  need_shared
   run tokenize -m "$(gpt2)/encoder.json" <<<"Hello world"
   [ "$output" = "15496 995" ]
   run tokenize -m "$(gpt2)/vocab.bpe" <<<"Hello world"
@@ -31,7 +30,6 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize --output-format piece prints the vocabulary's spelling" {
-  need_shared
   run tokenize -m "$(gpt2)" --output-format piece <<<"Hello world"
   [ "$output" = "Hello Ġworld" ]
   run tokenize -m "$T" --output-format piece <<<"hug bug"
@@ -43,11 +41,10 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
   [ "$output" = "2 17 3" ]
   run_split tokenize -m "$T" --output-format xml <<<"hug"
   [ "$status" -eq 2 ]
-  [[ "$stderr" == *"'xml' is not one of piece, id or bin"* ]]
+  [[ "$stderr" == *"'xml' is not one of piece, id, bin or subword-nmt"* ]]
 }
 
 @test "tokenize --output-format bin writes the documented header and one EOT between documents" {
-  need_shared
   tokenize -m "$(gpt2)" --output-format bin -o "$BATS_TEST_TMPDIR/t.bin" <<<$'Hello world\nhello'
   run od -A n -t x1 -v "$BATS_TEST_TMPDIR/t.bin"
   [ "$(echo $output)" = "4e 4c 54 4b 01 00 00 00 02 00 00 00 51 c4 00 00 50 c4 00 00 00 00 00 00 00 00 00 00 00 00 00 00 88 3c e3 03 50 c4 8d 7a" ]
@@ -68,7 +65,7 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
   # and the default never picks one: here no other end-of-text token is known
   run_split tokenize -m "$T" --output-format bin -o "$BATS_TEST_TMPDIR/t.bin" <<<$'hug\npug'
   [ "$status" -eq 2 ]
-  [[ "$stderr" == *"that its template does not add to every record"* ]]
+  [[ "$stderr" == *"adds [SEP] to every record through its template, so it cannot separate documents"* ]]
 }
 
 @test "tokenize --output-format bin needs an end-of-text token" {
@@ -79,7 +76,6 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize --special-tokens keep matches <|endoftext|>, split tokenizes its text" {
-  need_shared
   run tokenize -m "$(gpt2)" <<<"a<|endoftext|>b"
   [ "$output" = "64 50256 65" ]
   run tokenize -m "$(gpt2)" --special-tokens keep <<<"a<|endoftext|>b"
@@ -232,7 +228,6 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize -z: NUL-separated records may hold newlines" {
-  need_shared
   run bash -c "printf 'a\nb\0c' | tokenize -m '$(gpt2)' -z | tr '\0' '|'"
   [ "$output" = "64 198 65|66|" ]
 }
@@ -251,7 +246,6 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize: invalid UTF-8 is replaced, counted and warned about once; --strict refuses it" {
-  need_shared
   run_split tokenize -m "$(gpt2)" < <(printf 'caf\xe9\nok\n\xff\xfe\n')
   [ "$status" -eq 0 ]
   [ "$output" = $'66 1878 4210\n482\n6353' ]
@@ -265,7 +259,6 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize: an empty input gives an empty output" {
-  need_shared
   run_split tokenize -m "$(gpt2)" </dev/null
   [ "$status" -eq 0 ]
   [ -z "$output" ]
@@ -280,8 +273,109 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
   [ "$(echo $output)" = "2" ]
   run_split tokenize -m "$P" --pair --output-format bin -o "$BATS_TEST_TMPDIR/p.bin" <<<$'a\tb'
   [ "$status" -eq 2 ]
-  [[ "$stderr" == *"that its template does not add to every record"* ]]
+  [[ "$stderr" == *"adds <eos> to every record through its template"*"--pair --no-special-tokens --output-format bin"* ]]
   run_split tokenize -m "$P" --pair --output-format bin --eot '<eos>' -o "$BATS_TEST_TMPDIR/p.bin" <<<$'a\tb'
   [ "$status" -eq 2 ]
   [[ "$stderr" == *"--eot: '<eos>' is added to every record by the template"* ]]
+}
+
+@test "tokenize -m codes: a character in no merge passes through as subword-nmt's apply-bpe does; --output-format subword-nmt writes its '@@' pieces" {
+  # apply-bpe with these codes: Übung -> Ü b u n g</w> -> Ü b un g</w> -> Ü bun g</w> -> Ü bung</w>,
+  # printed "Ü@@ bung"; a one-character word stays as it is
+  printf '#version: 0.2\nu n\nu g</w>\nh ug</w>\nb un\nbun g</w>\n' >"$BATS_TEST_TMPDIR/codes"
+  run_split tokenize -m "$BATS_TEST_TMPDIR/codes" --output-format piece <<<$'\xc3\x9cbung hug\nbung \xc3\x9c\xc3\x9c x'
+  [ "$status" -eq 0 ]
+  [ "$output" = $'\xc3\x9c bung</w> hug</w>\nbung</w> \xc3\x9c \xc3\x9c</w> x</w>' ]
+  run_split tokenize -m "$BATS_TEST_TMPDIR/codes" --output-format subword-nmt <<<$'\xc3\x9cbung hug\nbung \xc3\x9c\xc3\x9c x'
+  [ "$status" -eq 0 ]
+  [ "$output" = $'\xc3\x9c@@ bung hug\nbung \xc3\x9c@@ \xc3\x9c x' ]
+  # ids have no id for it: the unknown token (0) stands in
+  run tokenize -m "$BATS_TEST_TMPDIR/codes" <<<$'\xc3\x9cbung'
+  [ "$output" = "0 15" ]
+  # a WordPiece vocabulary marks continuations with ##; special tokens are words of their own
+  mkdir "$BATS_TEST_TMPDIR/wp" && printf '[UNK]\n[CLS]\n[SEP]\nhug\n##s\n##g\nb\n' >"$BATS_TEST_TMPDIR/wp/vocab.txt"
+  run tokenize -m "$BATS_TEST_TMPDIR/wp/vocab.txt" --output-format subword-nmt <<<"hugs b hugsg"
+  [ "$output" = "[CLS] hug@@ s b hug@@ s@@ g [SEP]" ]
+  # classic BPE with </w> (the fixture, which has no 'u</w>': HF's pieces say [UNK] there)
+  run tokenize -m "$T" --no-special-tokens --output-format piece <<<"hugs bun pu"
+  [ "$output" = "hugs</w> bun</w> p [UNK]" ]
+  run tokenize -m "$T" --no-special-tokens --output-format subword-nmt <<<"hugs bun pu"
+  [ "$output" = "hugs bun p@@ u" ]
+}
+
+@test "tokenize --output-format subword-nmt: a tokenizer that marks no word ends is a usage error" {
+  run_split tokenize -m "$(gpt2)" --output-format subword-nmt <<<"x"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"subword-nmt needs a tokenizer that marks word ends"* ]]
+}
+
+@test "tokenize -o onto a symbolic link writes its target, as '>' does (the link stays; a dangling one gets its file)" {
+  cd "$BATS_TEST_TMPDIR"
+  mkdir real && printf 'old\n' >real/out.txt && ln -s real/out.txt link.txt && ln -s ../real/new.txt real/dangling.txt
+  tokenize -m "$T" --no-special-tokens -o link.txt <<<"hug"
+  [ -L link.txt ] && [ "$(readlink link.txt)" = real/out.txt ]
+  [ "$(cat real/out.txt)" = "17" ]
+  tokenize -m "$T" --no-special-tokens -o real/dangling.txt <<<"bug"
+  [ -L real/dangling.txt ] && [ "$(cat real/new.txt)" = "$(tokenize -m "$T" --no-special-tokens <<<bug)" ]
+  [ -z "$(ls real | grep tmp)" ]
+}
+
+@test "tokenize -o: a writable file in a read-only directory is written only with --in-place, else a clear error" {
+  # as root the directory's mode does not stop us: run as nobody then
+  as_user=()
+  if [ "$(id -u)" -eq 0 ]; then
+    command -v setpriv >/dev/null || skip "root without setpriv: cannot make a directory read-only"
+    as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  fi
+  d="$(mktemp -d "${TMPDIR:-/tmp}/nlpipe-ro.XXXXXX")"
+  chmod 755 "$d" && cp "$T" "$NLPIPE_BIN/tokenize" "$d/" && mkdir "$d/ro" && printf 'old\n' >"$d/ro/out.txt"
+  if [ "$(id -u)" -eq 0 ]; then chown 65534 "$d/ro/out.txt"; fi
+  chmod 555 "$d/ro"
+  run_split "${as_user[@]}" "$d/tokenize" -m "$d/hug-template.json" --no-special-tokens -o "$d/ro/out.txt" <<<"hug"
+  st=$status err=$stderr
+  [ "$(cat "$d/ro/out.txt")" = old ] || { chmod 755 "$d/ro"; rm -rf "$d"; false; }
+  run_split "${as_user[@]}" "$d/tokenize" -m "$d/hug-template.json" --no-special-tokens --in-place -o "$d/ro/out.txt" <<<"hug"
+  got="$(cat "$d/ro/out.txt")"
+  chmod 755 "$d/ro" && rm -rf "$d"
+  [ "$st" -eq 1 ]
+  [[ "$err" == "tokenize: cannot replace '$d/ro/out.txt' atomically: no temporary file can be created in its directory (Permission denied); the file itself is writable: --in-place writes it in place"* ]]
+  [ "$status" -eq 0 ]
+  [ "$got" = 17 ]
+}
+
+@test "tokenize: a BERT token stream takes one try: the first message gives the command that works" {
+  B="$SHARED/vectors/tokenize/bert-base-uncased-vocab.txt"
+  [ -f "$B" ] || B="$NLPIPE_TOP/tests/data/golden/vectors/tokenize/bert-base-uncased.json"
+  printf 'hello world\nsecond document\n' >"$BATS_TEST_TMPDIR/in.txt"
+  run_split tokenize -m "$B" --output-format bin -o "$BATS_TEST_TMPDIR/x.bin" "$BATS_TEST_TMPDIR/in.txt"
+  [ "$status" -eq 2 ]
+  cmd="$(sed -n "s/.*: \(tokenize -m .*--output-format bin\)\$/\1/p" <<<"$stderr")"
+  [ -n "$cmd" ] || { echo "no command in: $stderr"; false; }
+  eval "$cmd" -o "$BATS_TEST_TMPDIR/x.bin" "$BATS_TEST_TMPDIR/in.txt"
+  run tokenize -m "$B" -d "$BATS_TEST_TMPDIR/x.bin"
+  [ "$output" = $'hello world\nsecond document' ]
+  # naming [SEP] as --eot: the same advice, with it
+  run_split tokenize -m "$B" --output-format bin --eot '[SEP]' -o "$BATS_TEST_TMPDIR/y.bin" <"$BATS_TEST_TMPDIR/in.txt"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"--no-special-tokens --eot '[SEP]' --output-format bin"* ]]
+}
+
+@test "tokenize --progress: share of the input read, rate, time left, lines and tokens; -v ends with a summary" {
+  for i in $(seq 1 300); do echo "Hello world $i"; done >"$BATS_TEST_TMPDIR/in.txt"
+  run_split tokenize -m "$T" --progress -B 100 "$BATS_TEST_TMPDIR/in.txt"
+  [ "$status" -eq 0 ]
+  [ "$(wc -l <<<"$output")" -eq 300 ]
+  lines="$(tr '\r' '\n' <<<"$stderr" | grep .)"
+  grep -Eq '^tokenize: [0-9]+% of 0\.0 MB, [0-9.]+ MB/s, [^,]+ left, 100 lines, [0-9]+ tokens' <<<"$lines" || { echo "$lines"; false; }
+  grep -Eq '^tokenize: 100% of 0\.0 MB, [0-9.]+ MB/s, [0-9.]+ s, 300 lines, [0-9]+ tokens' <<<"$lines" || { echo "$lines"; false; }
+  # from a pipe the size is unknown: no share; off a terminal nothing by default
+  run_split bash -c 'cat "$1" | tokenize -m "$2" --progress >/dev/null' _ "$BATS_TEST_TMPDIR/in.txt" "$T"
+  [[ "$stderr" =~ tokenize:\ 0\.0\ MB,\ [0-9.]+\ MB/s,\ [0-9.]+\ s,\ 300\ lines ]] || { echo "$stderr"; false; }
+  run_split tokenize -m "$T" "$BATS_TEST_TMPDIR/in.txt"
+  [ -z "$stderr" ]
+  n="$(tokenize -m "$T" --no-special-tokens "$BATS_TEST_TMPDIR/in.txt" | wc -w)"
+  run_split tokenize -m "$T" --no-special-tokens -v "$BATS_TEST_TMPDIR/in.txt"
+  [[ "$stderr" =~ tokenize:\ 300\ lines,\ $n\ tokens,\ 0\.0\ MB\ in\ [0-9.]+\ s\ \([0-9.]+\ MB/s,\ [0-9]+\ tokens/s\) ]] || { echo "$stderr"; false; }
+  run_split bash -c 'tokenize -m "$1" "$2" | tokenize -m "$1" -d -v >/dev/null' _ "$T" "$BATS_TEST_TMPDIR/in.txt"
+  [[ "$stderr" == *"300 records, "*" tokens decoded in "* ]]
 }

@@ -6,10 +6,10 @@ load helper
 
 T="$NLPIPE_TOP/tests/data/tok/hug-template.json"
 
-gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
+# GPT-2: the full vocabulary in ../shared, else the compact copy in tests/data/golden
+gpt2() { ref_path vectors/tokenize/gpt2; }
 
 @test "tokenize -d turns ids back into the exact bytes (byte-level)" {
-  need_shared
   printf 'Hello, world!\n  two  spaces \t\n\ncaf\xc3\xa9 \xf0\x9f\xa4\x97\n' >"$BATS_TEST_TMPDIR/in.txt"
   tokenize -m "$(gpt2)" "$BATS_TEST_TMPDIR/in.txt" | tokenize -m "$(gpt2)" -d >"$BATS_TEST_TMPDIR/back.txt"
   cmp "$BATS_TEST_TMPDIR/in.txt" "$BATS_TEST_TMPDIR/back.txt"
@@ -18,7 +18,6 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize -d --input-format piece reads tokens" {
-  need_shared
   run tokenize -m "$(gpt2)" -d --input-format piece <<<"Hello Ġworld !"
   [ "$output" = "Hello world!" ]
   run_split tokenize -m "$(gpt2)" -d --input-format piece <<<"Hello nosuchtoken_xyz"
@@ -27,7 +26,6 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize -d --input-format id refuses ids out of range and non-numbers (exit 1)" {
-  need_shared
   run_split tokenize -m "$(gpt2)" -d --input-format id <<<$'15496\n15496 50257'
   [ "$status" -eq 1 ]
   [ "$output" = "Hello" ]
@@ -47,7 +45,6 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize bin round trip: --input-format auto and bin, from a pipe" {
-  need_shared
   printf 'first document\n\nthird <|endoftext|> one\n' >"$BATS_TEST_TMPDIR/in.txt"
   tokenize -m "$(gpt2)" --output-format bin "$BATS_TEST_TMPDIR/in.txt" | tokenize -m "$(gpt2)" -d >"$BATS_TEST_TMPDIR/auto.txt"
   [ "$(cat "$BATS_TEST_TMPDIR/auto.txt")" = $'first document\n\nthird \n one' ]
@@ -68,7 +65,6 @@ gpt2() { echo "$SHARED/vectors/tokenize/gpt2"; }
 }
 
 @test "tokenize -d reads llm.c token shards (header of 256 int32, uint16 tokens, EOT before each document)" {
-  need_shared
   python3 - "$BATS_TEST_TMPDIR/shard.bin" <<'EOF'
 import struct, sys
 toks = [50256, 15496, 995, 50256, 31373]
@@ -85,7 +81,6 @@ EOF
 }
 
 @test "tokenize -d: token streams that do not fit the tokenizer are format errors (exit 3)" {
-  need_shared
   tokenize -m "$T" --output-format bin --no-special-tokens --eot '[SEP]' -o "$BATS_TEST_TMPDIR/small.bin" <<<"hug pug hug"
   run_split tokenize -m "$(gpt2)" -d "$BATS_TEST_TMPDIR/small.bin"
   [ "$status" -eq 3 ]
@@ -104,7 +99,6 @@ EOF
 }
 
 @test "tokenize -d -z: NUL-separated records" {
-  need_shared
   run bash -c "printf '64 198 65\0' | tokenize -m '$(gpt2)' -d -z | od -c | head -1"
   [[ "$output" == *"a  \\n   b  \\0"* ]]
 }
@@ -139,4 +133,33 @@ EOF
   run_split tokenize <<<"x"
   [ "$status" -eq 2 ]
   [[ "$stderr" == *"tokenize: no tokenizer: give one with -m"* ]]
+}
+
+@test "tokenize -d: pieces are recognised as ids and token streams are; an id input with a piece names --input-format piece" {
+  run_split bash -c 'echo "hello world" | tokenize -m "$1" --output-format piece | tokenize -m "$1" -d' _ "$(gpt2)"
+  [ "$status" -eq 0 ]
+  [ "$output" = "hello world" ]
+  run_split tokenize -m "$T" -d <<<$'\nhug</w> bun</w>'
+  [ "$status" -eq 0 ]
+  [ "$output" = $'\nhug bun' ]
+  run_split tokenize -m "$(gpt2)" -d --input-format id <<<"15496 hello"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"line 1: 'hello' is not a token id (pieces are read with --input-format piece)"* ]]
+}
+
+@test "tokenize: a last line without newline survives a token stream byte for byte; text output ends every line (the line-mode rule)" {
+  printf 'first line\nno newline' >"$BATS_TEST_TMPDIR/in.txt"
+  tokenize -m "$(gpt2)" --output-format bin -o "$BATS_TEST_TMPDIR/s.bin" "$BATS_TEST_TMPDIR/in.txt"
+  tokenize -m "$(gpt2)" -d "$BATS_TEST_TMPDIR/s.bin" >"$BATS_TEST_TMPDIR/back.txt"
+  cmp "$BATS_TEST_TMPDIR/in.txt" "$BATS_TEST_TMPDIR/back.txt"
+  [ "$(tail -c 2 "$BATS_TEST_TMPDIR/s.bin" | od -An -tx1 | tr -d ' ')" = ffff ]
+  # through pipes, and with NUL-terminated records
+  run bash -c 'printf "no newline" | tokenize -m "$1" --output-format bin | tokenize -m "$1" -d | od -An -c' _ "$(gpt2)"
+  [ "$output" = "$(printf 'no newline' | od -An -c)" ]
+  run bash -c 'printf "a\0b" | tokenize -z -m "$1" --output-format bin | tokenize -z -m "$1" -d | od -An -c' _ "$(gpt2)"
+  [ "$output" = "$(printf 'a\0b' | od -An -c)" ]
+  # a terminated text has no marker; text formats end every line (man page: line mode)
+  printf 'x\n' | tokenize -m "$(gpt2)" --output-format bin | tokenize -m "$(gpt2)" -d | cmp - <(printf 'x\n')
+  [ "$(printf 'no newline' | tokenize -m "$(gpt2)" | tokenize -m "$(gpt2)" -d | od -An -c | tr -s ' ')" = " n o n e w l i n e \n" ]
+  sed -e 's/\\f[BIRP]//g' -e 's/\\-/-/g' "$NLPIPE_TOP/man/man1/tokenize.1" | grep -q '^Line mode: '
 }

@@ -58,3 +58,18 @@ setup() {
   [ "$status" -eq 3 ]
   [[ "$stderr" == *"is not a regular file: from a pipe only a tokenizer.json can be read"* ]]
 }
+
+@test "tokenize -m: a file that is no tokenizer says which formats were tried; a token stream or a model is named" {
+  printf 'This is a README.\nNothing to see.\n' >README.txt
+  run_split tokenize -m README.txt <text.txt
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == "tokenize: 'README.txt' is not a tokenizer: tried tokenizer.json and JSON vocabularies"*"a merges file"*"a BERT vocab.txt"*"then subword-nmt codes: 'README.txt' line 1: expected two tokens separated by one space" ]]
+  printf 'NLTK\1\0\0\0\2\0\0\0\100\0\0\0\377\377\377\377\0\0\0\0\0\0\0\0\0\0\0\0\3\0' >ids.bin
+  run_split tokenize -m ids.bin <text.txt
+  [ "$status" -eq 3 ]
+  [ "$stderr" = "tokenize: 'ids.bin' is a token stream (what tokenize --output-format bin writes, or an llm.c shard), not a tokenizer" ]
+  printf '\20\0\0\0\0\0\0\0{"a":{"dtype": "F32"}}' >m.safetensors
+  run_split tokenize -m m.safetensors <text.txt
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == *"'m.safetensors' is a safetensors file (a model?), not a tokenizer" ]]
+}

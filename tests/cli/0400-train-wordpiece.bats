@@ -3,15 +3,16 @@
 
 load helper
 
-corpus() { echo "$SHARED/vectors/tokenize/train/$1.corpus.txt"; }
+# the reference corpora and HF's results on them (../shared, else tests/data/golden)
+train() { ref_path vectors/tokenize/train; }
+corpus() { echo "$(train)/$1.corpus.txt"; }
 
 # tokens of a tokenizer.json in id order, one per line
 tokens() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["model"]["vocab"]; [print(k) for k,i in sorted(v.items(), key=lambda x: x[1])]' "$1"; }
 # the token set of HF's vocabulary file, sorted
-hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_ALL=C sort; }
+hfset() { cut -f1 "$(train)/$1.wordpiece.vocab.tsv" | LC_ALL=C sort; }
 
 @test "train-wordpiece: the lecture's example, merge by merge (-vv shows the scores)" {
-  need_shared
   run_split train-wordpiece -vv --special-tokens '' --unk-token '[UNK]' --min-frequency 0 --vocab-size 12 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/h.json"
   [ "$status" -eq 0 ]
   [[ "$stderr" == *"merge ##g ##s -> ##gs: 5 / (20 * 5) = 0.05"* ]]
@@ -26,7 +27,6 @@ hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_A
 }
 
 @test "train-wordpiece --score frequency: HF's WordPiece token sets on the reference corpora" {
-  need_shared
   for c in hug ties; do
     train-wordpiece -q --score frequency --special-tokens '' --min-frequency 0 "$(corpus $c)" -o "$BATS_TEST_TMPDIR/$c.json"
     [ "$(tokens "$BATS_TEST_TMPDIR/$c.json" | LC_ALL=C sort)" = "$(hfset $c)" ]
@@ -39,7 +39,6 @@ hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_A
 }
 
 @test "train-wordpiece --vocab-size and --min-frequency (default 2)" {
-  need_shared
   run_split train-wordpiece --special-tokens '' "$(corpus hug)" -o "$BATS_TEST_TMPDIR/a.json"
   [ "$status" -eq 0 ]
   [[ "$stderr" == *"vocabulary of "*" tokens, not 30000: no pair left that reaches --min-frequency"* ]]
@@ -53,7 +52,6 @@ hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_A
 }
 
 @test "train-wordpiece --vocab-size smaller than the alphabet: exit 1 (it depends on the data), with the size needed" {
-  need_shared
   run_split train-wordpiece --vocab-size 10 "$(corpus hug)"
   [ "$status" -eq 1 ]
   [[ "$stderr" == *"vocabulary size 10 is smaller than the 5 special tokens plus the 7 characters of the initial alphabet: this data needs a vocabulary of at least 12"* ]]
@@ -66,7 +64,6 @@ hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_A
 }
 
 @test "train-wordpiece --special-tokens: BERT's five by default, first ids, cut out of the text; '' for none" {
-  need_shared
   { cat "$(corpus hug)"; echo 'hug[SEP]pug [MASK]'; } >"$BATS_TEST_TMPDIR/in.txt"
   train-wordpiece -q "$BATS_TEST_TMPDIR/in.txt" -o "$BATS_TEST_TMPDIR/d.json"
   [ "$(tokens "$BATS_TEST_TMPDIR/d.json" | head -6 | tr '\n' ' ')" = "[PAD] [UNK] [CLS] [SEP] [MASK] b " ]
@@ -88,7 +85,6 @@ hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_A
 }
 
 @test "train-wordpiece --unk-token is added to the special tokens and used for unknown words" {
-  need_shared
   train-wordpiece -q --special-tokens '' --unk-token '<unk>' "$(corpus hug)" -o "$BATS_TEST_TMPDIR/u.json"
   [ "$(tokens "$BATS_TEST_TMPDIR/u.json" | head -1)" = "<unk>" ]
   grep -q '"unk_token": "<unk>"' "$BATS_TEST_TMPDIR/u.json"
@@ -99,7 +95,6 @@ hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_A
 }
 
 @test "train-wordpiece --prefix: another continuation mark, in the model and the decoder" {
-  need_shared
   train-wordpiece -q --prefix '@@' --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/p.json"
   tokens "$BATS_TEST_TMPDIR/p.json" | grep -qx '@@gs'
   grep -q '"continuing_subword_prefix": "@@"' "$BATS_TEST_TMPDIR/p.json"
@@ -142,7 +137,6 @@ hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_A
 }
 
 @test "train-wordpiece --limit-alphabet keeps the most frequent characters" {
-  need_shared
   train-wordpiece -q --special-tokens '' --limit-alphabet 4 --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/l.json"
   # u 36, g 20, p 17, n 16 are kept; h, b, s are dropped from the words
   # ("hug" is u ##g, "pun" p ##u ##n)
@@ -171,7 +165,6 @@ hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_A
 }
 
 @test "train-wordpiece -i, several FILE arguments, standard input, --max-sentences" {
-  need_shared
   train-wordpiece -q --min-frequency 0 -i "$(corpus hug)" "$(corpus ties)" -o "$BATS_TEST_TMPDIR/two.json"
   cat "$(corpus hug)" "$(corpus ties)" | train-wordpiece -q --min-frequency 0 -o "$BATS_TEST_TMPDIR/stdin.json"
   cmp "$BATS_TEST_TMPDIR/two.json" "$BATS_TEST_TMPDIR/stdin.json"
@@ -198,12 +191,15 @@ hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_A
   [ "$status" -eq 2 ]
 }
 
-@test "train-wordpiece --progress reports on stderr; --no-progress and the default off a terminal are silent" {
-  need_shared
+@test "train-wordpiece --progress reports on stderr (share, rate, time left); --no-progress and the default off a terminal are silent" {
   run_split train-wordpiece --progress --special-tokens '' --min-frequency 0 "$(corpus hug)" -o "$BATS_TEST_TMPDIR/p.json"
   [ "$status" -eq 0 ]
-  [[ "$stderr" == *"counting words: 36 lines"* ]]
-  [[ "$stderr" == *"merging: 9 merges, vocabulary 16 of 30000"* ]]
+  # the input's size is known: the share read, the rate and the time left (or taken)
+  last="$(tr '\r' '\n' <<<"$stderr" | grep 'counting words' | tail -1)"
+  [[ "$last" =~ counting\ words:\ 100%\ of\ 0\.0\ MB,\ [0-9.]+\ MB/s,\ [0-9.]+\ s,\ 36\ lines ]] || { echo "$last"; false; }
+  # training stops before --vocab-size: the last line says where it came to
+  last="$(tr '\r' '\n' <<<"$stderr" | grep merging | tail -1)"
+  [[ "$last" =~ merging:\ 16\ tokens,\ [0-9]+\ merges/s,\ [0-9.]+\ s,\ 9\ merges ]] || { echo "$last"; false; }
   run_split train-wordpiece --no-progress -q "$(corpus hug)" -o "$BATS_TEST_TMPDIR/p.json"
   [ -z "$stderr" ]
   run_split train-wordpiece -q "$(corpus hug)" -o "$BATS_TEST_TMPDIR/p.json"
@@ -278,4 +274,12 @@ hfset() { cut -f1 "$SHARED/vectors/tokenize/train/$1.wordpiece.vocab.tsv" | LC_A
   [ "$status" -eq 2 ]
   [[ "$stderr" == *"--unk-token '<unk>'"* ]]
   [ ! -e "$BATS_TEST_TMPDIR/v.txt" ]
+}
+
+@test "train-wordpiece --progress from a pipe: no share of an unknown size, the bytes and rate instead" {
+  run_split bash -c 'cat "$1" | train-wordpiece --progress --min-frequency 0 -o "$2"' _ "$(corpus hug)" "$BATS_TEST_TMPDIR/p.json"
+  [ "$status" -eq 0 ]
+  last="$(tr '\r' '\n' <<<"$stderr" | grep 'counting words' | tail -1)"
+  [[ "$last" =~ counting\ words:\ 0\.0\ MB,\ [0-9.]+\ MB/s,\ [0-9.]+\ s,\ 36\ lines ]] || { echo "$last"; false; }
+  [[ "$last" != *%* ]]
 }

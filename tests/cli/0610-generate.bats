@@ -20,9 +20,9 @@ setup() {
 }
 
 @test "generate: the greedy continuations of the GPT parity fixtures, fp32 and --bf16" {
-  need_shared
+  # ../shared's fixtures, else the compact GPT fixture of tests/data/golden
   n=0
-  for d in "$SHARED"/parity/fixtures/*/; do
+  for d in "$(dirname "$(ref_path parity/fixtures/gpt)")"/*/; do
     [ -f "$d/decode/greedy.txt" ] || continue
     head -c 300 "$d/model.safetensors" | grep -q '"model":"gpt"' || continue
     N="$(head -1 "$d/decode/greedy.txt" | wc -w)"

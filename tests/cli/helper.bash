@@ -10,6 +10,16 @@ PATH="$NLPIPE_BIN:$PATH"
 # skip the test when ../shared is not there
 need_shared() { [ -d "$SHARED" ] || skip "shared data not found at $SHARED"; }
 
+# The reference file or directory REL (a path under ../shared, such as
+# vectors/tokenize/gpt2): the full one in $SHARED, else the compact copy in
+# tests/data/golden (same layout, see its README.md), else the test is skipped.
+ref_path() {
+  if [ -e "$SHARED/$1" ]; then echo "$SHARED/$1"
+  elif [ -e "$NLPIPE_TOP/tests/data/golden/$1" ]; then echo "$NLPIPE_TOP/tests/data/golden/$1"
+  else skip "$1 not found in $SHARED or tests/data/golden"
+  fi
+}
+
 # run a command, keeping stdout and stderr apart: sets $status, $output (stdout) and $stderr
 run_split() {
   local e="$BATS_TEST_TMPDIR/stderr.$$"

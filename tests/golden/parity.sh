@@ -1,25 +1,24 @@
 #!/usr/bin/env bash
 # tests/golden/parity.sh — the engine against the PyTorch reference
-# (shared/parity/README.md, "Checking a parity output"): for every fixture set
-# in $SHARED/parity/fixtures, tools/parity writes logits, losses, gradients and
-# AdamW steps, and the README's six compare.py commands must all exit 0.
-# Comparing needs python3 with numpy only (never PyTorch).
-# Prints one line per check and ends with "N passed, N failed"; without
-# $SHARED it reports "0 passed, 0 failed" and a note.
+# (shared/parity/README.md, "Checking a parity output").
+#   - always: the compact GPT fixture of tests/data/golden (the reference's
+#     weights and batch, its logits, loss and first gradients of the small
+#     tensors): tools/parity's output within compare.py's default tolerances,
+#     checked by tests/golden/st-compare.py (standard library only);
+#   - with ../shared: for every fixture set in $SHARED/parity/fixtures,
+#     tools/parity writes logits, losses, gradients and AdamW steps, and the
+#     README's six compare.py commands must all exit 0 (python3 with numpy,
+#     never PyTorch).
+# Prints one line per check and ends with "N passed, N failed[, N skipped]".
 set -u
 top="$(cd "$(dirname "$0")/../.." && pwd)"
 SHARED="${SHARED:-$top/../shared}"
 TOOLS="${NLPIPE_TOOLS:-$top/tools}"
 PY=/usr/bin/python3
 fx="$SHARED/parity/fixtures"
-if [ ! -d "$fx" ]; then
-  echo "# parity: skipped, no fixtures at '$fx'"
-  echo "0 passed, 0 failed"
-  exit 0
-fi
 tmp="$(mktemp -d "${NLPIPE_TMP:-/tmp}/parity.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
+pass=0 fail=0 skip=0
 check() { # name, then the command
   local name="$1"; shift
   if "$@" >"$tmp/log" 2>&1; then
@@ -28,6 +27,20 @@ check() { # name, then the command
     fail=$((fail + 1)); echo "FAIL $name"; grep -E 'FAIL|error|compared' "$tmp/log" | head -20 | sed 's/^/    /'
   fi
 }
+# the compact fixture carried in the repository
+c="$top/tests/data/golden/parity/fixtures/gpt"
+check "repo gpt: tools/parity" "$TOOLS/parity" "$c" "$tmp/repo-gpt.safetensors"
+if [ -f "$tmp/repo-gpt.safetensors" ]; then
+  check "repo gpt: logits, loss, first gradients (1e-4/1e-5)" python3 "$top/tests/golden/st-compare.py" \
+    "$c/ref.safetensors" "$tmp/repo-gpt.safetensors"
+fi
+if [ ! -d "$fx" ]; then
+  echo "# skipped the full fixture sets: no '$fx' (../shared); the compact GPT fixture ran"
+  echo "$pass passed, $fail failed, 1 skipped"
+  [ "$fail" -eq 0 ]
+  exit
+fi
+
 KB='grad\.(step2\.)?.*(c_attn|attention\.self\.key|k_proj)\.bias$'
 for d in "$fx"/*/; do
   d="${d%/}"; set="$(basename "$d")"; out="$tmp/$set.safetensors"

@@ -17,8 +17,8 @@ TOP="$(cd "$(dirname "$0")/../.." && pwd)"
 NM="${PEERS_NODE_MODULES:-/tmp/nlpipe-peers/node_modules}"
 ENC="$SHARED/peers/tok/hf-encode.js"
 if ! command -v node >/dev/null 2>&1 || [ ! -d "$NM/tokenizers" ] || [ ! -f "$ENC" ]; then
-  echo "skipped: node or the HF tokenizers npm package (in $NM) not found"
-  echo "0 passed, 0 failed"
+  echo "# skipped: node, the HF tokenizers npm package (in $NM) or ../shared/peers not found"
+  echo "0 passed, 0 failed, 1 skipped"
   exit 0
 fi
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/golden-hfjson.XXXXXX")"

@@ -1,10 +1,12 @@
 /*
- * jsonl.h — rows of a JSON-lines file under shared/, for unit tests.
+ * jsonl.h — rows of a JSON-lines file of the reference data, for unit tests.
  *
  *   int n = jsonl_each("vectors/bleu/_units/tokenize.jsonl", fn);
  * calls fn(row, index) for every row (parsed with jansson, freed after the
- * call) and returns the number of rows, or -1 when shared/ is absent (the
- * test is then counted as skipped). A missing file or a bad row fails a check.
+ * call) of the file under shared/, else of its compact copy in
+ * tests/data/golden (test_data), and returns the number of rows, or -1 when
+ * neither has it (the test is then counted as skipped). A bad row fails a
+ * check.
  */
 #ifndef NLP_TEST_JSONL_H
 #define NLP_TEST_JSONL_H
@@ -15,10 +17,8 @@
 
 static inline int jsonl_each(const char *rel, void (*fn)(json_t *row, int index))
 {
-    const char *sh = test_shared();
-    if (!sh) return -1;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", sh, rel);
+    const char *path = test_data(rel);
+    if (!path) return -1;
     FILE *f = fopen(path, "r");
     if (!CHECK(f != NULL)) return 0;
     char *line = NULL;

@@ -2,9 +2,11 @@
  * test.h — the unit-test harness: one program per tests/unit/test_<name>.c.
  *
  * Each check prints "not ok" lines with file:line on failure (and "ok" lines
- * with -v); the program ends with the summary line
- *   # <name>: N passed, N failed
- * that tests/run adds up, and exits 1 if anything failed.
+ * with -v); a test that cannot run prints "# skipped <test>: <reason>" and
+ * counts one skip (test_skip); the program ends with the summary line
+ *   # <name>: N passed, N failed[, N skipped]
+ * that tests/run adds up (listing each reason once), and exits 1 if
+ * anything failed.
  *
  * Environment for tests: SHARED (path of ../shared; tests that need it call
  * test_shared() and are skipped when it is absent), NLPIPE_TMP (scratch dir).
@@ -24,6 +26,7 @@
 #include <unistd.h>
 
 static int t_pass, t_fail, t_skip, t_verbose;
+static int t_compact; /* did the last test_data() answer with the compact copy */
 static const char *t_name = "unit", *t_current = "";
 
 #define TEST_INIT(argc, argv)                                                  \
@@ -41,9 +44,19 @@ static const char *t_name = "unit", *t_current = "";
     } while (0)
 
 #define TEST_END()                                                             \
-    (printf("# %s: %d passed, %d failed%s\n", t_name, t_pass, t_fail,          \
-            t_skip ? " (some skipped)" : ""),                                  \
+    (t_skip ? printf("# %s: %d passed, %d failed, %d skipped\n", t_name,       \
+                     t_pass, t_fail, t_skip)                                   \
+            : printf("# %s: %d passed, %d failed\n", t_name, t_pass, t_fail),  \
      fflush(stdout), t_fail ? 1 : 0)
+
+/* Counts one skip of the current test and says why (once per call). */
+#define test_skip(...)                                                         \
+    do {                                                                       \
+        t_skip++;                                                              \
+        printf("# skipped %s: ", t_current);                                   \
+        printf(__VA_ARGS__);                                                   \
+        printf("\n");                                                          \
+    } while (0)
 
 static inline int t_report(int ok, const char *file, int line, const char *what)
 {
@@ -110,11 +123,43 @@ static inline const char *test_shared(void)
     const char *s = getenv("SHARED");
     if (!s || !*s) s = "../shared";
     if (access(s, R_OK) != 0) {
-        t_skip++;
-        printf("# skipped %s: shared data not found at '%s'\n", t_current, s);
+        test_skip("shared data not found at '%s'", s);
         return NULL;
     }
     return s;
+}
+
+/* Where the reference file or directory `rel` (a path under shared/, such
+ * as "vectors/tokenize/gpt2") is: $SHARED when it holds it (the full sets),
+ * else "tests/data/golden", the compact copy carried in the repository (same
+ * layout; units run from the top of the tree), else NULL and a skip is
+ * counted. t_compact says which. */
+static inline const char *test_root(const char *rel)
+{
+    static char path[1024];
+    const char *s = getenv("SHARED");
+    if (!s || !*s) s = "../shared";
+    t_compact = 0;
+    snprintf(path, sizeof path, "%s/%s", s, rel);
+    if (access(path, R_OK) == 0) return s;
+    t_compact = 1;
+    snprintf(path, sizeof path, "tests/data/golden/%s", rel);
+    if (access(path, R_OK) == 0) return "tests/data/golden";
+    test_skip("%s not found in '%s' or tests/data/golden", rel, s);
+    return NULL;
+}
+
+/* The path of `rel` under test_root(rel), or NULL (skipped). Valid until the
+ * fourth call after. */
+static inline const char *test_data(const char *rel)
+{
+    static char bufs[4][1024];
+    static int k;
+    const char *root = test_root(rel);
+    if (!root) return NULL;
+    char *b = bufs[k++ & 3];
+    snprintf(b, sizeof bufs[0], "%s/%s", root, rel);
+    return b;
 }
 
 /* A scratch directory made once per program (removed by tests/run). */

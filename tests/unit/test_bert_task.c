@@ -251,7 +251,7 @@ static void test_read_stream(void)
  * the next token starts with a space, as text is. */
 static void test_read_stream_bytelevel(void)
 {
-    const char *sh = test_shared();
+    const char *sh = test_root("vectors/tokenize/gpt2");
     if (!sh) return;
     char p[600], q[600];
     snprintf(p, sizeof p, "%s/vectors/tokenize/gpt2", sh);

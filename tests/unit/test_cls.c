@@ -650,8 +650,7 @@ static void check_model_eval(enum nlp_arch arch)
     cfg.dropout = cfg.attention_dropout = 0;
     nlp_model *m = NULL;
     if (nlp_model_new(&m, &cfg, 5) != 0 || !m) {
-        t_skip++;
-        printf("# skipped %s: no classification model (%s)\n", t_current, nlp_errmsg());
+        test_skip("no classification model (%s)", nlp_errmsg());
         return;
     }
     nlp_cls_data d;
@@ -672,8 +671,7 @@ static void check_model_eval(enum nlp_arch arch)
     int rc = nlp_model_forward(m, &b, &l);
     const float *lg = nlp_model_cls_logits(m);
     if (rc || !lg) {
-        t_skip++;
-        printf("# skipped %s: the model gives no classification logits (%s)\n", t_current, rc ? nlp_errmsg() : "");
+        test_skip("the model gives no classification logits (%s)", rc ? nlp_errmsg() : "");
         nlp_cls_task_free(&t), nlp_cls_data_free(&d), nlp_model_free(m);
         return;
     }

@@ -129,7 +129,7 @@ static void test_gemm_bf16(void)
     if (!nlp_cpu_has_avx512bf16()) {
         CHECK_EQ_INT(nlp_gemm_set_mode(NLP_GEMM_BF16), NLP_EINVAL);
         CHECK(nlp_gemm_get_mode() == NLP_GEMM_F32);
-        printf("# skipped bf16 products: no AVX-512 BF16 on this CPU\n");
+        test_skip("no AVX-512 BF16 on this CPU");
         return;
     }
     CHECK_EQ_INT(nlp_gemm_set_mode(NLP_GEMM_BF16), 0);

@@ -628,6 +628,50 @@ static void test_tokbin(void)
     nlp_tokbin_reader_free(br);
     nlp_reader_close(r);
 
+    /* a text whose last line has no terminator: the marker after the last
+     * document (all ones of the width), seen by the reader, read once */
+    for (int wide = 0; wide < 2; wide++) {
+        uint32_t vs = wide ? 65536 : 65535; /* 65536 tokens no longer fit width 2 */
+        CHECK(nlp_writer_open(&w, path, 0) == 0);
+        CHECK(nlp_tokbin_writer_new(&bw, w, vs, 3) == 0);
+        int32_t a[] = {65534}, b2[] = {5, 6};
+        CHECK(nlp_tokbin_write_doc(bw, a, 1) == 0);
+        CHECK(nlp_tokbin_write_doc(bw, b2, 2) == 0);
+        CHECK(nlp_tokbin_write_end(bw, 1) == 0);
+        nlp_tokbin_writer_free(bw);
+        CHECK(nlp_writer_close(w) == 0);
+        nlp_read_file(path, &data, &n);
+        size_t wd = wide ? 4 : 2;
+        CHECK_EQ_INT(n, 32 + wd * 5);
+        CHECK((unsigned char)data[8] == wd && memcmp(data + n - wd, "\xff\xff\xff\xff", wd) == 0);
+        free(data);
+        CHECK(nlp_reader_open(&r, path) == 0);
+        CHECK(nlp_tokbin_reader_new(&br, r, -1) == 0);
+        CHECK_EQ_INT(nlp_tokbin_next_doc(br, &ids), 1);
+        CHECK(ids.n == 1 && ids.v[0] == 65534 && !nlp_tokbin_reader_unterminated(br));
+        CHECK_EQ_INT(nlp_tokbin_next_doc(br, &ids), 1);
+        CHECK(ids.n == 2 && ids.v[1] == 6);
+        CHECK(nlp_tokbin_reader_unterminated(br));
+        CHECK_EQ_INT(nlp_tokbin_next_doc(br, &ids), 0);
+        nlp_tokbin_reader_free(br);
+        nlp_reader_close(r);
+    }
+    /* the marker anywhere but last is a format error; a terminated text has none */
+    CHECK(nlp_writer_open(&w, path, 0) == 0);
+    CHECK(nlp_tokbin_writer_new(&bw, w, 100, 3) == 0);
+    int32_t one[] = {9};
+    CHECK(nlp_tokbin_write_doc(bw, one, 1) == 0);
+    CHECK(nlp_tokbin_write_end(bw, 1) == 0);
+    CHECK(nlp_tokbin_write_doc(bw, one, 1) == 0);
+    nlp_tokbin_writer_free(bw);
+    CHECK(nlp_writer_close(w) == 0);
+    CHECK(nlp_reader_open(&r, path) == 0);
+    CHECK(nlp_tokbin_reader_new(&br, r, -1) == 0);
+    CHECK_EQ_INT(nlp_tokbin_next_doc(br, &ids), NLP_EFORMAT);
+    CHECK(strstr(nlp_errmsg(), "byte 34: the no-final-newline marker is not the last value") != NULL);
+    nlp_tokbin_reader_free(br);
+    nlp_reader_close(r);
+
     /* an llm.c GPT-2 shard: EOT before each document */
     unsigned char shard[1024 + 2 * 6] = {0};
     int32_t hdr[3] = {20240520, 1, 6};

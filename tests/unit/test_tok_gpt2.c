@@ -19,7 +19,7 @@ static int hexval(int c) { return c <= '9' ? c - '0' : (c | 32) - 'a' + 10; }
  * through a tokenizer.json written from them and read back (as_json = 1). */
 static void check_vectors(int as_json)
 {
-    const char *sh = test_shared();
+    const char *sh = test_root("vectors/tokenize/gpt2.jsonl");
     if (!sh) return;
     char path[1024];
     snprintf(path, sizeof path, "%s/vectors/tokenize/gpt2/", sh);

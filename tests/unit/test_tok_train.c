@@ -169,7 +169,7 @@ static void check_vector(const char *sh, const char *corpus, int byte_level)
 
 static void test_hf_vectors(void)
 {
-    const char *sh = test_shared();
+    const char *sh = test_root("vectors/tokenize/train");
     if (!sh) return;
     const char *corpora[] = {"hug", "ties", "overlap"};
     for (int i = 0; i < 3; i++) {

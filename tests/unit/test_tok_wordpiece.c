@@ -406,7 +406,7 @@ static int count_corpus(nlp_wordcount *wc, const char *path)
  * suite tokenizer-json-hf.sh checks it against live HF runs. */
 static void test_hf_frequency_sets(void)
 {
-    const char *sh = test_shared();
+    const char *sh = test_root("vectors/tokenize/train");
     if (!sh) return;
     const char *names[] = {"hug", "ties", "overlap"};
     for (int k = 0; k < 3; k++) {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # bench: bleu_100k_1ref bleu_100k_4ref
+# needs: data/parallel/en-de/train.de
 #
 # bleu on a 100,000-line German hypothesis against 1 and 4 references, one
 # thread, seconds (median of $REPS runs). The data are made once into

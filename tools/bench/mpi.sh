@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # bench: gpt_small_train_1x2 gpt_small_train_mpi2 gpt_small_train_mpi2_efficiency gpt_small_train_mpi2_wait gpt_small_train_mpi2_net10 gpt_small_train_mpi2_net100
+# needs: data/lm/train.txt
 #
 # Data-parallel scaling on this machine: `pretrain` training GPT small (the
 # small preset: L4 C256 H4, V8192, T256, B8, dropout 0) on 3 MB of the LM

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # bench: encode_gpt2 encode_gpt2_t2 train_bpe_30k train_bpe_30k_mem train_bpe_30k_t2 train_bpe_30k_t2_mem
+# needs: data/lm/train.txt vectors/tokenize/gpt2
 #
 # Tokenizer speed on shared/data/lm/train.txt (21 MB), side by side with the
 # peers of shared/peers/tok (run right after ours, same input, same machine):

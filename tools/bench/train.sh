@@ -24,11 +24,14 @@ trap 'rm -f "$tmp"' EXIT
 "$T/trainbench" peak -t $threads -r "$REPS" >"$tmp" || exit 1
 cat "$tmp"
 fma="$(val fp32_fma_peak "$tmp")"
+# the matrix kernels that ran go with every share of the peak, so that two
+# tables (ours and OpenBLAS, AVX-512 and AVX2) are not compared blindly
+kern="$(val fp32_kernels "$tmp")"
 for w in gpt_small gpt2_124m bert_small; do
   "$T/trainbench" train $w -t $threads -r "$REPS" >"$tmp" || exit 1
   cat "$tmp"
   g="$(val ${w}_train_gflops "$tmp")"
-  out "${w}_train_peak" "$(awk -v g="$g" -v p="$fma" 'BEGIN { printf "%.1f", 100 * g / p }')" "%FMA"
+  out "${w}_train_peak" "$(awk -v g="$g" -v p="$fma" 'BEGIN { printf "%.1f", 100 * g / p }')" "%FMA(${kern:-?})"
   if [ "${BF16:-0}" = 1 ] && "$T/trainbench" train $w -t $threads -r 1 --bf16 >/dev/null 2>&1; then
     "$T/trainbench" train $w -t $threads -r "$REPS" --bf16 | sed "s/^${w}_train/${w}_train_bf16/"
   fi

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # bench: train_wordpiece_30k train_wordpiece_30k_mem encode_bert train_wordpiece_freq_30k
+# needs: data/lm/train.txt vectors/tokenize/bert-base-uncased-vocab.txt
 #
 # WordPiece speed on shared/data/lm/train.txt (21 MB), one thread, side by side
 # with the peers (run right after ours, same input, same machine):
