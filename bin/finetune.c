@@ -81,6 +81,8 @@ static const char usage[] =
     "  -m, --model DIR           run directory (default 'classifier'); predict and\n"
     "                            eval: the model to use (a run directory means its\n"
     "                            best model, else its newest checkpoint)\n"
+    "      --save-every N        a checkpoint every N steps (default 0: at the end of\n"
+    "                            every epoch)\n"
     "      --keep N              keep the newest N checkpoints (default 2; 0 = all)\n"
     "      --resume DIR          continue a run: its options are read first, flags\n"
     "                            still win\n"
@@ -113,7 +115,7 @@ static const char *const schedules[] = {"cosine", "linear", "constant", NULL};
 static struct {
     const char *init, *tokenizer, *valid, *labels, *model, *resume, *log, *train;
     int schedule, progress, json, all;
-    long epochs, batch_size, max_length, warmup, seed, keep, threads;
+    long epochs, batch_size, max_length, warmup, seed, keep, threads, save_every;
     double lr, weight_decay, grad_clip, dropout, lm_weight;
 } o = {
     .schedule = 1,
@@ -146,6 +148,7 @@ static struct cli_opt opts[] = {
     {.name = "lm-weight", .kind = CLI_DOUBLE, .dest = &o.lm_weight, .min = 0, .max = 1e6},
     {.name = "seed", .kind = CLI_INT, .dest = &o.seed, .min = 0, .max = 9.2e18},
     {.name = "model", .key = 'm', .kind = CLI_STR, .dest = &o.model},
+    {.name = "save-every", .kind = CLI_INT, .dest = &o.save_every, .min = 0, .max = 1e15},
     {.name = "keep", .kind = CLI_INT, .dest = &o.keep, .min = 0, .max = 1e9},
     {.name = "resume", .kind = CLI_STR, .dest = &o.resume, .flags = CLI_NOCONFIG},
     {.name = "train", .kind = CLI_STR, .dest = &o.train, .flags = CLI_CONFIGONLY}, /* run.yaml's record */
@@ -297,6 +300,7 @@ static char *make_run_yaml(const char *train)
     yaml_line(&b, "dropout", "%.17g", o.dropout);
     yaml_line(&b, "lm-weight", "%.17g", o.lm_weight);
     yaml_line(&b, "seed", "%ld", o.seed);
+    yaml_line(&b, "save-every", "%ld", o.save_every);
     yaml_line(&b, "keep", "%ld", o.keep);
     yaml_path(&b, "log", o.log);
     return nlp_buf_detach(&b, NULL);
@@ -572,7 +576,7 @@ static int train_main(int argc, char **argv, int explicit_sub)
         .clip = o.grad_clip,
         .optim = oc,
         .eval_every = steps_per_epoch,
-        .save_every = steps_per_epoch,
+        .save_every = o.save_every > 0 ? o.save_every : steps_per_epoch,
         .keep = (int)o.keep,
         .save_best = task.evaluate != NULL,
         .log_path = o.log,
