@@ -5,8 +5,10 @@
 #include "base/err.h"
 #include "base/mem.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <libgen.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -296,6 +298,41 @@ void nlp_writer_unlink_pending(void)
     }
 }
 
+/* Removes the temporaries "<name>.tmp.<pid>-<n>" of `path` that writers
+ * killed before their rename left beside it (a process that is gone; this
+ * one has none at the time of a new open of the same target but may have
+ * another writer of it open, so its own pid is spared). */
+static void remove_stale_temps(const char *path)
+{
+    char *copy = nlp_strdup(path), *copy2 = nlp_strdup(path);
+    DIR *d = copy && copy2 ? opendir(dirname(copy)) : NULL;
+    if (d) {
+        const char *base = basename(copy2);
+        size_t bn = strlen(base);
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            const char *n = e->d_name;
+            if (strncmp(n, base, bn) != 0 || strncmp(n + bn, ".tmp.", 5) != 0) continue;
+            char *end;
+            errno = 0;
+            long pid = strtol(n + bn + 5, &end, 10);
+            if (end == n + bn + 5 || errno || pid <= 0 || *end != '-' || !end[1]) continue;
+            char *end2;
+            strtoul(end + 1, &end2, 10);
+            if (*end2 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno == EPERM) continue;
+            size_t dn = strlen(copy), need = dn + strlen(n) + 2;
+            char *p = nlp_malloc(need);
+            if (!p) break;
+            snprintf(p, need, "%s/%s", copy, n);
+            unlink(p);
+            free(p);
+        }
+        closedir(d);
+    }
+    free(copy);
+    free(copy2);
+}
+
 struct nlp_writer {
     int fd, is_stdout, atomic, slot;
     char *path, *tmp;
@@ -338,6 +375,7 @@ int nlp_writer_open(nlp_writer **out, const char *path, int flags)
          * O_EXCL refuses to reuse anything already there. Mode 0666 & ~umask
          * as for any new file, or the mode of the file it replaces. */
         static _Atomic unsigned long serial;
+        remove_stale_temps(path);
         size_t n = strlen(path) + 48;
         w->tmp = nlp_malloc(n);
         if (!w->tmp) {

@@ -9,7 +9,9 @@
  * Writer: buffered output. For a named file the bytes go to a temporary file
  * in the same directory, and nlp_writer_close() flushes, fsyncs and renames it
  * over the target (then fsyncs the directory), so a reader never sees a half
- * file and an interrupted run leaves the old file intact. Path "-" writes to
+ * file and an interrupted run leaves the old file intact; the temporaries
+ * that killed writers of the same target left (name.tmp.PID-N of a process
+ * that is gone) are removed by the next open. Path "-" writes to
  * standard output directly, and so does a path that exists but is not a
  * regular file (a FIFO, /dev/null, /dev/stdout, a shell's /dev/fd/N). A
  * replaced file keeps its permission bits; a new one gets 0666 & ~umask.
