@@ -232,7 +232,7 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
             report(o->cb_ctx, &e);
         }
         nlp_train_event e0 = {.step = 0, .lr = 0, .loss = NAN};
-        nlp_rundir_log_row(logf, task, &e0, &ev);
+        if ((rc = nlp_rundir_log_row(logf, o->log_path, task, &e0, &ev))) goto out;
         run_t0 = now() - elapsed; /* the clock starts after it */
         win_t0 = now();
     }
@@ -340,7 +340,7 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
             run_t0 += now() - t; /* evaluation time is not training time */
             win_t0 = now();
         }
-        nlp_rundir_log_row(logf, task, &e, evaluated ? &ev : NULL);
+        if ((rc = nlp_rundir_log_row(logf, o->log_path, task, &e, evaluated ? &ev : NULL))) goto out;
         if (o->out_dir && ((o->save_every && opt.step % o->save_every == 0) || last || stop_signal)) {
             double t = now();
             st.data_position[0] = tokens;
