@@ -196,8 +196,11 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
     /* the options in force win over the checkpoint's optimizer settings */
     opt.cfg = o->optim;
     res->step = opt.step;
+    int made_dir = 0; /* this run created out_dir: a failure before anything is in it removes it */
     if (o->out_dir && lead) {
-        if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST) {
+        if (mkdir(o->out_dir, 0777) == 0) {
+            made_dir = 1;
+        } else if (errno != EEXIST) {
             rc = nlp_error_errno(NLP_EIO, "cannot create run directory '%s'", o->out_dir);
         } else if (!nlp_is_dir(o->out_dir)) {
             rc = nlp_error(NLP_EIO, "'%s' is not a directory", o->out_dir);
@@ -378,6 +381,7 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
     rc = 0;
     res->best = best;
 out:
+    if (rc && made_dir) rmdir(o->out_dir); /* only when empty */
     nlp_model_set_grad_hook(m, NULL, NULL);
     nlp_model_set_loss_norm(m, NULL);
     if (logf) fclose(logf);

@@ -271,3 +271,93 @@ kill_at_syscalls() {
   [ "$status" -eq 0 ] || { echo "$stderr"; false; }
   [ "$(losses "$T/ref.tsv")" = "$(losses "$T/k.tsv")" ] || { diff <(losses "$T/ref.tsv") <(losses "$T/k.tsv"); false; }
 }
+
+# waits (up to 30 s) until $1 exists or process $2 is gone
+wait_for() {
+  local _
+  for _ in $(seq 3000); do
+    [ -e "$1" ] && return 0
+    kill -0 "$2" 2>/dev/null || return 0
+    sleep 0.01
+  done
+}
+
+@test "SIGINT and SIGTERM save and exit 130/143 (bert, transformer, finetune; during a checkpoint write too), and the run resumes to the same bytes" {
+  for which in bert mt ft; do
+    case $which in
+      bert) tool=pretrain args=("${BERT[@]}" --steps 40 --save-every 2 --keep 2 "$W/docs.txt") total=40 ;;
+      mt) tool=pretrain args=("${MT[@]}" --steps 40 --save-every 2 --keep 2) total=40 ;;
+      ft) tool=finetune args=("${FT[@]}" --epochs 2 --save-every 2 --keep 2 "$W/cls.tsv") total=40 ;;
+    esac
+    rm -rf "$T/ref" "$T/k"
+    run_split "$tool" "${args[@]}" -m "$T/ref"
+    [ "$status" -eq 0 ] || { echo "$which: $stderr"; false; }
+    for sig in INT TERM; do
+      rm -rf "$T/k"
+      with_sigint "$tool" "${args[@]}" -m "$T/k" 2>"$T/err" &
+      pid=$!
+      wait_for "$T/k/step-00000002" $pid
+      # SIGTERM as soon as the next checkpoint is being written
+      [ $sig = TERM ] && for _ in $(seq 3000); do compgen -G "$T/k/.step-*" >/dev/null && break; kill -0 $pid || break; sleep 0.002; done
+      kill -$sig $pid
+      rc=0; wait $pid || rc=$?
+      want=$([ $sig = INT ] && echo 130 || echo 143)
+      [ "$rc" -eq "$want" ] || { echo "$which SIG$sig: status $rc"; cat "$T/err"; false; }
+      grep -q "stopped by SIG$sig at step" "$T/err" || { cat "$T/err"; false; }
+      step="$(readlink "$T/k/latest" | sed 's/step-0*//')"
+      [ "$step" -lt "$total" ] || skip "the machine was too slow to stop the run before its end"
+      run "$CK" --no-stale "$T/k"
+      [ "$status" -eq 0 ] || { echo "$which SIG$sig: $output"; false; }
+      run_split "$tool" --resume "$T/k" -t 1 -q
+      [ "$status" -eq 0 ] || { echo "$which: $stderr"; false; }
+      cmp "$T/ref/latest/model.safetensors" "$T/k/latest/model.safetensors"
+      no_temporaries "$T/k"
+    done
+  done
+}
+
+@test "a full disk: /dev/full as the log or the run directory is a clear error (exit 1, file named), nothing left behind" {
+  [ -w /dev/full ] || skip "no /dev/full"
+  mkdir "$T/d" && cd "$T/d"
+  run_split pretrain "${GPT[@]}" --steps 4 -m r --log /dev/full "$W/train.bin"
+  [ "$status" -eq 1 ] || { echo "$stderr"; false; }
+  [[ "$stderr" == *"cannot write log '/dev/full': No space left on device"* ]] || { echo "$stderr"; false; }
+  [ ! -e r ]
+  run_split finetune "${FT[@]}" --epochs 1 -m f --log /dev/full "$W/cls.tsv"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"cannot write log '/dev/full'"* ]] || { echo "$stderr"; false; }
+  [ ! -e f ]
+  run_split pretrain "${GPT[@]}" --steps 4 -m /dev/full "$W/train.bin"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"'/dev/full' is not a directory"* ]] || { echo "$stderr"; false; }
+  [ -z "$(ls -A)" ] || { ls -A; false; }
+}
+
+teardown() {
+  if [ -n "${MNT:-}" ] && mountpoint -q "$MNT"; then umount "$MNT"; fi
+}
+
+@test "a full disk: a checkpoint that does not fit is a clear error (exit 1, file named), the previous one is kept and the run resumes" {
+  [ "$(id -u)" -eq 0 ] || skip "needs root to mount a small tmpfs"
+  MNT="$T/mnt"
+  mkdir "$MNT"
+  mount -t tmpfs -o size=2400k tmpfs "$MNT" 2>/dev/null || skip "cannot mount a tmpfs here"
+  args=("${GPT[@]}" --tokenizer "$W/tok.json" --steps 6 --save-every 1 --keep 2 "$W/train.bin")
+  run_split pretrain "${args[@]}" -m "$T/ref"
+  [ "$status" -eq 0 ]
+  # one checkpoint (1.6 MB) fits, a second one does not
+  run_split pretrain "${args[@]}" -m "$MNT/r" --log "$MNT/r.tsv"
+  [ "$status" -eq 1 ] || { echo "status $status: $stderr"; false; }
+  [[ "$stderr" == *"checkpoint at step 2 not written (the previous ones are kept): "*"$MNT/r/"*": No space left on device"* ]] ||
+    { echo "$stderr"; false; }
+  [ "$(readlink "$MNT/r/latest")" = step-00000001 ]
+  run "$CK" --no-stale "$MNT/r"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  no_temporaries "$MNT"
+  # room again: the run goes on from step 1 to the same bytes
+  mount -o remount,size=20m "$MNT"
+  run_split pretrain --resume "$MNT/r" -t 1 -q
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  cmp "$T/ref/latest/model.safetensors" "$MNT/r/latest/model.safetensors"
+  no_temporaries "$MNT"
+}
