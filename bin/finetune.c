@@ -319,7 +319,8 @@ static char **with_resume_config(int *argc, char **argv)
     }
     if (!dir) return argv;
     static char ck[4096], yaml[4200];
-    mio_resolve(dir, ck, sizeof ck);
+    cli_prog = "finetune"; /* before cli_parse: messages of the check below */
+    mio_check_resume(dir, "finetune", ck, sizeof ck);
     snprintf(yaml, sizeof yaml, "%s/run.yaml", ck);
     if (!nlp_file_exists(yaml)) return argv;
     char **nv = resume_argv = nlp_calloc((size_t)*argc + 3, sizeof *nv);
@@ -402,6 +403,7 @@ static nlp_cls_encoder encoder_for(const nlp_model *m, int T)
                     GPT_TOKENS[0], GPT_TOKENS[1], GPT_TOKENS[2]);
         rc = nlp_cls_encoder_gpt(&e, id[0], id[1], id[2], id[2], T);
     }
+    if (rc == NLP_EFORMAT) cli_die(NLP_EXIT_FORMAT, "'%s': %s", tk_name, nlp_errmsg());
     if (rc) cli_fail(rc);
     return e;
 }

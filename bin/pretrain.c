@@ -513,7 +513,8 @@ static char **with_resume_config(int *argc, char **argv)
     }
     if (!dir) return argv;
     static char ck[4096], yaml[4200];
-    mio_resolve(dir, ck, sizeof ck);
+    cli_prog = "pretrain"; /* before cli_parse: messages of the check below */
+    mio_check_resume(dir, "pretrain", ck, sizeof ck);
     snprintf(yaml, sizeof yaml, "%s/run.yaml", ck);
     if (!nlp_file_exists(yaml)) return argv;
     resume_yaml = yaml;
@@ -889,6 +890,10 @@ int main(int argc, char **argv)
         nlp_bert_opts bo = NLP_BERT_OPTS_INIT;
         bo.B = (int)o.batch_size, bo.T = (int)o.max_length, bo.tokenizer_path = tk_name;
         int rc = nlp_bert_task_init(&bt, &task, &btrain, o.valid ? &bvalid : NULL, tok, &bo);
+        if (rc == NLP_EDATA) { /* too few documents or sentences: name the file */
+            const char *f = strstr(nlp_errmsg(), "validation") ? o.valid : ninputs == 1 ? inputs[0] : NULL;
+            if (f) cli_die(NLP_EXIT_FAILURE, "'%s': %s", f, nlp_errmsg());
+        }
         if (rc) cli_fail(rc);
         cli_info("bert: %zu parameters, %zu training tokens in %zu documents (%zu sentences)%s",
                  nlp_model_param_count(model), btrain.n, btrain.ndoc, btrain.nsent, o.valid ? "" : "; no validation data");
@@ -902,6 +907,10 @@ int main(int argc, char **argv)
                     "not its tokenizer", tk_name, sp[0], sp[2], mname, mc->pad_id, mc->eos_id);
         if (o.max_length > mc->max_positions)
             cli_usage_error("--max-length %ld: the model has %d positions", o.max_length, mc->max_positions);
+        if (!ptrain.n)
+            cli_die(NLP_EXIT_FAILURE, "'%s': no training pairs (%llu read: %llu with an empty side, %llu longer than "
+                    "--max-length %ld)", o.src ? o.src : inputs[0], (unsigned long long)ptrain.lines,
+                    (unsigned long long)ptrain.empty, (unsigned long long)ptrain.too_long, o.max_length);
         int rc = nlp_mt_task_init(&mtt, &task, &ptrain, pvalid.n ? &pvalid : NULL, mc, o.batch_tokens,
                                   (uint64_t)o.seed);
         if (rc) cli_fail(rc);

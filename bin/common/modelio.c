@@ -9,12 +9,38 @@
 #include "tok/tokfiles.h"
 #include "train/loop.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void mio_resolve(const char *path, char *buf, size_t cap)
 {
     if (nlp_train_find_checkpoint(path, buf, cap)) snprintf(buf, cap, "%s", path);
+}
+
+void mio_check_resume(const char *path, const char *tool, char *ck, size_t cap)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) cli_die(NLP_EXIT_FAILURE, "cannot open '%s': %s", path, strerror(errno));
+    if (nlp_train_find_checkpoint(path, ck, cap)) cli_fail(NLP_EFORMAT);
+    char p[4200];
+    snprintf(p, sizeof p, "%s/train_state.safetensors", ck);
+    if (!nlp_is_dir(ck) || !nlp_file_exists(p))
+        cli_die(NLP_EXIT_FORMAT, "'%s' is not a checkpoint to resume (no training state: '%s'); --init starts from a "
+                "model", path, p);
+    /* run.yaml's first line names the tool that wrote it */
+    snprintf(p, sizeof p, "%s/run.yaml", ck);
+    char *text;
+    size_t len;
+    if (nlp_file_exists(p) && nlp_read_file(p, &text, &len) == 0) {
+        char other[32];
+        if (sscanf(text, "# %31s options", other) == 1 && strcmp(other, tool) != 0)
+            cli_die(NLP_EXIT_FORMAT, "'%s' is a checkpoint of %s, not of %s: %s", path, other, tool,
+                    strcmp(tool, "finetune") == 0 ? "fine-tune its model with --init" : "continue it with that tool");
+        free(text);
+    }
 }
 
 nlp_model *mio_load_model(const char *path, int want)

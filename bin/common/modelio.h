@@ -18,6 +18,13 @@
  * into buf. */
 void mio_resolve(const char *path, char *buf, size_t cap);
 
+/* --resume PATH of tool ("pretrain", "finetune"): exits unless PATH is
+ * a checkpoint of a run of this tool, or a run directory holding one:
+ * status 1 when it does not exist, 3 when it holds no checkpoint (a model
+ * without train_state.safetensors: --init starts from one) or is a run of
+ * the other tool. Writes the checkpoint's directory into ck. */
+void mio_check_resume(const char *path, const char *tool, char *ck, size_t cap);
+
 /* Loads the model behind path (resolved as above); exits 3 on a bad file,
  * 1 when unreadable. With want >= 0, a model of another architecture is
  * refused (exit 3) naming what it is. */
