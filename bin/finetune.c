@@ -88,6 +88,12 @@ static const char usage[] =
     "                            still win\n"
     "      --log FILE            TSV log: step, tokens, minutes, lr, loss, grad_norm,\n"
     "                            tokens_per_s, valid_loss, valid_accuracy, valid_macro_f1\n"
+    "      --dry-run             print the memory the run will use (parameters,\n"
+    "                            gradients, optimizer, activations of a batch, data, the\n"
+    "                            total) and what is available, and exit: 0 when it\n"
+    "                            fits, 1 when not\n"
+    "      --no-memory-check     start even when the run does not fit in the memory\n"
+    "                            available (default: refuse it, exit 1)\n"
     "Predict and eval:\n"
     "      --json                eval: one JSON object per FILE (accuracy, macro_f1,\n"
     "                            per-label precision, recall, f1, support, confusion)\n"
@@ -106,6 +112,8 @@ static const char usage[] =
     "  -h, --help                display this help and exit\n"
     "  -V, --version             output version information and exit\n"
     "\n"
+    "Memory available is the smallest of MemAvailable (/proc/meminfo), what\n"
+    "RLIMIT_AS (ulimit -v) and the cgroup's memory.max leave.\n"
     "SIGINT and SIGTERM save a checkpoint and exit with status 130 and 143.\n"
     "Exit status: 0 ok, 1 bad input data or I/O error, 2 usage error, 3 unreadable or\n"
     "incompatible model or tokenizer file.\n";
@@ -114,7 +122,7 @@ static const char *const schedules[] = {"cosine", "linear", "constant", NULL};
 
 static struct {
     const char *init, *tokenizer, *valid, *labels, *model, *resume, *log, *train;
-    int schedule, progress, json, all;
+    int schedule, progress, json, all, dry_run, memory_check;
     long epochs, batch_size, max_length, warmup, seed, keep, threads, save_every;
     double lr, weight_decay, grad_clip, dropout, lm_weight;
 } o = {
@@ -129,6 +137,7 @@ static struct {
     .grad_clip = 1.0,
     .dropout = -1,
     .lm_weight = 0.5,
+    .memory_check = 1,
 };
 
 static struct cli_opt opts[] = {
@@ -157,6 +166,8 @@ static struct cli_opt opts[] = {
     {.name = "all", .kind = CLI_BOOL, .dest = &o.all, .flags = CLI_NEGATABLE},
     {.name = "threads", .key = 't', .kind = CLI_INT, .dest = &o.threads, .min = 0, .max = 4096},
     {.name = "progress", .kind = CLI_BOOL, .dest = &o.progress, .flags = CLI_NEGATABLE},
+    {.name = "dry-run", .kind = CLI_BOOL, .dest = &o.dry_run, .flags = CLI_NOCONFIG},
+    {.name = "memory-check", .kind = CLI_BOOL, .dest = &o.memory_check, .flags = CLI_NEGATABLE},
     {.name = NULL},
 };
 
@@ -513,6 +524,16 @@ static int train_main(int argc, char **argv, int explicit_sub)
                 "continue its run with --resume", from, mc->num_labels);
     if (o.resume && mc->num_labels != L)
         cli_die(NLP_EXIT_FORMAT, "'%s' classifies %d labels, the data have %d", resume_ck, mc->num_labels, L);
+    /* the memory of the run (--dry-run stops here), before the classifier's arenas are made */
+    {
+        nlp_model_config nc = *mc;
+        nc.num_labels = L;
+        if (gpt && !o.resume) nc.vocab_size += 3;
+        if (o.max_length > mc->max_positions)
+            cli_usage_error("--max-length %ld: the model has %d positions", o.max_length, mc->max_positions);
+        const uint64_t data = 4 * (uint64_t)(dtrain.tokens + dvalid.tokens) + 24 * (uint64_t)(dtrain.n + dvalid.n);
+        mio_memory_check(&nc, (int)o.batch_size, default_length(model), 0, data, o.dry_run, o.memory_check);
+    }
     if (!o.resume) {
         nlp_model_config nc = *mc;
         nc.num_labels = L;
@@ -655,8 +676,8 @@ static int predict_main(int argc, char **argv, int eval)
     struct cli c = {"finetune", usage, opts, NULL};
     int first = cli_parse(&c, argc, argv);
     first++; /* the subcommand */
-    if (o.init || o.valid || o.labels || o.resume || o.log)
-        cli_usage_error("--init, --valid, --labels, --resume and --log are for training");
+    if (o.init || o.valid || o.labels || o.resume || o.log || o.dry_run)
+        cli_usage_error("--init, --valid, --labels, --resume, --log and --dry-run are for training");
     if (eval && o.all) cli_usage_error("--all is for predict");
     if (!eval && o.json) cli_usage_error("--json is for eval");
     if (eval && first >= argc) cli_usage_error("eval needs a labelled FILE");
