@@ -361,3 +361,34 @@ teardown() {
   cmp "$T/ref/latest/model.safetensors" "$MNT/r/latest/model.safetensors"
   no_temporaries "$MNT"
 }
+
+@test "a writer killed with SIGKILL leaves its temporary file; the next writer of the same file removes it, never a live one's" {
+  cd "$T"
+  printf 'low lower newest widest\n' >c.txt
+  mkfifo in.fifo in2.fifo
+  sleep 30 >in.fifo &
+  holder=$!
+  tokenize -m "$W/tok.json" -o out.txt <in.fifo &
+  pid=$!
+  for _ in $(seq 300); do compgen -G 'out.txt.tmp.*' >/dev/null && break; sleep 0.02; done
+  kill -KILL "$pid"
+  wait "$pid" || true
+  kill "$holder"; wait "$holder" || true
+  dead="$(ls out.txt.tmp.*)"
+  [ -n "$dead" ]
+  # the next writer removes it when it opens; its own temporary stays while it lives
+  sleep 30 >in2.fifo &
+  holder=$!
+  tokenize -m "$W/tok.json" -o out.txt <in2.fifo &
+  live=$!
+  for _ in $(seq 300); do ls out.txt.tmp.* 2>/dev/null | grep -qvxF "$dead" && break; sleep 0.02; done
+  mine="$(ls out.txt.tmp.* | grep -vxF "$dead")"
+  [ -n "$mine" ]
+  [ ! -e "$dead" ]
+  run_split tokenize -m "$W/tok.json" -o out.txt c.txt
+  [ "$status" -eq 0 ]
+  [ "$(ls out.txt.tmp.*)" = "$mine" ]               # a live writer's temporary is not touched
+  kill "$holder"; wait "$holder" || true
+  wait "$live"
+  [ -z "$(ls | grep -F .tmp.)" ]
+}
