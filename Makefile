@@ -5,6 +5,7 @@
 #   make asan            the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make demo            the main job on embedded defaults (see README.md)
 #   make bench [BENCH=name]   benchmarks, one line name<TAB>value<TAB>unit each
+#   make fuzz [SECONDS=N]     every libFuzzer target of tools/fuzz for N seconds (clang-14)
 #   make install PREFIX=/usr/local
 #   V=1                  show the full compiler commands (quiet by default)
 #
@@ -70,7 +71,7 @@ MAKEFLAGS += --no-builtin-rules
 .SUFFIXES:
 .SECONDARY:
 
-.PHONY: all lib tools units test asan demo bench install uninstall clean deps check-deps
+.PHONY: all lib tools units test asan demo bench fuzz install uninstall clean deps check-deps
 .DEFAULT_GOAL := all
 
 all: $(TOOLS) $(DEVTOOLS) $(UNITS)
@@ -141,6 +142,13 @@ bench: $(DEPS_OK)
 	@$(MAKE) --no-print-directory all
 	@NLPIPE_BIN=$(abspath $(BINDIR)) NLPIPE_TOOLS=$(abspath $(TOOLDIR)) \
 	  SHARED=$(abspath $(SHARED)) tools/bench/run $(BENCH)
+
+# Each libFuzzer target of tools/fuzz/ (existing and new) for SECONDS
+# seconds, one after the other, on the committed seed corpora; the normal
+# build is not needed. Findings are written to build/fuzz (tools/fuzz/run).
+SECONDS ?= 60
+fuzz: $(DEPS_OK)
+	@tools/fuzz/run all $(SECONDS)
 
 # The one public header: includes every module header, bottom layer first.
 # C and C++ read it: the system headers come first, outside the extern "C"

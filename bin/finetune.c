@@ -84,11 +84,19 @@ static const char usage[] =
     "  -m, --model DIR           run directory (default 'classifier'); predict and\n"
     "                            eval: the model to use (a run directory means its\n"
     "                            best model, else its newest checkpoint)\n"
+    "      --save-every N        a checkpoint every N steps (default 0: at the end of\n"
+    "                            every epoch)\n"
     "      --keep N              keep the newest N checkpoints (default 2; 0 = all)\n"
     "      --resume DIR          continue a run: its options are read first, flags\n"
     "                            still win\n"
     "      --log FILE            TSV log: step, tokens, minutes, lr, loss, grad_norm,\n"
     "                            tokens_per_s, valid_loss, valid_accuracy, valid_macro_f1\n"
+    "      --dry-run             print the memory the run will use (parameters,\n"
+    "                            gradients, optimizer, activations of a batch, data, the\n"
+    "                            total) and what is available, and exit: 0 when it\n"
+    "                            fits, 1 when not\n"
+    "      --no-memory-check     start even when the run does not fit in the memory\n"
+    "                            available (default: refuse it, exit 1)\n"
     "Predict and eval:\n"
     "      --json                eval: one JSON object per FILE (accuracy, macro_f1,\n"
     "                            per-label precision, recall, f1, support, confusion)\n"
@@ -96,7 +104,8 @@ static const char usage[] =
     "                            best\n"
     "Common:\n"
     "  -t, --threads N           threads (default: all CPUs; under mpirun the rank's\n"
-    "                            share)\n"
+    "                            share); training results depend on it, predict and\n"
+    "                            eval output does not\n"
     "      --progress            a live progress line on standard error (default: on a\n"
     "                            terminal)\n"
     "      --no-progress         plain progress lines\n"
@@ -107,6 +116,8 @@ static const char usage[] =
     "  -h, --help                display this help and exit\n"
     "  -V, --version             output version information and exit\n"
     "\n"
+    "Memory available is the smallest of MemAvailable (/proc/meminfo), what\n"
+    "RLIMIT_AS (ulimit -v) and the cgroup's memory.max leave.\n"
     "SIGINT and SIGTERM save a checkpoint and exit with status 130 and 143.\n"
     "Exit status: 0 ok, 1 bad input data or I/O error, 2 usage error, 3 unreadable or\n"
     "incompatible model or tokenizer file, or a missing, unreadable or invalid config\n"
@@ -116,8 +127,8 @@ static const char *const schedules[] = {"cosine", "linear", "constant", NULL};
 
 static struct {
     const char *init, *tokenizer, *valid, *labels, *model, *resume, *log, *train;
-    int schedule, progress, json, all, from_scratch;
-    long epochs, batch_size, max_length, warmup, seed, keep, threads;
+    int schedule, progress, json, all, from_scratch, dry_run, memory_check;
+    long epochs, batch_size, max_length, warmup, seed, keep, threads, save_every;
     double lr, weight_decay, grad_clip, dropout, lm_weight;
 } o = {
     .schedule = 1,
@@ -131,6 +142,7 @@ static struct {
     .grad_clip = 1.0,
     .dropout = -1,
     .lm_weight = 0.5,
+    .memory_check = 1,
 };
 
 static struct cli_opt opts[] = {
@@ -151,6 +163,7 @@ static struct cli_opt opts[] = {
     {.name = "lm-weight", .kind = CLI_DOUBLE, .dest = &o.lm_weight, .min = 0, .max = 1e6},
     {.name = "seed", .kind = CLI_INT, .dest = &o.seed, .min = 0, .max = 9.2e18},
     {.name = "model", .key = 'm', .kind = CLI_STR, .dest = &o.model},
+    {.name = "save-every", .kind = CLI_INT, .dest = &o.save_every, .min = 0, .max = 1e15},
     {.name = "keep", .kind = CLI_INT, .dest = &o.keep, .min = 0, .max = 1e9},
     {.name = "resume", .kind = CLI_STR, .dest = &o.resume, .flags = CLI_NOCONFIG},
     {.name = "train", .kind = CLI_STR, .dest = &o.train, .flags = CLI_CONFIGONLY}, /* run.yaml's record */
@@ -159,6 +172,8 @@ static struct cli_opt opts[] = {
     {.name = "all", .kind = CLI_BOOL, .dest = &o.all, .flags = CLI_NEGATABLE},
     {.name = "threads", .key = 't', .kind = CLI_INT, .dest = &o.threads, .min = 0, .max = 4096},
     {.name = "progress", .kind = CLI_BOOL, .dest = &o.progress, .flags = CLI_NEGATABLE},
+    {.name = "dry-run", .kind = CLI_BOOL, .dest = &o.dry_run, .flags = CLI_NOCONFIG},
+    {.name = "memory-check", .kind = CLI_BOOL, .dest = &o.memory_check, .flags = CLI_NEGATABLE},
     {.name = NULL},
 };
 
@@ -303,6 +318,7 @@ static char *make_run_yaml(const char *train)
     yaml_line(&b, "dropout", "%.17g", o.dropout);
     yaml_line(&b, "lm-weight", "%.17g", o.lm_weight);
     yaml_line(&b, "seed", "%ld", o.seed);
+    yaml_line(&b, "save-every", "%ld", o.save_every);
     yaml_line(&b, "keep", "%ld", o.keep);
     yaml_path(&b, "log", o.log);
     return nlp_buf_detach(&b, NULL);
@@ -321,7 +337,8 @@ static char **with_resume_config(int *argc, char **argv)
     }
     if (!dir) return argv;
     static char ck[4096], yaml[4200];
-    mio_resolve(dir, ck, sizeof ck);
+    cli_prog = "finetune"; /* before cli_parse: messages of the check below */
+    mio_check_resume(dir, "finetune", ck, sizeof ck);
     snprintf(yaml, sizeof yaml, "%s/run.yaml", ck);
     if (!nlp_file_exists(yaml)) return argv;
     char **nv = resume_argv = nlp_calloc((size_t)*argc + 3, sizeof *nv);
@@ -404,6 +421,7 @@ static nlp_cls_encoder encoder_for(const nlp_model *m, int T)
                     GPT_TOKENS[0], GPT_TOKENS[1], GPT_TOKENS[2]);
         rc = nlp_cls_encoder_gpt(&e, id[0], id[1], id[2], id[2], T);
     }
+    if (rc == NLP_EFORMAT) cli_die(NLP_EXIT_FORMAT, "'%s': %s", tk_name, nlp_errmsg());
     if (rc) cli_fail(rc);
     return e;
 }
@@ -521,6 +539,16 @@ static int train_main(int argc, char **argv, int explicit_sub)
                 "continue its run with --resume", from, mc->num_labels);
     if (o.resume && mc->num_labels != L)
         cli_die(NLP_EXIT_FORMAT, "'%s' classifies %d labels, the data have %d", resume_ck, mc->num_labels, L);
+    /* the memory of the run (--dry-run stops here), before the classifier's arenas are made */
+    {
+        nlp_model_config nc = *mc;
+        nc.num_labels = L;
+        if (gpt && !o.resume) nc.vocab_size += 3;
+        if (o.max_length > mc->max_positions)
+            cli_usage_error("--max-length %ld: the model has %d positions", o.max_length, mc->max_positions);
+        const uint64_t data = 4 * (uint64_t)(dtrain.tokens + dvalid.tokens) + 24 * (uint64_t)(dtrain.n + dvalid.n);
+        mio_memory_check(&nc, (int)o.batch_size, default_length(model), 0, data, o.dry_run, o.memory_check);
+    }
     if (!o.resume) {
         nlp_model_config nc = *mc;
         nc.num_labels = L;
@@ -586,7 +614,7 @@ static int train_main(int argc, char **argv, int explicit_sub)
         .clip = o.grad_clip,
         .optim = oc,
         .eval_every = steps_per_epoch,
-        .save_every = steps_per_epoch,
+        .save_every = o.save_every > 0 ? o.save_every : steps_per_epoch,
         .keep = (int)o.keep,
         .save_best = task.evaluate != NULL,
         .log_path = o.log,
@@ -663,8 +691,8 @@ static int predict_main(int argc, char **argv, int eval)
     struct cli c = {"finetune", usage, opts, NULL};
     int first = cli_parse(&c, argc, argv);
     first++; /* the subcommand */
-    if (o.init || o.valid || o.labels || o.resume || o.log || o.from_scratch)
-        cli_usage_error("--init, --from-scratch, --valid, --labels, --resume and --log are for training");
+    if (o.init || o.valid || o.labels || o.resume || o.log || o.from_scratch || o.dry_run)
+        cli_usage_error("--init, --from-scratch, --valid, --labels, --resume, --log and --dry-run are for training");
     if (eval && o.all) cli_usage_error("--all is for predict");
     if (!eval && o.json) cli_usage_error("--json is for eval");
     if (eval && first >= argc) cli_usage_error("eval needs a labelled FILE");

@@ -62,7 +62,8 @@ static const char usage[] =
     "                            to N-1 before it (default: the model's positions)\n"
     "      --bf16                decode with the weights rounded to bfloat16: half the\n"
     "                            bytes read per token (fp32 arithmetic)\n"
-    "  -t, --threads N           threads (default: all CPUs)\n"
+    "  -t, --threads N           threads (default: all CPUs); the output does not\n"
+    "                            depend on it\n"
     "  -c, --config FILE         read options from a YAML file (keys = long option names)\n"
     "      --dump-config         print the effective configuration and exit\n"
     "  -q, --quiet               no warnings\n"
@@ -152,6 +153,15 @@ static const char *where(const char *name, uint64_t line)
 }
 
 /* Parses a line of ids ("12 7 305"), checking each against the vocabulary. */
+/* Length of the word at s (at most 40 bytes shown), within the n bytes of
+ * the line: a line need not be NUL-terminated (translate reads a buffer). */
+static int word_len(const char *s, size_t n)
+{
+    size_t k = 0;
+    while (k < n && k < 40 && s[k] != ' ' && s[k] != '\t' && s[k] != '\r' && s[k] != '\n') k++;
+    return (int)k;
+}
+
 static void parse_ids(const char *s, size_t n, const char *name, uint64_t line, nlp_ids *out)
 {
     int V = nlp_model_cfg(model)->vocab_size;
@@ -165,7 +175,7 @@ static void parse_ids(const char *s, size_t n, const char *name, uint64_t line, 
         while (i < n && s[i] >= '0' && s[i] <= '9' && v <= 1L << 31) v = v * 10 + (s[i++] - '0');
         if (i == st || (i < n && s[i] != ' ' && s[i] != '\t' && s[i] != '\r'))
             cli_die(NLP_EXIT_FAILURE, "%s: '%.*s' is not a token id", where(name, line),
-                    (int)(strcspn(s + st, " \t") < 40 ? strcspn(s + st, " \t") : 40), s + st);
+                    word_len(s + st, n - st), s + st);
         if (v >= V)
             cli_die(NLP_EXIT_FAILURE, "%s: id %ld is not below the model's vocabulary size %d", where(name, line), v,
                     V);
@@ -355,12 +365,18 @@ static void perplexity(const char **inputs, size_t n, int threads)
         int rc = nlp_corpus_add(&c, inputs[i], tok, eot, (uint32_t)nlp_model_cfg(model)->vocab_size, threads);
         if (rc) cli_fail(rc);
     }
+    if (c.repaired)
+        cli_warn("%llu line%s of invalid UTF-8 repaired (U+FFFD)", (unsigned long long)c.repaired,
+                 c.repaired == 1 ? "" : "s");
     if (!c.bytes && tok && nlp_corpus_count_bytes(&c, tok)) cli_fail(nlp_errcode());
     for (size_t i = 0; i < c.n; i++)
         if (c.ids[i] >= nlp_model_cfg(model)->vocab_size)
             cli_die(NLP_EXIT_FAILURE, "token %zu is id %d, not below the model's vocabulary size %d", i, c.ids[i],
                     nlp_model_cfg(model)->vocab_size);
-    if (c.n < 2) cli_die(NLP_EXIT_FAILURE, "the input holds %zu tokens: nothing to score", c.n);
+    if (c.n < 2)
+        cli_die(NLP_EXIT_FAILURE, "%s%s%s holds %zu token%s: nothing to score", n == 1 ? "'" : "",
+                n == 1 ? (strcmp(inputs[0], "-") ? inputs[0] : "standard input") : "the input", n == 1 ? "'" : "", c.n,
+                c.n == 1 ? "" : "s");
     int T = o.max_length ? (int)o.max_length : nlp_model_cfg(model)->max_positions;
     if (T < 2 || T > nlp_model_cfg(model)->max_positions)
         cli_usage_error("--max-length %d: must be in [2, %d]", T, nlp_model_cfg(model)->max_positions);

@@ -146,6 +146,12 @@ static const char usage[] =
     "      --progress            a live progress line on standard error (default: on a\n"
     "                            terminal)\n"
     "      --no-progress         plain progress lines\n"
+    "      --dry-run             print the memory the run will use (parameters,\n"
+    "                            gradients, optimizer, activations of a micro-batch,\n"
+    "                            data, the total) and what is available, and exit:\n"
+    "                            0 when it fits, 1 when not\n"
+    "      --no-memory-check     start even when the run does not fit in the memory\n"
+    "                            available (default: refuse it, exit 1)\n"
     "  -c, --config FILE         read options from a YAML file (keys = long option names)\n"
     "      --dump-config         print the effective configuration and exit\n"
     "  -q, --quiet               no progress, no warnings\n"
@@ -153,6 +159,9 @@ static const char usage[] =
     "  -h, --help                display this help and exit\n"
     "  -V, --version             output version information and exit\n"
     "\n"
+    "Memory available is the smallest of MemAvailable (/proc/meminfo), what\n"
+    "RLIMIT_AS (ulimit -v) and the cgroup's memory.max leave; the first progress lines\n"
+    "state the run's memory beside it.\n"
     "SIGINT and SIGTERM save a checkpoint and exit with status 130 and 143.\n"
     "Exit status: 0 ok, 1 bad input data, I/O error or a non-finite loss, 2 usage error,\n"
     "3 unreadable or incompatible model or tokenizer file, or a missing, unreadable or\n"
@@ -174,7 +183,7 @@ static struct {
     const char *train, *valid, *tokenizer, *eot, *preset, *init, *model, *resume, *log;
     const char *src, *tgt, *valid_src, *valid_tgt, *src_tokenizer, *tgt_tokenizer;
     const char *mk[NMK];
-    int arch, schedule, progress, bf16;
+    int arch, schedule, progress, bf16, dry_run, memory_check;
     long max_length, batch_size, batch_tokens, steps, warmup, seed, eval_every, save_every, keep, log_every, threads;
     long valid_bleu, average;
     double max_time, lr, min_lr, weight_decay, beta1, beta2, eps, grad_clip;
@@ -197,6 +206,7 @@ static struct {
     .save_every = 1000,
     .keep = 3,
     .log_every = 50,
+    .memory_check = 1,
 };
 
 /* --schedule: a name, or -1 (the architecture's default) until resolved */
@@ -279,6 +289,8 @@ static struct cli_opt opts[] = {
     {.name = "log-every", .kind = CLI_INT, .dest = &o.log_every, .min = 1, .max = 1e15},
     {.name = "threads", .key = 't', .kind = CLI_INT, .dest = &o.threads, .min = 0, .max = 4096},
     {.name = "progress", .kind = CLI_BOOL, .dest = &o.progress, .flags = CLI_NEGATABLE},
+    {.name = "dry-run", .kind = CLI_BOOL, .dest = &o.dry_run, .flags = CLI_NOCONFIG},
+    {.name = "memory-check", .kind = CLI_BOOL, .dest = &o.memory_check, .flags = CLI_NEGATABLE},
     {.name = NULL},
 };
 
@@ -289,6 +301,7 @@ static nlp_tokenizer *src_tok; /* transformer: the source side's (== tok when sh
 static nlp_pairs ptrain, pvalid;
 static nlp_bert_docs btrain, bvalid;
 static nlp_corpus train = NLP_CORPUS_INIT, valid = NLP_CORPUS_INIT;
+static nlp_model_config newcfg; /* a new model's configuration */
 static const char **inputs;
 static size_t ninputs;
 static int live; /* a live progress line is showing */
@@ -514,7 +527,8 @@ static char **with_resume_config(int *argc, char **argv)
     }
     if (!dir) return argv;
     static char ck[4096], yaml[4200];
-    mio_resolve(dir, ck, sizeof ck);
+    cli_prog = "pretrain"; /* before cli_parse: messages of the check below */
+    mio_check_resume(dir, "pretrain", ck, sizeof ck);
     snprintf(yaml, sizeof yaml, "%s/run.yaml", ck);
     if (!nlp_file_exists(yaml)) return argv;
     resume_yaml = yaml;
@@ -844,13 +858,12 @@ int main(int argc, char **argv)
         }
         for (int k = 0; k < NMK; k++)
             if (o.mk[k]) set[ns++] = (nlp_setting){model_keys[k], o.mk[k], model_keys[k], 0};
-        nlp_model_config mc;
         nlp_setting all[NMK + 9];
         all[0] = (nlp_setting){"preset", o.preset, "--preset", 0};
         memcpy(all + 1, set, ns * sizeof *set);
-        int rc = nlp_model_config_resolve(&mc, all, ns + 1);
+        int rc = nlp_model_config_resolve(&newcfg, all, ns + 1);
         if (rc) cli_usage_error("%s", nlp_errmsg());
-        if ((rc = nlp_model_new(&model, &mc, (uint64_t)o.seed))) cli_fail(rc);
+        /* made once its memory is known to fit (below) */
     }
     if (o.init || o.resume) {
         const nlp_model_config *mc = nlp_model_cfg(model);
@@ -859,7 +872,7 @@ int main(int argc, char **argv)
         if (o.mk[9]) ad = strtod(o.mk[9], NULL);
         if (nlp_model_set_dropout(model, d, ad)) cli_usage_error("--dropout: %s", nlp_errmsg());
     }
-    const nlp_model_config *mc = nlp_model_cfg(model);
+    const nlp_model_config *mc = model ? nlp_model_cfg(model) : &newcfg;
     if (mt) {
         if (o.max_length < 0) o.max_length = mc->max_positions < 128 ? mc->max_positions : 128;
         nlp_pairs_opts po = {.src_tk = src_tok, .tgt_tk = tok, .max_len = (int)o.max_length, .threads = threads};
@@ -874,6 +887,33 @@ int main(int argc, char **argv)
             if (pvalid.empty) cli_info("validation: %llu pairs with an empty side skipped", (unsigned long long)pvalid.empty);
             if (!pvalid.n) cli_die(NLP_EXIT_FAILURE, "'%s': no validation pairs", o.valid_src ? o.valid_src : o.valid);
         }
+    }
+    /* the memory of the run (--dry-run stops here), before the model's arenas are made */
+    {
+        long T = o.max_length, B = o.batch_size, S = 0;
+        uint64_t data;
+        if (mt) {
+            if (T > mc->max_positions) cli_usage_error("--max-length %ld: the model has %d positions", T, mc->max_positions);
+            S = T, B = o.batch_tokens / T > 1 ? o.batch_tokens / T : 1; /* the widest batch's shape */
+            data = 4 * (uint64_t)(ptrain.src_tokens + ptrain.tgt_tokens + pvalid.src_tokens + pvalid.tgt_tokens) +
+                   24 * (uint64_t)(ptrain.n + pvalid.n);
+        } else if (bert) {
+            if (T < 0) T = mc->max_positions < 128 ? mc->max_positions : 128;
+            if (T < 5 || T > mc->max_positions)
+                cli_usage_error("--max-length %ld: must be in [5, %d], the model's positions", T, mc->max_positions);
+            data = 4 * (uint64_t)(btrain.n + bvalid.n) + 8 * (uint64_t)(btrain.nsent + bvalid.nsent + btrain.ndoc + bvalid.ndoc);
+        } else {
+            if (!T) T = mc->max_positions;
+            if (T < 2 || T > mc->max_positions)
+                cli_usage_error("--max-length %ld: must be in [2, %d], the model's positions", T, mc->max_positions);
+            data = 4 * (uint64_t)(train.n + valid.n);
+        }
+        mio_memory_check(mc, (int)B, (int)T, (int)S, data, o.dry_run, o.memory_check);
+    }
+    if (!model) {
+        int rc = nlp_model_new(&model, &newcfg, (uint64_t)o.seed);
+        if (rc) cli_fail(rc);
+        mc = nlp_model_cfg(model);
     }
     nlp_task task;
     nlp_lm_task lm;
@@ -890,6 +930,10 @@ int main(int argc, char **argv)
         nlp_bert_opts bo = NLP_BERT_OPTS_INIT;
         bo.B = (int)o.batch_size, bo.T = (int)o.max_length, bo.tokenizer_path = tk_name;
         int rc = nlp_bert_task_init(&bt, &task, &btrain, o.valid ? &bvalid : NULL, tok, &bo);
+        if (rc == NLP_EDATA) { /* too few documents or sentences: name the file */
+            const char *f = strstr(nlp_errmsg(), "validation") ? o.valid : ninputs == 1 ? inputs[0] : NULL;
+            if (f) cli_die(NLP_EXIT_FAILURE, "'%s': %s", f, nlp_errmsg());
+        }
         if (rc) cli_fail(rc);
         cli_info("bert: %zu parameters, %zu training tokens in %zu documents (%zu sentences)%s",
                  nlp_model_param_count(model), btrain.n, btrain.ndoc, btrain.nsent, o.valid ? "" : "; no validation data");
@@ -903,6 +947,10 @@ int main(int argc, char **argv)
                     "not its tokenizer", tk_name, sp[0], sp[2], mname, mc->pad_id, mc->eos_id);
         if (o.max_length > mc->max_positions)
             cli_usage_error("--max-length %ld: the model has %d positions", o.max_length, mc->max_positions);
+        if (!ptrain.n)
+            cli_die(NLP_EXIT_FAILURE, "'%s': no training pairs (%llu read: %llu with an empty side, %llu longer than "
+                    "--max-length %ld)", o.src ? o.src : inputs[0], (unsigned long long)ptrain.lines,
+                    (unsigned long long)ptrain.empty, (unsigned long long)ptrain.too_long, o.max_length);
         int rc = nlp_mt_task_init(&mtt, &task, &ptrain, pvalid.n ? &pvalid : NULL, mc, o.batch_tokens,
                                   (uint64_t)o.seed);
         if (rc) cli_fail(rc);

@@ -203,6 +203,15 @@ typedef struct chunk {
     size_t n, cap;
 } chunk;
 
+/* Length of the word at s (at most 40 bytes shown), within the n bytes of
+ * the line: a line need not be NUL-terminated (translate reads a buffer). */
+static int word_len(const char *s, size_t n)
+{
+    size_t k = 0;
+    while (k < n && k < 40 && s[k] != ' ' && s[k] != '\t' && s[k] != '\r' && s[k] != '\n') k++;
+    return (int)k;
+}
+
 static void parse_ids(const char *s, size_t n, const char *name, uint64_t line, nlp_ids *out)
 {
     const int V = nlp_model_cfg(model)->src_vocab_size;
@@ -216,7 +225,7 @@ static void parse_ids(const char *s, size_t n, const char *name, uint64_t line, 
         while (i < n && s[i] >= '0' && s[i] <= '9' && v <= 1L << 31) v = v * 10 + (s[i++] - '0');
         if (i == st || (i < n && s[i] != ' ' && s[i] != '\t' && s[i] != '\r'))
             cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: '%.*s' is not a token id", name, (unsigned long long)line,
-                    (int)(strcspn(s + st, " \t") < 40 ? strcspn(s + st, " \t") : 40), s + st);
+                    word_len(s + st, n - st), s + st);
         if (v >= V)
             cli_die(NLP_EXIT_FAILURE, "'%s' line %llu: id %ld is not below the model's source vocabulary size %d", name,
                     (unsigned long long)line, v, V);

@@ -5,16 +5,89 @@
 #include "text/utf8.h"
 #include "base/err.h"
 #include "base/io.h"
+#include "base/mem.h"
 #include "common/cli.h"
 #include "tok/tokfiles.h"
 #include "train/loop.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void mio_resolve(const char *path, char *buf, size_t cap)
 {
     if (nlp_train_find_checkpoint(path, buf, cap)) snprintf(buf, cap, "%s", path);
+}
+
+void mio_check_resume(const char *path, const char *tool, char *ck, size_t cap)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) cli_die(NLP_EXIT_FAILURE, "cannot open '%s': %s", path, strerror(errno));
+    if (nlp_train_find_checkpoint(path, ck, cap)) cli_fail(NLP_EFORMAT);
+    char p[4200];
+    snprintf(p, sizeof p, "%s/train_state.safetensors", ck);
+    if (!nlp_is_dir(ck) || !nlp_file_exists(p))
+        cli_die(NLP_EXIT_FORMAT, "'%s' is not a checkpoint to resume (no training state: '%s'); --init starts from a "
+                "model", path, p);
+    /* run.yaml's first line names the tool that wrote it */
+    snprintf(p, sizeof p, "%s/run.yaml", ck);
+    char *text;
+    size_t len;
+    if (nlp_file_exists(p) && nlp_read_file(p, &text, &len) == 0) {
+        char other[32];
+        if (sscanf(text, "# %31s options", other) == 1 && strcmp(other, tool) != 0)
+            cli_die(NLP_EXIT_FORMAT, "'%s' is a checkpoint of %s, not of %s: %s", path, other, tool,
+                    strcmp(tool, "finetune") == 0 ? "fine-tune its model with --init" : "continue it with that tool");
+        free(text);
+    }
+}
+
+/* "12.3 MiB" */
+static const char *human(char *buf, size_t cap, uint64_t b)
+{
+    static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024 && u < 5) v /= 1024, u++;
+    if (u == 0) snprintf(buf, cap, "%llu bytes", (unsigned long long)b);
+    else snprintf(buf, cap, "%.1f %s", v, unit[u]);
+    return buf;
+}
+
+void mio_memory_check(const nlp_model_config *cfg, int B, int T, int S, uint64_t data, int dry_run, int check)
+{
+    nlp_train_memory m;
+    int rc = nlp_model_train_memory(cfg, B, T, S, &m);
+    if (rc) cli_fail(rc);
+    const uint64_t total = m.params + m.grads + m.optim + m.acts + data;
+    const char *what;
+    const uint64_t avail = nlp_mem_available(&what);
+    const int fits = total <= avail;
+    char p[32], g[32], op[32], a[32], d[32], t[32], av[32], shape[64];
+    human(p, sizeof p, m.params), human(g, sizeof g, m.grads), human(op, sizeof op, m.optim);
+    human(a, sizeof a, m.acts), human(d, sizeof d, data), human(t, sizeof t, total);
+    if (what) human(av, sizeof av, avail);
+    else snprintf(av, sizeof av, "unknown");
+    if (S > 0) snprintf(shape, sizeof shape, "%d x %d target, %d source positions", B, T, S);
+    else snprintf(shape, sizeof shape, "%d x %d positions", B, T);
+    if (dry_run) {
+        printf("parameters: %s (%llu floats)\ngradients: %s\noptimizer: %s (Adam's two moments)\n"
+               "activations: %s (a micro-batch of %s)\ndata: %s\ntotal: %s\navailable: %s%s%s%s\n",
+               p, (unsigned long long)(m.params / sizeof(float)), g, op, a, shape, d, t, av, what ? " (" : "",
+               what ? what : "", what ? ")" : "");
+        if (fflush(stdout) != 0 || ferror(stdout))
+            cli_die(NLP_EXIT_FAILURE, "cannot write to standard output: %s", strerror(errno));
+        if (!fits) cli_die(NLP_EXIT_FAILURE, "the run needs %s of memory, %s are available (%s)", t, av, what);
+        exit(0);
+    }
+    cli_info("memory: parameters %s, gradients %s, optimizer %s, activations %s, data %s: %s in all, %s available", p,
+             g, op, a, d, t, av);
+    if (!fits && check)
+        cli_die(NLP_EXIT_FAILURE, "the run needs %s of memory (parameters %s, gradients %s, optimizer %s, activations "
+                "%s for a micro-batch of %s, data %s), but %s are available (%s): make the model or the batch smaller, "
+                "or --no-memory-check to try anyway", t, p, g, op, a, shape, d, av, what);
 }
 
 nlp_model *mio_load_model(const char *path, int want)

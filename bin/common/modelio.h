@@ -18,6 +18,22 @@
  * into buf. */
 void mio_resolve(const char *path, char *buf, size_t cap);
 
+/* --resume PATH of tool ("pretrain", "finetune"): exits unless PATH is
+ * a checkpoint of a run of this tool, or a run directory holding one:
+ * status 1 when it does not exist, 3 when it holds no checkpoint (a model
+ * without train_state.safetensors: --init starts from one) or is a run of
+ * the other tool. Writes the checkpoint's directory into ck. */
+void mio_check_resume(const char *path, const char *tool, char *ck, size_t cap);
+
+/* A training run's memory: the model's (nlp_model_train_memory: parameters,
+ * gradients, optimizer, the activations of a micro-batch of B x T, S source
+ * positions) and `data` bytes of training data, against nlp_mem_available().
+ * With dry_run: prints the figures on standard output and exits, 0 when
+ * they fit, 1 when they do not. Otherwise logs them (cli_info) and, when
+ * they do not fit and `check` is set, exits 1 with the figures and what
+ * limits the memory (--no-memory-check goes on regardless). */
+void mio_memory_check(const nlp_model_config *cfg, int B, int T, int S, uint64_t data, int dry_run, int check);
+
 /* Loads the model behind path (resolved as above); exits 3 on a bad file,
  * 1 when unreadable. With want >= 0, a model of another architecture is
  * refused (exit 3) naming what it is. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static void *oom(size_t n)
 {
@@ -186,4 +187,92 @@ void nlp_arena_free(nlp_arena *a)
     }
     a->head = NULL;
     a->used_total = 0;
+}
+
+// --- memory available
+
+/* The number after `key` in a "key: N kB" file such as /proc/meminfo, in
+ * bytes; 0 when absent. */
+static uint64_t kb_field(const char *path, const char *key)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[256];
+    uint64_t v = 0;
+    size_t kn = strlen(key);
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, key, kn) == 0 && line[kn] == ':') {
+            v = strtoull(line + kn + 1, NULL, 10) * 1024;
+            break;
+        }
+    fclose(f);
+    return v;
+}
+
+/* One number in a file (cgroup limits); "max" and absent files are none. */
+static int read_u64(const char *path, uint64_t *v)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char buf[64];
+    int ok = fgets(buf, sizeof buf, f) && buf[0] >= '0' && buf[0] <= '9';
+    if (ok) *v = strtoull(buf, NULL, 10);
+    fclose(f);
+    return ok;
+}
+
+/* Room below the limits of the cgroup at `rel` (a path from /proc/self/cgroup)
+ * and its parents, under mount point `root` with the given file names. */
+static uint64_t cgroup_room(const char *root, const char *rel, const char *limit, const char *usage)
+{
+    uint64_t best = UINT64_MAX;
+    char dir[1024], p[1200];
+    snprintf(dir, sizeof dir, "%s", rel);
+    for (;;) {
+        uint64_t lim, use = 0;
+        snprintf(p, sizeof p, "%s%s/%s", root, dir, limit);
+        if (read_u64(p, &lim) && lim < (UINT64_C(1) << 62)) {
+            snprintf(p, sizeof p, "%s%s/%s", root, dir, usage);
+            read_u64(p, &use);
+            uint64_t room = lim > use ? lim - use : 0;
+            if (room < best) best = room;
+        }
+        char *slash = strrchr(dir, '/');
+        if (!slash || !dir[0]) break;
+        *slash = 0; /* the parent; "" is the mount's root */
+    }
+    return best;
+}
+
+uint64_t nlp_mem_available(const char **what)
+{
+    uint64_t best = UINT64_MAX, v;
+    const char *why = NULL;
+    if ((v = kb_field("/proc/meminfo", "MemAvailable")) > 0) best = v, why = "MemAvailable in /proc/meminfo";
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        uint64_t used = kb_field("/proc/self/status", "VmSize");
+        v = (uint64_t)rl.rlim_cur > used ? (uint64_t)rl.rlim_cur - used : 0;
+        if (v < best) best = v, why = "RLIMIT_AS (ulimit -v)";
+    }
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    if (f) {
+        char line[1024];
+        while (fgets(line, sizeof line, f)) {
+            line[strcspn(line, "\n")] = 0;
+            char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+            if (!c2) continue;
+            const char *rel = strcmp(c2 + 1, "/") == 0 ? "" : c2 + 1;
+            if (strncmp(line, "0::", 3) == 0) { /* v2 */
+                v = cgroup_room("/sys/fs/cgroup", rel, "memory.max", "memory.current");
+                if (v < best) best = v, why = "the cgroup's memory.max";
+            } else if (strstr(c1, "memory")) { /* v1 */
+                v = cgroup_room("/sys/fs/cgroup/memory", rel, "memory.limit_in_bytes", "memory.usage_in_bytes");
+                if (v < best) best = v, why = "the cgroup's memory.limit_in_bytes";
+            }
+        }
+        fclose(f);
+    }
+    if (what) *what = why;
+    return best;
 }

@@ -6,6 +6,9 @@
  * the nlp_errmsg() set to "out of memory (N bytes)"; callers propagate
  * NLP_ENOMEM. Nothing here exits.
  *
+ * Also here: how much memory the process can still get (nlp_mem_available),
+ * so that a tool can refuse a job that cannot fit before it starts.
+ *
  * Not here: aligned tensor storage (lib/nn owns that).
  */
 #ifndef NLP_BASE_MEM_H
@@ -23,6 +26,16 @@ void *nlp_realloc(void *p, size_t size);
 void *nlp_reallocarray(void *p, size_t n, size_t size);
 char *nlp_strdup(const char *s);
 char *nlp_strndup(const char *s, size_t n);
+
+/* The memory a new allocation of this process can still get, in bytes: the
+ * smallest of MemAvailable (/proc/meminfo), the address space RLIMIT_AS
+ * (`ulimit -v`) leaves beyond what the process maps already (VmSize), and
+ * the room below the memory.max (cgroup v2) or memory.limit_in_bytes (v1)
+ * of the process's cgroup and its parents beyond their usage. *what (may
+ * be NULL) gets the name of the one that decided: "MemAvailable in
+ * /proc/meminfo", "RLIMIT_AS (ulimit -v)", "the cgroup's memory.max".
+ * UINT64_MAX with *what NULL when none is known. */
+uint64_t nlp_mem_available(const char **what);
 
 /* Grows *p (an array of *cap elements of `size` bytes) so that it holds at
  * least `need` elements, at least doubling. Returns 0 or NLP_ENOMEM. */

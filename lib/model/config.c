@@ -184,6 +184,16 @@ static void defaults(nlp_model_config *c, enum nlp_arch arch)
     }
 }
 
+/* Whether x is in the range of a KT_DOUBLE key: probabilities are below
+ * their upper bound, ln-eps may be 1; ln-eps and init-std are above 0. The
+ * one rule for settings and for whatever else filled the struct (JSON). */
+static int double_in_range(const struct key *k, double x, int *open_lo, int *open_hi)
+{
+    *open_hi = strcmp(k->name, "ln-eps") != 0;
+    *open_lo = strcmp(k->name, "ln-eps") == 0 || strcmp(k->name, "init-std") == 0;
+    return isfinite(x) && !(x < k->lo || x > k->hi || (*open_hi && x == k->hi) || (*open_lo && x == k->lo));
+}
+
 /* Sets one key (not preset/arch). */
 static int set_key(nlp_model_config *c, const nlp_setting *s)
 {
@@ -208,9 +218,8 @@ static int set_key(nlp_model_config *c, const nlp_setting *s)
         errno = 0;
         double x = strtod(v, &end);
         if (errno || *end || end == v || !isfinite(x)) return where(s, "'%s' expects a number, got '%s'", s->key, v);
-        int open_hi = strcmp(s->key, "ln-eps") != 0; /* probabilities are < 1; ln-eps may be 1 */
-        int open_lo = strcmp(s->key, "ln-eps") == 0 || strcmp(s->key, "init-std") == 0;
-        if (x < k->lo || x > k->hi || (open_hi && x == k->hi) || (open_lo && x == k->lo))
+        int open_lo, open_hi;
+        if (!double_in_range(k, x, &open_lo, &open_hi))
             return where(s, "'%s' must be in %s%g, %g%s, got %s", s->key, open_lo ? "(" : "[", k->lo, k->hi,
                          open_hi ? ")" : "]", v);
         *(double *)((char *)c + k->off) = x;
@@ -352,6 +361,15 @@ int nlp_model_config_validate(const nlp_model_config *c)
 {
     for (size_t i = 0; i < NKEYS; i++) { /* the ranges of the keys, whatever filled the struct */
         const struct key *k = &KEYS[i];
+        if (k->type == KT_DOUBLE && (k->arch & (1u << c->arch))) {
+            /* a configuration from JSON must resolve again from its own dump */
+            double x = *(const double *)((const char *)c + k->off);
+            int open_lo, open_hi;
+            if (!double_in_range(k, x, &open_lo, &open_hi))
+                return nlp_error(NLP_EINVAL, "%s must be in %s%g, %g%s, got %g", k->name, open_lo ? "(" : "[", k->lo,
+                                 k->hi, open_hi ? ")" : "]", x);
+            continue;
+        }
         if (k->type != KT_INT || !(k->arch & (1u << c->arch))) continue;
         if (c->arch == NLP_ARCH_TRANSFORMER && strcmp(k->name, "layers") == 0) continue; /* = encoder-layers */
         int v = *(const int *)((const char *)c + k->off);

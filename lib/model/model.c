@@ -82,6 +82,23 @@ int nlp_model_new(nlp_model **out, const nlp_model_config *cfg, uint64_t seed)
     return NLP_OK;
 }
 
+int nlp_model_train_memory(const nlp_model_config *cfg, int B, int T, int S, nlp_train_memory *out)
+{
+    memset(out, 0, sizeof *out);
+    nlp_model *m;
+    int rc = model_build(&m, cfg);
+    if (rc) return rc;
+    const uint64_t P = nlp_params_numel(m->params);
+    m->infer = 0;
+    const uint64_t A = m->ops->layout(m, NULL, B, T, cfg->arch == NLP_ARCH_TRANSFORMER ? S : 0);
+    nlp_model_free(m);
+    out->params = P * sizeof(float);
+    out->grads = P * sizeof(float);
+    out->optim = 2 * P * sizeof(float);
+    out->acts = A * sizeof(float);
+    return NLP_OK;
+}
+
 void nlp_model_free(nlp_model *m)
 {
     if (!m) return;

@@ -85,6 +85,19 @@ typedef struct nlp_losses {
  * nlp_model_free. NLP_EINVAL for an invalid config, NLP_ENOMEM. */
 int nlp_model_new(nlp_model **out, const nlp_model_config *cfg, uint64_t seed);
 
+/* Memory of a training run of a model of configuration cfg, in bytes,
+ * computed without allocating: the parameter arena, its gradient arena, the
+ * optimizer's two moment arenas (Adam), and the activation arena of one
+ * micro-batch of B rows of T positions (transformer: S source positions),
+ * which holds the forward pass's tensors and their gradients. */
+typedef struct nlp_train_memory {
+    uint64_t params, grads, optim, acts;
+} nlp_train_memory;
+
+/* Fills *out for cfg and the micro-batch's shape. 0, or NLP_EINVAL for an
+ * invalid configuration (with the message of nlp_model_config_validate). */
+int nlp_model_train_memory(const nlp_model_config *cfg, int B, int T, int S, nlp_train_memory *out);
+
 /* Loads a model from a safetensors file or a directory with model.safetensors.
  * The configuration comes from the file's metadata, else from config.json next
  * to it. Errors: NLP_EIO (cannot read), NLP_EFORMAT (bad file, unknown config,

@@ -154,16 +154,34 @@ static int parse_tensor(nlp_st *f, const char *name, json_t *v, nlp_st_tensor *t
     return NLP_OK;
 }
 
+/* What a file that is no safetensors file seems to be, for the message:
+ * " (it looks like ...)" or "". */
+static const char *looks_like(const nlp_st *f)
+{
+    const unsigned char *p = f->base;
+    size_t n = f->len, i = 0, k, text = 0;
+    if (n >= 4 && memcmp(p, "NLTK", 4) == 0) return " (it is a token stream)";
+    while (i < n && i < 64 && (p[i] == ' ' || p[i] == '\n' || p[i] == '\t' || p[i] == '\r')) i++;
+    if (i < n && (p[i] == '{' || p[i] == '[')) return " (it looks like JSON: a tokenizer or a configuration?)";
+    for (k = 0; k < n && k < 512; k++) text += (p[k] >= 32 && p[k] != 127) || p[k] == '\n' || p[k] == '\t' || p[k] == '\r';
+    return k && text == k ? " (it looks like text)" : "";
+}
+
 static int parse_header(nlp_st *f)
 {
-    if (f->len < 8) return fmt_err(f, "not a safetensors file: %zu bytes, shorter than the 8-byte header length", f->len);
+    if (f->len < 8)
+        return fmt_err(f, "not a safetensors file%s: %zu bytes, shorter than the 8-byte header length", looks_like(f),
+                       f->len);
     uint64_t n = 0;
     for (int i = 7; i >= 0; i--) n = n << 8 | f->base[i];
-    if (n > 100000000ull) return fmt_err(f, "not a safetensors file: header length %llu is implausible", (unsigned long long)n);
+    if (n > 100000000ull)
+        return fmt_err(f, "not a safetensors file%s: header length %llu at byte 0 is implausible", looks_like(f),
+                       (unsigned long long)n);
     if (n > f->len - 8)
         return fmt_err(f, "truncated safetensors file: the header needs %llu bytes, the file has %zu after the length",
                        (unsigned long long)n, f->len - 8);
-    if (n < 2 || f->base[8] != '{') return fmt_err(f, "not a safetensors file: the header does not start with '{'");
+    if (n < 2 || f->base[8] != '{')
+        return fmt_err(f, "not a safetensors file%s: the header does not start with '{' at byte 8", looks_like(f));
     f->data = f->base + 8 + n;
     f->data_len = f->len - 8 - (size_t)n;
 

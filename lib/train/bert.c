@@ -711,9 +711,9 @@ static int special_id(const nlp_tokenizer *tk, const char *tok, const char *path
     *id = nlp_tokenizer_token_to_id(tk, tok, strlen(tok));
     if (*id >= 0) return 0;
     if (path)
-        return nlp_error(NLP_EDATA, "the tokenizer '%s' has no %s token: BERT pretraining needs [CLS], [SEP], [MASK] "
+        return nlp_error(NLP_EFORMAT, "the tokenizer '%s' has no %s token: BERT pretraining needs [CLS], [SEP], [MASK] "
                          "and [PAD]", path, tok);
-    return nlp_error(NLP_EDATA, "the tokenizer has no %s token: BERT pretraining needs [CLS], [SEP], [MASK] and "
+    return nlp_error(NLP_EFORMAT, "the tokenizer has no %s token: BERT pretraining needs [CLS], [SEP], [MASK] and "
                      "[PAD]", tok);
 }
 

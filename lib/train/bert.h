@@ -207,8 +207,9 @@ typedef struct nlp_bert_example {
 /* Sets up t and the nlp_task that drives it, for documents `train` and
  * `valid` (NULL or without documents: no validation), both kept by pointer
  * (they must outlive t), with tokenizer tk (only read during the call).
- * Errors: NLP_EDATA when tk has no [CLS], [SEP], [MASK] or [PAD] (naming
- * it and o->tokenizer_path), when a set of documents has fewer than two
+ * Errors: NLP_EFORMAT when tk has no [CLS], [SEP], [MASK] or [PAD] (naming
+ * it and o->tokenizer_path: not a BERT tokenizer), NLP_EDATA when a set of
+ * documents has fewer than two
  * documents or none with two sentences (NSP needs both), when a document
  * id exceeds the vocabulary; NLP_EINVAL for options out of range;
  * NLP_ENOMEM. Free with nlp_bert_task_free. */

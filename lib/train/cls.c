@@ -242,7 +242,7 @@ int nlp_cls_encoder_bert(nlp_cls_encoder *e, const nlp_tokenizer *tk, int T)
     if (rc) return rc;
     for (int k = 0; k < 3; k++)
         if ((id[k] = nlp_tokenizer_token_to_id(tk, name[k], strlen(name[k]))) < 0)
-            return nlp_error(NLP_EDATA, "the tokenizer has no '%s' token: a BERT classifier needs [CLS], [SEP] "
+            return nlp_error(NLP_EFORMAT, "the tokenizer has no '%s' token: a BERT classifier needs [CLS], [SEP] "
                              "and [PAD]", name[k]);
     e->cls = id[0], e->sep = id[1], e->pad = id[2];
     return 0;

@@ -141,7 +141,8 @@ typedef struct nlp_cls_encoder {
 
 /* BERT: [CLS], [SEP] and [PAD] from tk. T >= 4 (three special tokens and
  * one id of a pair): otherwise NLP_EINVAL. A token missing from tk is
- * NLP_EDATA "the tokenizer has no '[PAD]' token: ...". */
+ * NLP_EFORMAT "the tokenizer has no '[PAD]' token: ..." (not a BERT
+ * tokenizer). */
 int nlp_cls_encoder_bert(nlp_cls_encoder *e, const nlp_tokenizer *tk, int T);
 /* GPT: the caller's [START], [DELIM], [EXTRACT] and padding ids (>= 0), T >= 4;
  * NLP_EINVAL otherwise. */

@@ -16,7 +16,7 @@
 static int push(nlp_corpus *c, const int32_t *ids, size_t n)
 {
     if (nlp_grow(&c->ids, &c->cap, c->n + n + 1, sizeof *c->ids)) return NLP_ENOMEM;
-    memcpy(c->ids + c->n, ids, n * sizeof *ids);
+    if (n) memcpy(c->ids + c->n, ids, n * sizeof *ids); /* an empty document has no ids (NULL) */
     c->n += n;
     for (size_t i = 0; i < n; i++)
         if ((uint32_t)ids[i] + 1 > c->max_id) c->max_id = (uint32_t)ids[i] + 1;

@@ -196,8 +196,11 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
     /* the options in force win over the checkpoint's optimizer settings */
     opt.cfg = o->optim;
     res->step = opt.step;
+    int made_dir = 0; /* this run created out_dir: a failure before anything is in it removes it */
     if (o->out_dir && lead) {
-        if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST) {
+        if (mkdir(o->out_dir, 0777) == 0) {
+            made_dir = 1;
+        } else if (errno != EEXIST) {
             rc = nlp_error_errno(NLP_EIO, "cannot create run directory '%s'", o->out_dir);
         } else if (!nlp_is_dir(o->out_dir)) {
             rc = nlp_error(NLP_EIO, "'%s' is not a directory", o->out_dir);
@@ -232,7 +235,7 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
             report(o->cb_ctx, &e);
         }
         nlp_train_event e0 = {.step = 0, .lr = 0, .loss = NAN};
-        nlp_rundir_log_row(logf, task, &e0, &ev);
+        if ((rc = nlp_rundir_log_row(logf, o->log_path, task, &e0, &ev))) goto out;
         run_t0 = now() - elapsed; /* the clock starts after it */
         win_t0 = now();
     }
@@ -340,7 +343,7 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
             run_t0 += now() - t; /* evaluation time is not training time */
             win_t0 = now();
         }
-        nlp_rundir_log_row(logf, task, &e, evaluated ? &ev : NULL);
+        if ((rc = nlp_rundir_log_row(logf, o->log_path, task, &e, evaluated ? &ev : NULL))) goto out;
         if (o->out_dir && ((o->save_every && opt.step % o->save_every == 0) || last || stop_signal)) {
             double t = now();
             st.data_position[0] = tokens;
@@ -378,6 +381,7 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
     rc = 0;
     res->best = best;
 out:
+    if (rc && made_dir) rmdir(o->out_dir); /* only when empty */
     nlp_model_set_grad_hook(m, NULL, NULL);
     nlp_model_set_loss_norm(m, NULL);
     if (logf) fclose(logf);

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,18 +38,25 @@ static void fsync_dir(const char *dir)
     }
 }
 
-/* Removes a checkpoint directory and the plain files in it. */
-static void remove_tree(const char *dir)
+/* Removes a directory and everything in it (symbolic links are removed,
+ * never followed), or the file or link at `path`. */
+static void remove_tree(const char *path)
 {
-    DIR *d = opendir(dir);
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (!S_ISDIR(st.st_mode)) {
+        unlink(path);
+        return;
+    }
+    DIR *d = opendir(path);
     if (d) {
         struct dirent *e;
         char p[4096];
         while ((e = readdir(d)))
-            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !join(p, sizeof p, dir, e->d_name)) unlink(p);
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !join(p, sizeof p, path, e->d_name)) remove_tree(p);
         closedir(d);
     }
-    rmdir(dir);
+    rmdir(path);
 }
 
 static int is_step_name(const char *s, long *step)
@@ -88,21 +96,49 @@ static int list_steps(const char *dir, long **out, size_t *n)
     return 0;
 }
 
-/* Temporary checkpoint directories left by processes that are gone. */
+/* The hidden names this module writes in a run directory, all of them
+ * ".NAME.tmp.PID" with an optional suffix:
+ *   .step-N.tmp.PID, .best.tmp.PID...   a checkpoint or model being written
+ *                                        (after an exchange: the old one, going)
+ *   .latest.tmp.PID                      the new `latest` link, before its rename
+ *   .NAME.tmp.PID.old                    the previous NAME, while a file system
+ *                                        without RENAME_EXCHANGE replaces it
+ *   .NAME.tmp.PID.gone                   a checkpoint --keep is removing
+ * PID is the writer's process. */
+static int parse_hidden(const char *s, char *name, size_t cap, long *pid, const char **suffix)
+{
+    const char *t = strstr(s, ".tmp.");
+    if (s[0] != '.' || !t || t == s + 1 || (size_t)(t - s - 1) >= cap) return 0;
+    char *end;
+    errno = 0;
+    long v = strtol(t + 5, &end, 10);
+    if (end == t + 5 || errno || v <= 0 || (*end && strcmp(end, ".old") && strcmp(end, ".gone"))) return 0;
+    memcpy(name, s + 1, (size_t)(t - s - 1));
+    name[t - s - 1] = 0;
+    *pid = v;
+    *suffix = end;
+    return 1;
+}
+
+/* Hidden temporaries of processes that are gone (this one, at its start,
+ * has none in progress): removed, except that the previous NAME of an
+ * interrupted two-rename replacement goes back into its place when NAME is
+ * missing. */
 void nlp_rundir_remove_stale(const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d) return;
     struct dirent *e;
-    char p[4096];
+    char p[4096], q[4096], name[256];
+    long pid;
+    const char *suffix;
     while ((e = readdir(d))) {
-        const char *s = strstr(e->d_name, ".tmp.");
-        if ((strncmp(e->d_name, ".step-", 6) != 0 && strncmp(e->d_name, ".best.", 6) != 0 &&
-             strncmp(e->d_name, ".average.", 9) != 0) || !s)
-            continue;
-        long pid = strtol(s + 5, NULL, 10);
-        if (pid > 0 && (pid == getpid() || kill((pid_t)pid, 0) != 0) && !join(p, sizeof p, dir, e->d_name))
-            remove_tree(p);
+        if (!parse_hidden(e->d_name, name, sizeof name, &pid, &suffix)) continue;
+        if (pid != getpid() && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) continue; /* still running */
+        if (join(p, sizeof p, dir, e->d_name) || join(q, sizeof q, dir, name)) continue;
+        struct stat st;
+        if (!strcmp(suffix, ".old") && lstat(q, &st) != 0 && errno == ENOENT && rename(p, q) == 0) continue;
+        remove_tree(p);
     }
     closedir(d);
 }
@@ -144,10 +180,20 @@ static int replace_dir(const char *tmp, const char *final)
         }
         if (errno != EINVAL && errno != ENOSYS)
             return nlp_error_errno(NLP_EIO, "cannot replace '%s' with '%s'", final, tmp);
-        /* a file system without exchange: two renames */
+        /* a file system without exchange: two renames, the old one kept
+         * (hidden) until the new one is in place; a crash between them
+         * leaves it for nlp_rundir_remove_stale to put back */
         char old[4200];
         snprintf(old, sizeof old, "%s.old", tmp);
-        if (rename(final, old) == 0) remove_tree(old);
+        remove_tree(old);
+        if (rename(final, old) != 0) return nlp_error_errno(NLP_EIO, "cannot replace '%s' with '%s'", final, tmp);
+        if (rename(tmp, final) != 0) {
+            int rc = nlp_error_errno(NLP_EIO, "cannot rename '%s' to '%s'", tmp, final);
+            rename(old, final);
+            return rc;
+        }
+        remove_tree(old);
+        return 0;
     }
     if (rename(tmp, final) != 0) return nlp_error_errno(NLP_EIO, "cannot rename '%s' to '%s'", tmp, final);
     return 0;
@@ -271,10 +317,17 @@ int nlp_rundir_save_checkpoint(const nlp_train_opts *o, nlp_model *m, const nlp_
         long *steps;
         size_t n;
         if (!list_steps(o->out_dir, &steps, &n)) {
+            /* each one leaves at once (renamed hidden), so a crash
+             * never leaves half a checkpoint under a step-N name */
             for (size_t i = 0; i + (size_t)o->keep < n; i++) {
                 if (steps[i] == opt->step) continue;
+                char gone[4096];
                 snprintf(name, sizeof name, "step-%08ld", steps[i]);
-                if (!join(p, sizeof p, o->out_dir, name)) remove_tree(p);
+                if (join(p, sizeof p, o->out_dir, name)) continue;
+                snprintf(name, sizeof name, ".step-%08ld.tmp.%ld.gone", steps[i], (long)getpid());
+                if (join(gone, sizeof gone, o->out_dir, name)) continue;
+                remove_tree(gone);
+                if (rename(p, gone) == 0) remove_tree(gone);
             }
             free(steps);
         }
@@ -284,8 +337,17 @@ int nlp_rundir_save_checkpoint(const nlp_train_opts *o, nlp_model *m, const nlp_
 
 // --- TSV log
 
+static size_t count_tabs(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++) n += *s == '\t';
+    return n;
+}
+
 /* Keeps the header and the rows of steps <= `step` (a resumed run rewrites
- * what the interrupted one logged after its checkpoint). */
+ * what the interrupted one logged after its checkpoint). A row cut short by
+ * a crash has fewer fields than the header and goes too (whatever its step
+ * field holds: "1" of a row of step 12, say). */
 static int log_truncate(const char *path, long step)
 {
     char **lines;
@@ -294,10 +356,12 @@ static int log_truncate(const char *path, long step)
     int rc = nlp_read_lines(path, NLP_NL_LF, &lines, &n);
     if (rc) return rc;
     nlp_buf b = {0};
+    const size_t fields = n ? count_tabs(lines[0]) : 0;
     for (size_t i = 0; i < n && !rc; i++) {
         char *end;
         long s = strtol(lines[i], &end, 10);
-        if (i > 0 && end != lines[i] && s > step) break;
+        if (i > 0 && (end == lines[i] || *end != '\t' || count_tabs(lines[i]) != fields)) continue;
+        if (i > 0 && s > step) break;
         rc = nlp_buf_puts(&b, lines[i]);
         if (!rc) rc = nlp_buf_putc(&b, '\n');
     }
@@ -322,20 +386,25 @@ FILE *nlp_rundir_log_open(const nlp_train_opts *o, const nlp_task *t, long resum
         fputs("step\ttokens\tminutes\tlr\tloss\tgrad_norm\ttokens_per_s", f);
         for (size_t k = 0; t->eval_names && t->eval_names[k]; k++) fprintf(f, "\tvalid_%s", t->eval_names[k]);
         fputc('\n', f);
-        fflush(f);
+        if (fflush(f) != 0 || ferror(f)) {
+            *rc = nlp_error_errno(NLP_EIO, "cannot write log '%s'", o->log_path);
+            fclose(f);
+            return NULL;
+        }
     }
     return f;
 }
 
-void nlp_rundir_log_row(FILE *f, const nlp_task *t, const nlp_train_event *e, const nlp_eval *ev)
+int nlp_rundir_log_row(FILE *f, const char *path, const nlp_task *t, const nlp_train_event *e, const nlp_eval *ev)
 {
-    if (!f) return;
+    if (!f) return 0;
     fprintf(f, "%ld\t%llu\t%.4f\t%.6g\t%.6f\t%.4f\t%.1f", e->step, (unsigned long long)e->tokens, e->seconds / 60,
             e->lr, e->loss, e->grad_norm, e->tokens_per_s);
     for (size_t k = 0; t->eval_names && t->eval_names[k]; k++)
         if (ev) fprintf(f, "\t%.6f", ev->v[k]);
         else fputc('\t', f);
     fputc('\n', f);
-    fflush(f);
+    if (fflush(f) != 0 || ferror(f)) return nlp_error_errno(NLP_EIO, "cannot write log '%s'", path);
+    return 0;
 }
 

@@ -13,7 +13,9 @@
 #include "model/checkpoint.h"
 #include "train/loop.h"
 
-/* Removes what an interrupted writer left in dir (hidden temporaries). */
+/* Removes what interrupted writers (processes that are gone) left in dir:
+ * hidden temporaries; puts back a checkpoint that a crash caught between
+ * the two renames of a replacement (rundir.c lists the names). */
 void nlp_rundir_remove_stale(const char *dir);
 
 /* Writes the model (weights only) with o->save_extra's files as
@@ -28,6 +30,8 @@ int nlp_rundir_save_checkpoint(const nlp_train_opts *o, nlp_model *m, const nlp_
 /* The log: opened fresh, or (resumed_step >= 0) truncated after that step
  * and appended to. NULL with *rc 0 when o->log_path is NULL. */
 FILE *nlp_rundir_log_open(const nlp_train_opts *o, const nlp_task *t, long resumed_step, int *rc);
-void nlp_rundir_log_row(FILE *f, const nlp_task *t, const nlp_train_event *e, const nlp_eval *ev);
+/* Appends a row (flushed): 0, or NLP_EIO naming `path` when it cannot be
+ * written (a full disk). */
+int nlp_rundir_log_row(FILE *f, const char *path, const nlp_task *t, const nlp_train_event *e, const nlp_eval *ev);
 
 #endif

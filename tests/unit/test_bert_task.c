@@ -331,7 +331,7 @@ static void test_init_errors(void)
     o.tokenizer_path = p;
     nlp_bert_docs d2 = {0};
     CHECK_EQ_INT(nlp_bert_docs_add_text(&d2, "see x. you\nfoo\n", 15, "a", t2, 1), 0);
-    CHECK_EQ_INT(nlp_bert_task_init(&t, &task, &d2, NULL, t2, &o), NLP_EDATA);
+    CHECK_EQ_INT(nlp_bert_task_init(&t, &task, &d2, NULL, t2, &o), NLP_EFORMAT);
     CHECK_MSG(strstr(nlp_errmsg(), "[MASK]") && strstr(nlp_errmsg(), "nomask-vocab.txt"), "%s", nlp_errmsg());
     /* documents of another, larger vocabulary */
     d2.ids[0] = 100000;

@@ -328,7 +328,7 @@ static void test_encode_bert(void)
     CHECK(tk && nopad);
     if (!tk || !nopad) return;
     nlp_cls_encoder e;
-    CHECK_EQ_INT(nlp_cls_encoder_bert(&e, nopad, 8), NLP_EDATA);
+    CHECK_EQ_INT(nlp_cls_encoder_bert(&e, nopad, 8), NLP_EFORMAT);
     CHECK_MSG(has(nlp_errmsg(), "no '[PAD]' token"), "%s", nlp_errmsg());
     CHECK_EQ_INT(nlp_cls_encoder_bert(&e, tk, 3), NLP_EINVAL);
     CHECK(nlp_cls_encoder_bert(&e, tk, 8) == 0);

@@ -1,17 +1,10 @@
 /*
- * st-header.c — libFuzzer target for the safetensors reader (lib/nn/safetensors.c):
+ * fz_st.c — libFuzzer target for the safetensors reader (lib/nn/safetensors.c):
  * every input is a whole file for nlp_st_open_mem; an accepted file must index
  * exactly its bytes (each tensor's byte range = numel × dtype size, computed
  * without wrapping) and its tensors must read through every converter.
- *
- * Not built by make (libFuzzer needs clang). Build and run from the top:
- *
- *   clang-14 -g -O1 -fopenmp -fsanitize=fuzzer,address,undefined -Ilib -D_GNU_SOURCE \
- *     tools/fuzz/st-header.c lib/nn/safetensors.c lib/base/[a-z]*.c -ljansson -lyaml -lm -o /tmp/st-header
- *   mkdir -p /tmp/st-corpus && cp ../shared/parity/fixtures/gpt/inputs.safetensors /tmp/st-corpus/
- *   /tmp/st-header -max_total_time=120 /tmp/st-corpus
- *
- * A crash, a sanitizer report or an abort() here is a reader bug.
+ * Build and run: tools/fuzz/run st. A crash, a sanitizer report or an abort()
+ * here is a reader bug.
  */
 #include "nn/safetensors.h"
 
