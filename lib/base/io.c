@@ -595,12 +595,7 @@ static void fsync_dir_of(const char *path)
 static int finish(nlp_writer *w)
 {
     int rc = nlp_writer_flush(w);
-    if (w->is_stdout) {
-        free(w->path);
-        free(w->target);
-        free(w);
-        return rc;
-    }
+    if (w->is_stdout) return rc; /* commit() frees it */
     if (!rc && fsync(w->fd) != 0 && errno != EINVAL)
         rc = nlp_error_errno(NLP_EIO, "cannot sync '%s'", w->path);
     if (close(w->fd) != 0 && !rc) rc = nlp_error_errno(NLP_EIO, "cannot write '%s'", w->path);
