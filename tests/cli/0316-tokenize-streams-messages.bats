@@ -57,7 +57,7 @@ sys.stdout.buffer.write(struct.pack("<256i", 20240801, 7, 3, *([0] * 253)) + str
   [[ "$stderr" == *"'p.txt' line 1: '\\xff\\x1b[31mX' is not a token of 'tok.json'"* ]]
   [[ "$stderr" != *$'\x1b'* ]]
   printf '12 3\x07x\n' >i.txt
-  run_split tokenize -m tok.json -d i.txt
+  run_split tokenize -m tok.json -d --input-format id i.txt
   [ "$status" -eq 1 ]
   [[ "$stderr" == *"'3\\x07x' is not a token id"* ]]
 }

@@ -116,7 +116,7 @@ MT=(--arch transformer --preset tiny -t 1 -q --steps 2 --batch-tokens 600)
 @test "tokenize: an empty tokenizer" { row 3 "*'empty.txt'*" tokenize -m empty.txt -o "$O" text.txt; }
 @test "tokenize: a binary tokenizer" { row 3 "*'binary.bin' byte 0: invalid UTF-8*" tokenize -m binary.bin -o "$O" text.txt; }
 @test "tokenize: a model where a tokenizer is expected" {
-  row 3 "*'model.safetensors' byte 0: invalid UTF-8*" tokenize -m model.safetensors -o "$O" text.txt; }
+  row 3 "*'model.safetensors' is a safetensors file (a model?), not a tokenizer*" tokenize -m model.safetensors -o "$O" text.txt; }
 @test "tokenize: a run directory where a tokenizer is expected" {
   row 3 "*'gpt': no tokenizer in this directory*" tokenize -m gpt -o "$O" text.txt; }
 @test "tokenize: a truncated tokenizer" { row 3 "*'trunc-tok.json'*" tokenize -m trunc-tok.json -o "$O" text.txt; }
@@ -124,7 +124,7 @@ MT=(--arch transformer --preset tiny -t 1 -q --steps 2 --batch-tokens 600)
   row 3 "*'trunc.bin': truncated token stream header (20 of 32 bytes)*" tokenize -m tok.json -d --input-format bin -o "$O" trunc.bin; }
 @test "tokenize: a token stream of another version" {
   row 3 "*'v9.bin': token stream version 9 is not supported*" tokenize -m tok.json -d --input-format bin -o "$O" v9.bin; }
-@test "tokenize: text to decode" { row 1 "*'text.txt' line 1: 'Unable' is not a token id*" tokenize -m tok.json -d -o "$O" text.txt; }
+@test "tokenize: text to decode" { row 1 "*'text.txt' line 1: 'Unable' is not a token of 'tok.json'*" tokenize -m tok.json -d -o "$O" text.txt; }
 @test "tokenize: --pair without a tab" { row 1 "*'text.txt' line 1: --pair needs two segments*" tokenize -m tok.json --pair -o "$O" text.txt; }
 @test "tokenize: a full disk" { row 1 "*cannot write '/dev/full': No space left on device*" tokenize -m tok.json -o /dev/full text.txt; }
 @test "tokenize: a bad option value" { row 2 "*--max-length*" tokenize -m tok.json --max-length -1 -o "$O" text.txt; }
@@ -135,8 +135,7 @@ MT=(--arch transformer --preset tiny -t 1 -q --steps 2 --batch-tokens 600)
 @test "train-bpe: invalid UTF-8 with --strict" {
   row 1 "*'badutf8.txt' line 3 byte 32: invalid UTF-8*" train-bpe --vocab-size 300 --strict -o "$O" badutf8.txt; }
 @test "train-bpe: binary input" {
-  skip "issue 14/15: a NUL byte in the text is exit 2 (usage), not 1 (bad data): 'token 0 holds a NUL byte'"
-  row 1 "*'binary.bin'*" train-bpe --vocab-size 300 -o "$O" binary.bin; }
+  row 1 "*'binary.bin' line * byte *: a NUL byte: a JSON vocabulary cannot hold it*" train-bpe --vocab-size 300 -o "$O" binary.bin; }
 @test "train-bpe: a huge line" { row 0 "*" train-bpe --vocab-size 300 -q -o "$O" huge.txt; }
 @test "train-bpe: a full disk" { row 1 "*cannot write '/dev/full': No space left on device*" train-bpe -q --vocab-size 300 -o /dev/full text.txt; }
 @test "train-bpe: a directory as input" { row 1 "*'gpt'*directory*" train-bpe --vocab-size 300 -o "$O" gpt; }
@@ -178,7 +177,7 @@ MT=(--arch transformer --preset tiny -t 1 -q --steps 2 --batch-tokens 600)
 @test "pretrain: a binary tokenizer" {
   row 3 "*'binary.bin' byte 0: invalid UTF-8*" pretrain "${GPT[@]}" --tokenizer binary.bin -m "$O" corpus.txt; }
 @test "pretrain: a model where a tokenizer is expected" {
-  row 3 "*'model.safetensors' byte 0*" pretrain "${GPT[@]}" --tokenizer model.safetensors -m "$O" corpus.txt; }
+  row 3 "*'model.safetensors' is a safetensors file (a model?), not a tokenizer*" pretrain "${GPT[@]}" --tokenizer model.safetensors -m "$O" corpus.txt; }
 @test "pretrain: a tokenizer where a model is expected" {
   row 3 "*'tok.json': not a safetensors file (it looks like JSON*byte 0*" pretrain "${GPT[@]}" --init tok.json -m "$O" train.bin; }
 @test "pretrain: text where a model is expected" {
