@@ -71,7 +71,7 @@ MAKEFLAGS += --no-builtin-rules
 .SUFFIXES:
 .SECONDARY:
 
-.PHONY: all lib tools units test asan demo bench fuzz install uninstall clean deps check-deps
+.PHONY: all lib tools units test asan valgrind demo bench fuzz install uninstall clean deps check-deps
 .DEFAULT_GOAL := all
 
 all: $(TOOLS) $(DEVTOOLS) $(UNITS)
@@ -133,6 +133,12 @@ asan: $(DEPS_OK)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86 UBSAN_OPTIONS=print_stacktrace=1:exitcode=86 \
 	  NLPIPE_ASAN=1 NLPIPE_BIN=$(abspath build/asan/bin) NLPIPE_TOOLS=$(abspath build/asan/tools) \
 	  NLPIPE_MPI=$(MPI) NLPIPE_UNITS=$(abspath build/asan/tests) SHARED=$(abspath $(SHARED)) tests/run
+
+# memcheck over short pretrain/generate/translate/finetune runs (tests/cli/0740-valgrind.bats)
+valgrind: $(DEPS_OK)
+	@$(MAKE) --no-print-directory all
+	@NLPIPE_VALGRIND=1 ONLY=0740-valgrind NLPIPE_BIN=$(abspath $(BINDIR)) NLPIPE_TOOLS=$(abspath $(TOOLDIR)) \
+	  NLPIPE_MPI=$(MPI) NLPIPE_UNITS=$(abspath $(BUILD)/tests) SHARED=$(abspath $(SHARED)) tests/run
 
 demo: $(DEPS_OK)
 	@$(MAKE) --no-print-directory -s all

@@ -367,12 +367,14 @@ static int check_key(void *ctx, const char *key)
 }
 
 /* The options of the last cli_parse, for cli_free to release CLI_LIST values. */
-static struct cli *parsed;
+/* the option table parsed last (static in every tool), for cli_free: not
+ * the struct cli, which a tool may keep on a stack frame that has returned */
+static struct cli_opt *parsed;
 
 int cli_parse(struct cli *c, int argc, char **argv)
 {
     cli_prog = c->prog;
-    parsed = c;
+    parsed = c->opts;
     install_signal_cleanup();
     size_t nopt = 0;
     while (c->opts[nopt].name) nopt++;
@@ -523,7 +525,7 @@ int cli_parse(struct cli *c, int argc, char **argv)
 
 void cli_free(void)
 {
-    for (struct cli_opt *o = parsed ? parsed->opts : NULL; o && o->name; o++)
+    for (struct cli_opt *o = parsed; o && o->name; o++)
         if (o->kind == CLI_LIST) {
             struct cli_list *l = o->dest;
             free(l->v);
