@@ -10,11 +10,11 @@
 
 load helper
 
+# minutes under memcheck: `make valgrind` runs it, make test does not
+enabled() { [ -n "${NLPIPE_VALGRIND:-}" ] && [ -z "${NLPIPE_ASAN:-}" ] && command -v valgrind >/dev/null; }
+
 setup_file() {
-  # minutes under memcheck: `make valgrind` runs it, make test does not
-  [ -n "${NLPIPE_VALGRIND:-}" ] || skip "valgrind suite: run by make valgrind"
-  command -v valgrind >/dev/null || skip "valgrind not installed (apt-get install valgrind)"
-  [ -z "${NLPIPE_ASAN:-}" ] || skip "not under make asan (the sanitizers and valgrind do not mix)"
+  enabled || return 0
   VG_BIN="$BATS_FILE_TMPDIR/vg/bin"
   make -s -C "$NLPIPE_TOP" all BUILD="$BATS_FILE_TMPDIR/vg" BINDIR="$VG_BIN" TOOLDIR="$BATS_FILE_TMPDIR/vg/tools" \
     CFLAGS='-O1 -g -march=x86-64-v3 -Wno-psabi' >/dev/null
@@ -31,6 +31,10 @@ setup_file() {
 }
 
 setup() {
+  [ -n "${NLPIPE_VALGRIND:-}" ] || skip "minutes under memcheck: make valgrind runs it"
+  [ -z "${NLPIPE_ASAN:-}" ] || skip "not under make asan (the sanitizers and valgrind do not mix)"
+  command -v valgrind >/dev/null || skip "valgrind not installed (apt-get install valgrind)"
+  VG_BIN="$BATS_FILE_TMPDIR/vg/bin"
   W="$BATS_FILE_TMPDIR"
   cd "$W"
 }
