@@ -25,7 +25,7 @@ load helper
   d="$BATS_TEST_TMPDIR/demo"
   mkdir -p "$d" && touch "$d/stale"
   run_split env NLPIPE_BIN="$NLPIPE_BIN" DEMO_MINUTES=0.02 DEMO_THREADS=2 DEMO_DIR="$d" "$NLPIPE_TOP/tools/demo"
-  [ "$status" -eq 0 ] || { echo "$output"; echo "$stderr"; false; }
+  [ "$status" -eq 0 ] || { echo "status $status: $stderr"; tail -20 <<<"$output"; false; }
   [ ! -e "$d/stale" ]
   for f in ende.json lm.json wp.json mt/best/model.safetensors gpt/latest/model.safetensors \
            classifier/best/model.safetensors mt.tsv gpt.tsv bert.tsv dev.hyp.de mt-loss.png gpt-loss.png attention.png; do
