@@ -141,7 +141,8 @@ valgrind: $(DEPS_OK)
 	  NLPIPE_MPI=$(MPI) NLPIPE_UNITS=$(abspath $(BUILD)/tests) SHARED=$(abspath $(SHARED)) tests/run
 
 demo: $(DEPS_OK)
-	@$(MAKE) --no-print-directory -s all
+	@echo "make demo: building the tools (log: $(BUILD)/demo-build.log)"
+	@$(MAKE) --no-print-directory tools >$(BUILD)/demo-build.log 2>&1 || { cat $(BUILD)/demo-build.log; exit 1; }
 	@NLPIPE_BIN=$(abspath $(BINDIR)) tools/demo
 
 bench: $(DEPS_OK)
