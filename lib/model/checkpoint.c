@@ -116,8 +116,11 @@ int nlp_checkpoint_load(const char *dir, nlp_model **out, nlp_optim *o, nlp_trai
     path_in(mpath, sizeof mpath, dir, "model.safetensors");
     nlp_st *mf = NULL;
     if ((rc = nlp_st_open(&mf, mpath))) goto fail;
-    const char *mstep = nlp_st_meta(mf, "step");
-    int same = step && mstep && strcmp(step, mstep) == 0;
+    /* the model's step is copied out: its header is freed with the file */
+    char mstep[32];
+    const char *ms = nlp_st_meta(mf, "step");
+    snprintf(mstep, sizeof mstep, "%s", ms ? ms : "none");
+    int same = step && ms && strcmp(step, ms) == 0;
     char *end;
     long st = step ? strtol(step, &end, 10) : -1;
     nlp_st_close(mf);
@@ -127,7 +130,7 @@ int nlp_checkpoint_load(const char *dir, nlp_model **out, nlp_optim *o, nlp_trai
     }
     if (!same) {
         rc = nlp_error(NLP_EFORMAT, "checkpoint '%s' is inconsistent: the training state is at step %s, the model at %s",
-                       dir, step, mstep ? mstep : "none");
+                       dir, step, mstep);
         goto fail;
     }
     char hash[32];
