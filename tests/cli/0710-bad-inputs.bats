@@ -10,8 +10,6 @@
 # the file, and the line, byte or field where it is wrong), and that no
 # output was left behind on failure: nothing at $O (every row writes its
 # file or run directory there) and no *.tmp.* or hidden temporary anywhere.
-# Rows that fail today for the first four tools (issues 14 and 15, fixed
-# elsewhere) are marked skip with what is wrong.
 
 load helper
 
