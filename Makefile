@@ -48,6 +48,7 @@ LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB       := $(BUILD)/libnlpipe.a
 CLI_SRC   := $(sort $(wildcard bin/common/*.c))
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/%.o)
+CLI_LIB   := $(BUILD)/bin/common/libcli.a
 TOOL_SRC  := $(sort $(wildcard bin/*.c))
 TOOLS     := $(TOOL_SRC:bin/%.c=$(BINDIR)/%)
 DEV_SRC   := $(sort $(wildcard tools/*.c))
@@ -74,7 +75,7 @@ MAKEFLAGS += --no-builtin-rules
 .PHONY: all lib tools units test asan valgrind demo bench fuzz install uninstall clean deps check-deps
 .DEFAULT_GOAL := all
 
-all: $(TOOLS) $(DEVTOOLS) $(UNITS)
+all: $(CLI_LIB) $(TOOLS) $(DEVTOOLS) $(UNITS)
 lib: $(LIB)
 tools: $(TOOLS) $(DEVTOOLS)
 units: $(UNITS)
@@ -101,10 +102,18 @@ $(LIB): $(LIB_OBJ)
 	$(say) AR $@
 	$(Q)$(AR) rcs $@ $^
 
-$(BINDIR)/%: $(BUILD)/bin/%.o $(CLI_OBJ) $(LIB)
+# the tools' common layer is an archive too, so that a tool links only what
+# it uses: tokenize and bleu then load no BLAS (whose relocations alone cost
+# a few milliseconds at every start)
+$(CLI_LIB): $(CLI_OBJ)
+	@rm -f $@
+	$(say) AR $@
+	$(Q)$(AR) rcs $@ $^
+
+$(BINDIR)/%: $(BUILD)/bin/%.o $(CLI_LIB) $(LIB)
 	@mkdir -p $(@D)
 	$(say) LD $@
-	$(Q)$(CC) $(OPENMP) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_OBJ) $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(OPENMP) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_LIB) $(LIB) $(LDLIBS)
 
 $(TOOLDIR)/%: $(BUILD)/tools/%.o $(LIB)
 	@mkdir -p $(@D)

@@ -1065,10 +1065,18 @@ static struct src *srcs;
 
 int main(int argc, char **argv)
 {
-    nlp_threads_passive(argc, argv);
     o.progress = isatty(2);
     struct cli c = {"tokenize", usage, opts, NULL};
+    /* the command line as given (option parsing reorders argv) */
+    char **argv0 = nlp_calloc((size_t)argc + 1, sizeof *argv0);
+    if (!argv0) fail_with(NLP_ENOMEM);
+    memcpy(argv0, argv, (size_t)argc * sizeof *argv);
     int first = cli_parse(&c, argc, argv);
+    /* only threads that wait for work need the passive policy, and the
+     * re-execution it takes costs a process start (a third of loading
+     * GPT-2): not for one thread */
+    if (o.threads != 1 && !(o.threads == 0 && nlp_cpu_count() == 1)) nlp_threads_passive(argc, argv0);
+    free(argv0);
     nlp_writer_set_in_place(o.in_place);
     if (!o.model) cli_usage_error("no tokenizer: give one with -m");
     if (o.out_fmt == OUT_BIN && (o.type_ids || o.mask))

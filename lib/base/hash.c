@@ -21,12 +21,19 @@ static inline uint64_t rd64(const unsigned char *p)
     return v;
 }
 
+static inline uint64_t rd32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* n in 1..7 bytes as one word, without a call to memcpy: two overlapping
+ * reads of 4, or the first, middle and last byte (as wyhash reads them) */
 static inline uint64_t rd_tail(const unsigned char *p, size_t n)
 {
-    /* n in 1..7 */
-    uint64_t v = 0;
-    memcpy(&v, p, n);
-    return v;
+    if (n >= 4) return rd32(p) << 32 | rd32(p + n - 4);
+    return (uint64_t)p[0] << 16 | (uint64_t)p[n >> 1] << 8 | p[n - 1];
 }
 
 uint64_t nlp_hash(const void *data, size_t n, uint64_t seed)
@@ -53,27 +60,34 @@ uint64_t nlp_hash(const void *data, size_t n, uint64_t seed)
 struct entry {
     const char *key;
     uint32_t len;
-    uint32_t hash32;
     int64_t val;
+};
+
+/* A slot holds the key's hash beside its entry's index, so that a probe
+ * touches the entry (and its key) only when the hashes agree. */
+struct slot {
+    uint32_t hash;
+    int32_t ent; /* index into ents, -1 empty */
 };
 
 struct nlp_strmap {
     struct entry *ents; /* insertion order */
     size_t n, cap;
-    int32_t *slots;     /* index into ents, -1 empty */
+    struct slot *slots;
     size_t nslots;      /* power of two */
     nlp_arena keys;
 };
 
 static int rehash(nlp_strmap *m, size_t nslots)
 {
-    int32_t *s = nlp_malloc(nslots * sizeof *s);
+    struct slot *s = nlp_malloc(nslots * sizeof *s);
     if (!s) return NLP_ENOMEM;
     memset(s, 0xff, nslots * sizeof *s);
-    for (size_t i = 0; i < m->n; i++) {
-        size_t j = m->ents[i].hash32 & (nslots - 1);
-        while (s[j] >= 0) j = (j + 1) & (nslots - 1);
-        s[j] = (int32_t)i;
+    for (size_t i = 0; i < m->nslots; i++) {
+        if (m->slots[i].ent < 0) continue;
+        size_t j = m->slots[i].hash & (nslots - 1);
+        while (s[j].ent >= 0) j = (j + 1) & (nslots - 1);
+        s[j] = m->slots[i];
     }
     free(m->slots);
     m->slots = s;
@@ -87,11 +101,37 @@ nlp_strmap *nlp_strmap_new(size_t hint)
     if (!m) return NULL;
     size_t ns = 16;
     while (ns < hint * 2) ns *= 2;
-    if (rehash(m, ns)) {
-        free(m);
+    if (rehash(m, ns) || nlp_grow(&m->ents, &m->cap, hint ? hint : 1, sizeof *m->ents)) {
+        nlp_strmap_free(m);
         return NULL;
     }
     return m;
+}
+
+nlp_strmap *nlp_strmap_clone(const nlp_strmap *m)
+{
+    nlp_strmap *c = nlp_calloc(1, sizeof *c);
+    if (!c) return NULL;
+    size_t bytes = 0;
+    for (size_t i = 0; i < m->n; i++) bytes += m->ents[i].len + 1;
+    char *k = m->n ? nlp_arena_alloc(&c->keys, bytes) : NULL;
+    c->slots = nlp_malloc(m->nslots * sizeof *c->slots);
+    c->ents = nlp_malloc((m->n ? m->n : 1) * sizeof *c->ents);
+    if ((m->n && !k) || !c->slots || !c->ents) {
+        nlp_strmap_free(c);
+        return NULL;
+    }
+    memcpy(c->slots, m->slots, m->nslots * sizeof *c->slots);
+    c->nslots = m->nslots;
+    for (size_t i = 0; i < m->n; i++) {
+        c->ents[i] = m->ents[i];
+        memcpy(k, m->ents[i].key, m->ents[i].len + 1);
+        c->ents[i].key = k;
+        k += m->ents[i].len + 1;
+    }
+    c->n = c->cap = m->n;
+    if (!m->n) c->cap = 1;
+    return c;
 }
 
 void nlp_strmap_free(nlp_strmap *m)
@@ -109,12 +149,14 @@ static int64_t find(const nlp_strmap *m, const char *key, size_t n, uint64_t h, 
 {
     size_t j = h & (m->nslots - 1);
     for (;;) {
-        int32_t e = m->slots[j];
-        if (e < 0) break;
-        const struct entry *en = &m->ents[e];
-        if (en->hash32 == (uint32_t)h && en->len == n && memcmp(en->key, key, n) == 0) {
-            *slot = j;
-            return e;
+        struct slot s = m->slots[j];
+        if (s.ent < 0) break;
+        if (s.hash == (uint32_t)h) {
+            const struct entry *en = &m->ents[s.ent];
+            if (en->len == n && memcmp(en->key, key, n) == 0) {
+                *slot = j;
+                return s.ent;
+            }
         }
         j = (j + 1) & (m->nslots - 1);
     }
@@ -131,13 +173,56 @@ int nlp_strmap_get(const nlp_strmap *m, const char *key, size_t n, int64_t *val)
     return 1;
 }
 
+/*
+ * Many lookups at once, each a chain of three dependent memory reads (slot,
+ * entry, key bytes) that mostly miss the cache in a map of tens of
+ * thousands of keys. Done one after another they wait for each miss in
+ * turn; here the reads of key i + 3P, i + 2P and i + P are started
+ * (prefetched) while key i is compared, so that the waits overlap.
+ */
+#define PIPE 8
+void nlp_strmap_get_many(const nlp_strmap *m, const nlp_span *keys, size_t n, int64_t *vals, int64_t absent)
+{
+    uint64_t h[4 * PIPE];
+    size_t mask = m->nslots - 1;
+    for (size_t i = 0; i < n + 3 * PIPE; i++) {
+        if (i < n) { /* stage 1: hash, fetch the home slot */
+            h[i % (4 * PIPE)] = nlp_hash(keys[i].s, keys[i].n, 0);
+            __builtin_prefetch(&m->slots[h[i % (4 * PIPE)] & mask]);
+        }
+        if (i >= PIPE && i - PIPE < n) { /* stage 2: fetch the entry the slot names */
+            size_t k = i - PIPE;
+            struct slot sl = m->slots[h[k % (4 * PIPE)] & mask];
+            if (sl.ent >= 0) __builtin_prefetch(&m->ents[sl.ent]);
+        }
+        if (i >= 2 * PIPE && i - 2 * PIPE < n) { /* stage 3: fetch its key */
+            size_t k = i - 2 * PIPE;
+            struct slot sl = m->slots[h[k % (4 * PIPE)] & mask];
+            if (sl.ent >= 0) __builtin_prefetch(m->ents[sl.ent].key);
+        }
+        if (i >= 3 * PIPE) { /* compare */
+            size_t k = i - 3 * PIPE, slot;
+            int64_t e = find(m, keys[k].s, keys[k].n, h[k % (4 * PIPE)], &slot);
+            vals[k] = e < 0 ? absent : m->ents[e].val;
+        }
+    }
+}
+
+uint64_t nlp_strmap_hash(const char *key, size_t n) { return nlp_hash(key, n, 0); }
+
+void nlp_strmap_prefetch(const nlp_strmap *m, uint64_t h) { __builtin_prefetch(&m->slots[h & (m->nslots - 1)], 1); }
+
 int64_t *nlp_strmap_slot(nlp_strmap *m, const char *key, size_t n, int *is_new)
+{
+    return nlp_strmap_slot_h(m, key, n, nlp_hash(key, n, 0), is_new);
+}
+
+int64_t *nlp_strmap_slot_h(nlp_strmap *m, const char *key, size_t n, uint64_t h, int *is_new)
 {
     if (n > UINT32_MAX || m->n >= INT32_MAX) {
         nlp_error(NLP_ENOMEM, "string map: key or table too large");
         return NULL;
     }
-    uint64_t h = nlp_hash(key, n, 0);
     size_t slot;
     int64_t e = find(m, key, n, h, &slot);
     if (is_new) *is_new = e < 0;
@@ -152,9 +237,8 @@ int64_t *nlp_strmap_slot(nlp_strmap *m, const char *key, size_t n, int *is_new)
     struct entry *en = &m->ents[m->n];
     en->key = k;
     en->len = (uint32_t)n;
-    en->hash32 = (uint32_t)h;
     en->val = 0;
-    m->slots[slot] = (int32_t)m->n++;
+    m->slots[slot] = (struct slot){(uint32_t)h, (int32_t)m->n++};
     return &en->val;
 }
 

@@ -41,11 +41,23 @@ typedef struct nlp_strmap nlp_strmap;
  * nlp_strmap_free. */
 nlp_strmap *nlp_strmap_new(size_t hint);
 void nlp_strmap_free(nlp_strmap *m);
+/* A copy with the same keys, values and order; NULL on ENOMEM. */
+nlp_strmap *nlp_strmap_clone(const nlp_strmap *m);
 
 size_t nlp_strmap_size(const nlp_strmap *m);
 
 /* 1 and *val set if the key is present, 0 if not. */
 int nlp_strmap_get(const nlp_strmap *m, const char *key, size_t n, int64_t *val);
+
+/* A string that is not NUL-terminated */
+typedef struct nlp_span {
+    const char *s;
+    size_t n;
+} nlp_span;
+
+/* vals[i] = the value of keys[i], or `absent`, for i < n: the same as n
+ * calls of nlp_strmap_get, several times faster on a large map. */
+void nlp_strmap_get_many(const nlp_strmap *m, const nlp_span *keys, size_t n, int64_t *vals, int64_t absent);
 
 /* Inserts or overwrites. Returns 0 or NLP_ENOMEM. */
 int nlp_strmap_put(nlp_strmap *m, const char *key, size_t n, int64_t val);
@@ -53,6 +65,13 @@ int nlp_strmap_put(nlp_strmap *m, const char *key, size_t n, int64_t val);
 /* Get-or-insert: returns a pointer to the value (new keys start at 0, with
  * *is_new = 1), or NULL on ENOMEM. The pointer is valid until the next insert. */
 int64_t *nlp_strmap_slot(nlp_strmap *m, const char *key, size_t n, int *is_new);
+
+/* The same with the key's hash given: nlp_strmap_hash(key, n). With
+ * nlp_strmap_prefetch(m, hash) a caller that knows its next keys starts
+ * fetching their slots early (a large map's slots are not in cache). */
+int64_t *nlp_strmap_slot_h(nlp_strmap *m, const char *key, size_t n, uint64_t hash, int *is_new);
+uint64_t nlp_strmap_hash(const char *key, size_t n);
+void nlp_strmap_prefetch(const nlp_strmap *m, uint64_t hash);
 
 /* The i-th key in insertion order, 0 <= i < size. The key is NUL-terminated
  * and owned by the map. */

@@ -72,6 +72,7 @@ int nlp_grow(void *pp, size_t *cap, size_t need, size_t size)
 
 int nlp_buf_reserve(nlp_buf *b, size_t extra)
 {
+    if (extra < b->cap - b->len) return NLP_OK; /* room for extra and the NUL */
     if (extra > SIZE_MAX - b->len - 1) return nlp_error(NLP_ENOMEM, "out of memory (buffer)");
     return nlp_grow(&b->data, &b->cap, b->len + extra + 1, 1);
 }
@@ -141,11 +142,13 @@ struct nlp_arena_block {
 
 #define ARENA_BLOCK (64u << 10)
 
-void *nlp_arena_alloc(nlp_arena *a, size_t size)
+/* size bytes at `align` (1 or 16) */
+static void *arena_take(nlp_arena *a, size_t size, size_t align)
 {
-    size = (size + 15) & ~(size_t)15;
     struct nlp_arena_block *b = a->head;
-    if (!b || b->cap - b->used < size) {
+    size_t pad = b ? (align - (b->used & (align - 1))) & (align - 1) : 0;
+    if (!b || b->cap - b->used < pad + size) {
+        pad = 0;
         size_t cap = size > ARENA_BLOCK ? size : ARENA_BLOCK;
         struct nlp_arena_block *nb = nlp_malloc(sizeof *nb + cap);
         if (!nb) return NULL;
@@ -162,15 +165,17 @@ void *nlp_arena_alloc(nlp_arena *a, size_t size)
         }
         b = nb;
     }
-    void *p = b->data + b->used;
-    b->used += size;
-    a->used_total += size;
+    void *p = b->data + b->used + pad;
+    b->used += pad + size;
+    a->used_total += pad + size;
     return p;
 }
 
+void *nlp_arena_alloc(nlp_arena *a, size_t size) { return arena_take(a, (size + 15) & ~(size_t)15, 16); }
+
 char *nlp_arena_strndup(nlp_arena *a, const char *s, size_t n)
 {
-    char *d = nlp_arena_alloc(a, n + 1);
+    char *d = arena_take(a, n + 1, 1); /* strings need no alignment: keys packed tight stay in cache */
     if (!d) return NULL;
     memcpy(d, s, n);
     d[n] = 0;

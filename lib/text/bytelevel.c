@@ -11,6 +11,7 @@ static int32_t b2cp[256];
 static char b2u[256][2];
 static uint8_t b2ulen[256];
 static uint8_t hi2b[68]; /* U+0100 + n -> byte */
+static int16_t cp2b[0x100 + 68]; /* character -> byte, -1 where none */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static int printable(int b) { return (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF); }
@@ -18,6 +19,7 @@ static int printable(int b) { return (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b
 static void build(void)
 {
     int n = 0;
+    for (int c = 0; c < 0x100 + 68; c++) cp2b[c] = -1;
     for (int b = 0; b < 256; b++) {
         if (!printable(b)) hi2b[n] = (uint8_t)b;
         b2cp[b] = printable(b) ? b : 0x100 + n++;
@@ -26,6 +28,7 @@ static void build(void)
         b2ulen[b] = (uint8_t)k;
         b2u[b][0] = tmp[0];
         b2u[b][1] = k > 1 ? tmp[1] : 0;
+        cp2b[b2cp[b]] = (int16_t)b;
     }
 }
 
@@ -71,10 +74,19 @@ int nlp_bytelevel_decode(const char *s, size_t n, nlp_buf *out)
 {
     size_t keep = out->len;
     if (nlp_buf_reserve(out, n)) return NLP_ENOMEM;
+    pthread_once(&once, build);
     size_t i = 0;
+    const unsigned char *u = (const unsigned char *)s;
     while (i < n) {
-        int32_t cp = nlp_utf8_next(s, n, &i);
-        int b = cp < 0 ? -1 : nlp_bytelevel_byte(cp);
+        int32_t cp;
+        /* the characters of the mapping are printable ASCII and U+00A1 to
+         * U+0143: one or two bytes */
+        if (u[i] < 0x80) cp = u[i++];
+        else if (u[i] >= 0xC2 && u[i] <= 0xC5 && i + 1 < n && (u[i + 1] & 0xC0) == 0x80) {
+            cp = (u[i] & 0x1F) << 6 | (u[i + 1] & 0x3F);
+            i += 2;
+        } else cp = nlp_utf8_next(s, n, &i);
+        int b = cp >= 0 && cp < 0x100 + 68 ? cp2b[cp] : -1;
         if (b < 0) {
             out->len = keep;
             if (out->data) out->data[keep] = 0;

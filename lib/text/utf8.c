@@ -89,6 +89,16 @@ int nlp_utf8_valid(const char *s, size_t n, size_t *bad)
             i += 8;
         }
         if (i >= n) break;
+        /* a two-byte sequence (Latin, Greek, Cyrillic...; GPT-2's Ġ) */
+        unsigned c = (unsigned char)s[i];
+        if (c >= 0xC2 && c <= 0xDF && i + 1 < n && ((unsigned char)s[i + 1] & 0xC0) == 0x80) {
+            i += 2;
+            continue;
+        }
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
         size_t at = i;
         if (nlp_utf8_next(s, n, &i) < 0) {
             if (bad) *bad = at;

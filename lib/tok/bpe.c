@@ -156,35 +156,52 @@ int nlp_bpe_new(nlp_bpe **out, const nlp_vocab *vocab, const int32_t *merges, si
     for (size_t i = 0; i < ns; i++) m->t[i].rank = NO_RANK;
     m->mask = ns - 1;
     m->shift = 64 - bits;
-    for (size_t r = 0; r < nmerges; r++) {
-        int32_t a = merges[2 * r], c = merges[2 * r + 1];
-        size_t la, lc;
-        const char *sa = nlp_vocab_token(vocab, a, &la), *sc = nlp_vocab_token(vocab, c, &lc);
-        if (!sa || !sc) {
-            rc = nlp_error(NLP_EFORMAT, "merge %zu: token id %ld is not in the vocabulary", r, (long)(sa ? c : a));
-            goto fail;
-        }
-        if (m->plen && lc >= m->plen && memcmp(sc, m->o.continuing_subword_prefix, m->plen) == 0) {
-            sc += m->plen;
-            lc -= m->plen;
-        }
+    /* the merged tokens are looked up a chunk at a time (their lookups
+     * overlap: nlp_vocab_find_many) */
+    enum { CHUNK = 1024 };
+    nlp_span cat[CHUNK];
+    int32_t cid[CHUNK];
+    size_t off[CHUNK + 1];
+    for (size_t r0 = 0; r0 < nmerges; r0 += CHUNK) {
+        size_t k = nmerges - r0 < CHUNK ? nmerges - r0 : CHUNK;
         nlp_buf_reset(&b);
-        if (nlp_buf_append(&b, sa, la) || nlp_buf_append(&b, sc, lc)) {
-            rc = NLP_ENOMEM;
-            goto fail;
+        for (size_t q = 0; q < k; q++) {
+            size_t r = r0 + q;
+            int32_t a = merges[2 * r], c = merges[2 * r + 1];
+            size_t la, lc;
+            const char *sa = nlp_vocab_token(vocab, a, &la), *sc = nlp_vocab_token(vocab, c, &lc);
+            if (!sa || !sc) {
+                rc = nlp_error(NLP_EFORMAT, "merge %zu: token id %ld is not in the vocabulary", r, (long)(sa ? c : a));
+                goto fail;
+            }
+            if (m->plen && lc >= m->plen && memcmp(sc, m->o.continuing_subword_prefix, m->plen) == 0) {
+                sc += m->plen;
+                lc -= m->plen;
+            }
+            off[q] = b.len;
+            if (nlp_buf_append(&b, sa, la) || nlp_buf_append(&b, sc, lc)) {
+                rc = NLP_ENOMEM;
+                goto fail;
+            }
         }
-        int32_t id = nlp_vocab_find(vocab, b.data, b.len);
-        if (id < 0) {
-            rc = nlp_error(NLP_EFORMAT, "merge %zu ('%s' '%s'): the merged token '%s' is not in the vocabulary", r,
-                           tok_str(vocab, a), tok_str(vocab, c), b.data);
-            goto fail;
+        off[k] = b.len;
+        for (size_t q = 0; q < k; q++) cat[q] = (nlp_span){b.data + off[q], off[q + 1] - off[q]};
+        nlp_vocab_find_many(vocab, cat, k, cid);
+        for (size_t q = 0; q < k; q++) {
+            size_t r = r0 + q;
+            int32_t a = merges[2 * r], c = merges[2 * r + 1], id = cid[q];
+            if (id < 0) {
+                rc = nlp_error(NLP_EFORMAT, "merge %zu ('%s' '%s'): the merged token '%.*s' is not in the vocabulary",
+                               r, tok_str(vocab, a), tok_str(vocab, c), (int)cat[q].n, cat[q].s);
+                goto fail;
+            }
+            uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)c;
+            size_t j = slot_of(m, key);
+            while (m->t[j].rank != NO_RANK && m->t[j].key != key) j = (j + 1) & m->mask;
+            m->t[j].key = key;
+            m->t[j].rank = (uint32_t)r; /* a later duplicate wins, as in HF */
+            m->t[j].id = id;
         }
-        uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)c;
-        size_t j = slot_of(m, key);
-        while (m->t[j].rank != NO_RANK && m->t[j].key != key) j = (j + 1) & m->mask;
-        m->t[j].key = key;
-        m->t[j].rank = (uint32_t)r; /* a later duplicate wins, as in HF */
-        m->t[j].id = id;
     }
 
     for (int x = 0; x < 256; x++) {

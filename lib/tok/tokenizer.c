@@ -18,6 +18,7 @@ const char *const nlp_eot_tokens[] = {"<|endoftext|>", "</s>", "<eos>", "[SEP]",
 struct nlp_tokenizer {
     nlp_tok_spec s;
     nlp_vocab *all; /* model vocabulary + added tokens, by id */
+    int all_shared; /* all is s.vocab (nothing added to it): not freed apart */
     size_t vsize;
     uint8_t *special; /* by id */
     nlp_bpe *bpe;
@@ -189,7 +190,7 @@ void nlp_tokenizer_free(nlp_tokenizer *tk)
 {
     if (!tk) return;
     nlp_tok_spec_free(&tk->s);
-    nlp_vocab_free(tk->all);
+    if (!tk->all_shared) nlp_vocab_free(tk->all);
     free(tk->special);
     nlp_bpe_free(tk->bpe);
     nlp_wordpiece_free(tk->wp);
@@ -204,7 +205,17 @@ void nlp_tokenizer_free(nlp_tokenizer *tk)
 static int build_ids(nlp_tokenizer *tk)
 {
     const nlp_tok_spec *s = &tk->s;
-    tk->all = nlp_vocab_clone(s->vocab);
+    /* where every added token is in the model's vocabulary already (GPT-2's
+     * <|endoftext|>, BERT's [CLS]...), that vocabulary serves: a copy of
+     * 50,000 tokens would cost a millisecond at every start */
+    int all_in = 1;
+    for (size_t i = 0; i < s->n_added && all_in; i++) {
+        size_t hn, n = strlen(s->added[i].content);
+        const char *have = nlp_vocab_token(s->vocab, s->added[i].id, &hn);
+        all_in = have && hn == n && memcmp(have, s->added[i].content, n) == 0;
+    }
+    tk->all_shared = all_in;
+    tk->all = all_in ? s->vocab : nlp_vocab_clone(s->vocab);
     if (!tk->all) return NLP_ENOMEM;
     for (size_t i = 0; i < s->n_added; i++) {
         const nlp_added_token *t = &s->added[i];

@@ -7,6 +7,7 @@
 #include "base/mem.h"
 #include "text/unicode.h"
 #include "text/utf8.h"
+#include "tok/jscan.h"
 #include "tok/tokbin.h"
 #include "tok/tokjson.h"
 
@@ -22,17 +23,12 @@
 
 // --- merges files ("a b" per line)
 
-struct mline {
-    const char *a, *b;
-    size_t la, lb;
-    size_t line;
-};
-
-/* Splits a merges file into pairs. The text must stay alive. Skips a first
- * line starting with "#version" and empty lines. */
-static int parse_merges(const char *data, size_t n, const char *name, struct mline **out, size_t *count)
+/* Splits a merges file into pairs of tokens (two spans a pair, inside the
+ * text, which must stay alive). Skips a first line starting with
+ * "#version" and empty lines. */
+static int parse_merges(const char *data, size_t n, const char *name, nlp_span **out, size_t *count)
 {
-    struct mline *v = NULL;
+    nlp_span *v = NULL;
     size_t nv = 0, cap = 0, line = 0, i = 0;
     while (i < n) {
         const char *nl = memchr(data + i, '\n', n - i);
@@ -49,15 +45,12 @@ static int parse_merges(const char *data, size_t n, const char *name, struct mli
             free(v);
             return nlp_error(NLP_EFORMAT, "'%s' line %zu: expected two tokens separated by one space", name, line);
         }
-        if (nlp_grow(&v, &cap, nv + 1, sizeof *v)) {
+        if (2 * nv + 2 > cap && nlp_grow(&v, &cap, 2 * nv + 2, sizeof *v)) {
             free(v);
             return NLP_ENOMEM;
         }
-        v[nv].a = s;
-        v[nv].la = (size_t)(sp - s);
-        v[nv].b = sp + 1;
-        v[nv].lb = (size_t)(s + len - sp - 1);
-        v[nv].line = line;
+        v[2 * nv] = (nlp_span){s, (size_t)(sp - s)};
+        v[2 * nv + 1] = (nlp_span){sp + 1, (size_t)(s + len - sp - 1)};
         nv++;
     }
     *out = v;
@@ -162,6 +155,20 @@ static int read_vocab_json(const char *path, nlp_vocab **out)
     json_error_t err;
     size_t len = m.len;
     const char *text = skip_bom(m.data, &len);
+    /* the fast path; where it does not answer, jansson reads the text and
+     * the checks below name what is wrong */
+    size_t o0 = nlp_jscan_ws(text, len, 0), end = 0, keys;
+    nlp_vocab *fast = NULL;
+    if ((rc = nlp_jscan_vocab(text, o0, len, &end, &fast, &keys)) == 1 && nlp_jscan_ws(text, len, end) == len) {
+        nlp_unmap(&m);
+        *out = fast;
+        return NLP_OK;
+    }
+    nlp_vocab_free(fast);
+    if (rc < 0) {
+        nlp_unmap(&m);
+        return rc;
+    }
     json_t *root = json_loadb(text, len, 0, &err);
     nlp_unmap(&m);
     if (!root) return nlp_error(NLP_EFORMAT, "'%s' line %d column %d: %s", path, err.line, err.column, err.text);
@@ -209,33 +216,30 @@ int nlp_tokfiles_read_pair(const char *vocab_path, const char *merges_path, int 
     if (rc) return rc;
     char *data = NULL;
     size_t n, nm = 0;
-    struct mline *ml = NULL;
-    if ((rc = read_text(merges_path, &data, &n)) || (rc = parse_merges(data, n, merges_path, &ml, &nm))) goto fail;
+    nlp_span *keys = NULL;
+    if ((rc = read_text(merges_path, &data, &n)) || (rc = parse_merges(data, n, merges_path, &keys, &nm))) goto fail;
     s->merges = nlp_malloc((nm ? 2 * nm : 1) * sizeof *s->merges);
     if (!s->merges) {
         rc = NLP_ENOMEM;
         goto fail;
     }
-    for (size_t i = 0; i < nm; i++) {
-        int32_t a = nlp_vocab_find(s->vocab, ml[i].a, ml[i].la), b = nlp_vocab_find(s->vocab, ml[i].b, ml[i].lb);
-        if (a < 0 || b < 0) {
-            rc = nlp_error(NLP_EFORMAT, "'%s' line %zu: token '%.*s' is not in '%s'", merges_path, ml[i].line,
-                           (int)(a < 0 ? ml[i].la : ml[i].lb), a < 0 ? ml[i].a : ml[i].b, vocab_path);
+    nlp_vocab_find_many(s->vocab, keys, 2 * nm, s->merges);
+    for (size_t i = 0; i < 2 * nm; i++)
+        if (s->merges[i] < 0) {
+            rc = nlp_error(NLP_EFORMAT, "'%s' line %zu: token '%.*s' is not in '%s'", merges_path,
+                           line_of(data, (size_t)(keys[i].s - data)), (int)keys[i].n, keys[i].s, vocab_path);
             goto fail;
         }
-        s->merges[2 * i] = a;
-        s->merges[2 * i + 1] = b;
-    }
     s->n_merges = nm;
     s->model = NLP_MODEL_BPE;
     if (gpt2 || looks_byte_level(s->vocab)) rc = gpt2_pipeline(s);
     else rc = classic_pipeline(s, ends_with_eow(s->vocab) ? EOW : NULL);
     if (rc) goto fail;
-    free(ml);
+    free(keys);
     free(data);
     return NLP_OK;
 fail:
-    free(ml);
+    free(keys);
     free(data);
     nlp_tok_spec_free(s);
     return rc;
@@ -278,7 +282,7 @@ int nlp_tokfiles_read_codes(const char *path, nlp_tok_spec *s)
     memset(s, 0, sizeof *s);
     char *data = NULL;
     size_t n, nm = 0, ns = 0, cap = 0;
-    struct mline *ml = NULL;
+    nlp_span *ml = NULL; /* a pair: ml[2i], ml[2i + 1] */
     struct cpt *set = NULL;
     nlp_buf b = {0};
     int rc;
@@ -288,8 +292,8 @@ int nlp_tokfiles_read_codes(const char *path, nlp_tok_spec *s)
         goto fail;
     }
     for (size_t i = 0; i < nm; i++)
-        if ((rc = collect_chars(ml[i].a, ml[i].la, &set, &ns, &cap)) ||
-            (rc = collect_chars(ml[i].b, ml[i].lb, &set, &ns, &cap)))
+        if ((rc = collect_chars(ml[2 * i].s, ml[2 * i].n, &set, &ns, &cap)) ||
+            (rc = collect_chars(ml[2 * i + 1].s, ml[2 * i + 1].n, &set, &ns, &cap)))
             goto fail;
     /* every character in both spellings, so that any word of known
      * characters can be encoded */
@@ -320,14 +324,16 @@ int nlp_tokfiles_read_codes(const char *path, nlp_tok_spec *s)
         goto fail;
     }
     for (size_t i = 0; i < nm; i++) {
-        int32_t a = nlp_vocab_find(s->vocab, ml[i].a, ml[i].la), c = nlp_vocab_find(s->vocab, ml[i].b, ml[i].lb);
+        const nlp_span *x = &ml[2 * i], *y = &ml[2 * i + 1];
+        int32_t a = nlp_vocab_find(s->vocab, x->s, x->n), c = nlp_vocab_find(s->vocab, y->s, y->n);
         if (a < 0 || c < 0) {
+            const nlp_span *z = a < 0 ? x : y;
             rc = nlp_error(NLP_EFORMAT, "'%s' line %zu: '%.*s' is neither a character nor made by an earlier merge",
-                           path, ml[i].line, (int)(a < 0 ? ml[i].la : ml[i].lb), a < 0 ? ml[i].a : ml[i].b);
+                           path, line_of(data, (size_t)(z->s - data)), (int)z->n, z->s);
             goto fail;
         }
         nlp_buf_reset(&b);
-        if (nlp_buf_append(&b, ml[i].a, ml[i].la) || nlp_buf_append(&b, ml[i].b, ml[i].lb) ||
+        if (nlp_buf_append(&b, x->s, x->n) || nlp_buf_append(&b, y->s, y->n) ||
             nlp_vocab_add(s->vocab, b.data, b.len, NULL)) {
             rc = NLP_ENOMEM;
             goto fail;
@@ -649,12 +655,16 @@ int nlp_tokfiles_read(const char *path, nlp_tokfiles_opts *opts, nlp_tok_spec *s
         if ((rc = nlp_map_file_max(&m, path, NLP_TOKFILE_MAX_BYTES))) goto out;
         size_t len = m.len;
         const char *text = skip_bom(m.data, &len);
-        json_t *root = json_loadb(text, len, 0, NULL);
-        int has_model = json_is_object(json_object_get(root, "model"));
-        int is_obj = json_is_object(root);
-        json_decref(root);
+        nlp_jscan_tok t;
+        int r = nlp_jscan_tokenizer(text, len, &t);
+        if (r < -1) {
+            nlp_unmap(&m);
+            rc = r;
+            goto out;
+        }
+        int has_model = r == 1 && t.model[1], is_obj = r == 1;
         if (has_model || !is_obj) {
-            rc = nlp_tokjson_parse(m.data, m.len, path, s);
+            rc = nlp_tokjson_parse_scanned(text, len, path, is_obj ? &t : NULL, s);
             nlp_unmap(&m);
             goto out;
         }

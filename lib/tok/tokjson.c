@@ -2,6 +2,7 @@
  * tokjson.c — tokenizer.json through jansson. See tokjson.h.
  */
 #include "tok/tokjson.h"
+#include "tok/jscan.h"
 #include "tok/tokfiles.h"
 #include "base/err.h"
 #include "base/io.h"
@@ -15,9 +16,18 @@
 
 // --- reading
 
+/* model.vocab and model.merges as jscan.c read them, where it could */
+struct fast {
+    nlp_vocab *vocab;
+    int32_t *merges;
+    size_t n_merges;
+    int has_merges;
+};
+
 struct rd {
     const char *name;
     nlp_tok_spec *s;
+    struct fast *fast; /* or NULL */
 };
 
 static int bad(const struct rd *r, const char *where, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -466,6 +476,11 @@ static int read_trunc_pad(const struct rd *r, const json_t *root)
 static int read_vocab(const struct rd *r, const json_t *m)
 {
     nlp_tok_spec *s = r->s;
+    if (r->fast && r->fast->vocab) {
+        s->vocab = r->fast->vocab;
+        r->fast->vocab = NULL;
+        return NLP_OK;
+    }
     json_t *v = json_object_get(m, "vocab");
     if (!json_is_object(v)) return bad(r, "model.vocab", "expected an object of \"token\": id");
     if (!(s->vocab = nlp_vocab_new(json_object_size(v)))) return NLP_ENOMEM;
@@ -557,6 +572,13 @@ static int read_model(const struct rd *r, const json_t *m)
     json_t *ms = json_object_get(m, "merges");
     if (ms && !json_is_null(ms)) {
         if (!json_is_array(ms)) return bad(r, "model.merges", "expected an array");
+        if (r->fast && r->fast->has_merges) {
+            s->merges = r->fast->merges;
+            s->n_merges = r->fast->n_merges;
+            r->fast->merges = NULL;
+            r->fast->has_merges = 0;
+            return NLP_OK;
+        }
         size_t n = json_array_size(ms);
         s->merges = nlp_malloc((n ? 2 * n : 1) * sizeof *s->merges);
         if (!s->merges) return NLP_ENOMEM;
@@ -591,22 +613,96 @@ static int parse_root(const struct rd *r, const json_t *root)
     return read_trunc_pad(r, root);
 }
 
+/*
+ * The fast path (jscan.h): reads model.vocab, and model.merges against it,
+ * and makes in *doc a copy of the text with both emptied ({} and []), for
+ * jansson to read the rest (an error found there sends the whole original
+ * text to jansson, so positions in the copy do not matter). 1: done (where
+ * f->has_merges, the merges too); 0: not handled (the whole text goes to
+ * jansson); NLP_ENOMEM.
+ */
+static int fast_model(const char *s, size_t n, const nlp_jscan_tok *scanned, struct fast *f, nlp_buf *doc)
+{
+    nlp_jscan_tok t;
+    size_t keys;
+    int r = 1;
+    if (scanned) t = *scanned;
+    else if ((r = nlp_jscan_tokenizer(s, n, &t)) != 1) return r < -1 ? r : 0;
+    if (!t.model[1] || !t.vocab[1]) return 0;
+    size_t v0 = t.vocab[0], v1 = t.vocab[1], g0 = t.merges[0], g1 = t.merges[1];
+    if ((r = nlp_jscan_vocab(s, v0, v1, NULL, &f->vocab, &keys)) <= 0) return r;
+    if (g1 && (r = nlp_jscan_merges(s, g0, g1, f->vocab, &f->merges, &f->n_merges)) < 0) return r;
+    f->has_merges = g1 && r == 1;
+    if (nlp_buf_reserve(doc, n)) return NLP_ENOMEM;
+    size_t span[2][2] = {{v0, v1}, {g0, g1}}, ns = f->has_merges ? 2 : 1, at = 0;
+    if (ns == 2 && g0 < v0) {
+        size_t t0 = span[0][0], t1 = span[0][1];
+        span[0][0] = span[1][0], span[0][1] = span[1][1];
+        span[1][0] = t0, span[1][1] = t1;
+    }
+    for (size_t k = 0; k < ns; k++) {
+        size_t a = span[k][0], b = span[k][1];
+        memcpy(doc->data + doc->len, s + at, a - at);
+        doc->len += a - at;
+        doc->data[doc->len++] = s[a];
+        doc->data[doc->len++] = s[b - 1];
+        at = b;
+    }
+    memcpy(doc->data + doc->len, s + at, n - at);
+    doc->len += n - at;
+    return 1;
+}
+
+static void fast_free(struct fast *f)
+{
+    nlp_vocab_free(f->vocab);
+    free(f->merges);
+    memset(f, 0, sizeof *f);
+}
+
+static int parse(const char *data, size_t n, const char *name, nlp_tok_spec *spec, struct fast *fast)
+{
+    json_error_t err;
+    /* any JSON value, so that null or a number is named as what it is */
+    json_t *root = json_loadb(data, n, JSON_DECODE_ANY, &err);
+    if (!root) return nlp_error(NLP_EFORMAT, "'%s' line %d column %d: %s", name, err.line, err.column, err.text);
+    struct rd r = {name, spec, fast};
+    int rc = parse_root(&r, root);
+    json_decref(root);
+    if (rc) nlp_tok_spec_free(spec);
+    return rc;
+}
+
 int nlp_tokjson_parse(const char *data, size_t n, const char *name, nlp_tok_spec *spec)
+{
+    return nlp_tokjson_parse_scanned(data, n, name, NULL, spec);
+}
+
+int nlp_tokjson_parse_scanned(const char *data, size_t n, const char *name, const nlp_jscan_tok *scanned,
+                              nlp_tok_spec *spec)
 {
     memset(spec, 0, sizeof *spec);
     if (n >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0) { /* a byte-order mark, as HF accepts */
         data += 3;
         n -= 3;
+        scanned = NULL;
     }
-    json_error_t err;
-    /* any JSON value, so that null or a number is named as what it is */
-    json_t *root = json_loadb(data, n, JSON_DECODE_ANY, &err);
-    if (!root) return nlp_error(NLP_EFORMAT, "'%s' line %d column %d: %s", name, err.line, err.column, err.text);
-    struct rd r = {name, spec};
-    int rc = parse_root(&r, root);
-    json_decref(root);
-    if (rc) nlp_tok_spec_free(spec);
-    return rc;
+    struct fast f = {0};
+    nlp_buf doc = {0};
+    int rc = fast_model(data, n, scanned, &f, &doc);
+    if (rc == 1) {
+        rc = parse(doc.data, doc.len, name, spec, &f);
+        /* an error: the whole text again, so that what is named and where
+         * is what jansson and the readers find in it */
+        if (rc && rc != NLP_ENOMEM) rc = 0;
+        else rc = rc ? rc : 1;
+    }
+    fast_free(&f);
+    nlp_buf_free(&doc);
+    if (rc == 1) return NLP_OK;
+    if (rc < 0) return rc;
+    memset(spec, 0, sizeof *spec);
+    return parse(data, n, name, spec, NULL);
 }
 
 int nlp_tokjson_read(const char *path, nlp_tok_spec *spec)

@@ -24,12 +24,18 @@
 #define NLP_TOK_TOKJSON_H
 
 #include "base/mem.h"
+#include "tok/jscan.h"
 #include "tok/tokenizer.h"
 
 /* Parses tokenizer.json text data[0..n) (`name` for messages) into *spec
  * (zeroed first; on error it is freed and zeroed again). Returns 0,
  * NLP_EFORMAT or NLP_ENOMEM. */
 int nlp_tokjson_parse(const char *data, size_t n, const char *name, nlp_tok_spec *spec);
+
+/* The same, with what nlp_jscan_tokenizer found in the text (after any
+ * byte-order mark) given, so that it is not scanned twice. */
+int nlp_tokjson_parse_scanned(const char *data, size_t n, const char *name, const nlp_jscan_tok *scanned,
+                              nlp_tok_spec *spec);
 
 /* Reads the file at path. Errors as nlp_tokjson_parse, plus NLP_EIO. */
 int nlp_tokjson_read(const char *path, nlp_tok_spec *spec);

@@ -18,27 +18,6 @@ struct nlp_vocab {
     size_t size, cap, count;
 };
 
-nlp_vocab *nlp_vocab_new(size_t hint)
-{
-    nlp_vocab *v = nlp_calloc(1, sizeof *v);
-    if (!v) return NULL;
-    v->map = nlp_strmap_new(hint ? hint : 16);
-    if (!v->map) {
-        free(v);
-        return NULL;
-    }
-    return v;
-}
-
-void nlp_vocab_free(nlp_vocab *v)
-{
-    if (!v) return;
-    nlp_strmap_free(v->map);
-    free(v->tok);
-    free(v->len);
-    free(v);
-}
-
 static int ensure(nlp_vocab *v, size_t need)
 {
     if (need <= v->cap) return NLP_OK;
@@ -55,6 +34,28 @@ static int ensure(nlp_vocab *v, size_t need)
     v->cap = c;
     return NLP_OK;
 }
+
+nlp_vocab *nlp_vocab_new(size_t hint)
+{
+    nlp_vocab *v = nlp_calloc(1, sizeof *v);
+    if (!v) return NULL;
+    v->map = nlp_strmap_new(hint ? hint : 16);
+    if (!v->map || ensure(v, hint)) {
+        nlp_vocab_free(v);
+        return NULL;
+    }
+    return v;
+}
+
+void nlp_vocab_free(nlp_vocab *v)
+{
+    if (!v) return;
+    nlp_strmap_free(v->map);
+    free(v->tok);
+    free(v->len);
+    free(v);
+}
+
 
 /* Inserts into the map and points tok[id] at the map's copy of the key. */
 static int place(nlp_vocab *v, int32_t id, const char *s, size_t n)
@@ -86,24 +87,78 @@ int nlp_vocab_add(nlp_vocab *v, const char *s, size_t n, int32_t *id)
     return NLP_OK;
 }
 
+static int set_h(nlp_vocab *v, int32_t id, const char *s, size_t n, uint64_t h);
+
 int nlp_vocab_set(nlp_vocab *v, int32_t id, const char *s, size_t n)
 {
+    return set_h(v, id, s, n, nlp_strmap_hash(s, n));
+}
+
+int nlp_vocab_set_many(nlp_vocab *v, const int32_t *ids, const nlp_span *toks, size_t n, size_t *failed)
+{
+    enum { AHEAD = 8 };
+    uint64_t h[AHEAD];
+    for (size_t i = 0; i < n && i < AHEAD; i++) {
+        h[i] = nlp_strmap_hash(toks[i].s, toks[i].n);
+        nlp_strmap_prefetch(v->map, h[i]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t hi = h[i % AHEAD];
+        if (i + AHEAD < n) {
+            h[i % AHEAD] = nlp_strmap_hash(toks[i + AHEAD].s, toks[i + AHEAD].n);
+            nlp_strmap_prefetch(v->map, h[i % AHEAD]);
+        }
+        int rc = set_h(v, ids[i], toks[i].s, toks[i].n, hi);
+        if (rc) {
+            *failed = i;
+            return rc;
+        }
+    }
+    return NLP_OK;
+}
+
+static int set_h(nlp_vocab *v, int32_t id, const char *s, size_t n, uint64_t h)
+{
     if (id < 0 || id >= INT32_MAX - 1) return nlp_error(NLP_EFORMAT, "token id %ld is out of range", (long)id);
-    int32_t have = nlp_vocab_find(v, s, n);
-    if (have >= 0)
-        return nlp_error(NLP_EFORMAT, "token '%.*s' has two ids (%ld and %ld)", (int)(n > 80 ? 80 : n), s,
-                         (long)have, (long)id);
-    if (ensure(v, (size_t)id + 1)) return NLP_ENOMEM;
-    if (v->tok[id])
+    if ((size_t)id < v->cap && v->tok[id]) {
+        int32_t have = nlp_vocab_find(v, s, n);
+        if (have >= 0)
+            return nlp_error(NLP_EFORMAT, "token '%.*s' has two ids (%ld and %ld)", (int)(n > 80 ? 80 : n), s,
+                             (long)have, (long)id);
         return nlp_error(NLP_EFORMAT, "id %ld is given to two tokens ('%s' and '%.*s')", (long)id, v->tok[id],
                          (int)(n > 80 ? 80 : n), s);
-    return place(v, id, s, n);
+    }
+    if (ensure(v, (size_t)id + 1)) return NLP_ENOMEM;
+    /* one probe of the map: it finds the token, or takes it in */
+    int is_new;
+    int64_t *slot = nlp_strmap_slot_h(v->map, s, n, h, &is_new);
+    if (!slot) return NLP_ENOMEM;
+    if (!is_new)
+        return nlp_error(NLP_EFORMAT, "token '%.*s' has two ids (%ld and %ld)", (int)(n > 80 ? 80 : n), s,
+                         (long)*slot, (long)id);
+    *slot = id;
+    size_t kn;
+    v->tok[id] = nlp_strmap_key(v->map, nlp_strmap_size(v->map) - 1, &kn);
+    v->len[id] = (uint32_t)n;
+    if ((size_t)id >= v->size) v->size = (size_t)id + 1;
+    v->count++;
+    return NLP_OK;
 }
 
 int32_t nlp_vocab_find(const nlp_vocab *v, const char *s, size_t n)
 {
     int64_t id;
     return nlp_strmap_get(v->map, s, n, &id) ? (int32_t)id : -1;
+}
+
+void nlp_vocab_find_many(const nlp_vocab *v, const nlp_span *keys, size_t n, int32_t *ids)
+{
+    int64_t val[1024];
+    for (size_t i = 0; i < n; i += 1024) {
+        size_t k = n - i < 1024 ? n - i : 1024;
+        nlp_strmap_get_many(v->map, keys + i, k, val, -1);
+        for (size_t j = 0; j < k; j++) ids[i + j] = (int32_t)val[j];
+    }
 }
 
 const char *nlp_vocab_token(const nlp_vocab *v, int32_t id, size_t *n)
@@ -118,12 +173,22 @@ size_t nlp_vocab_count(const nlp_vocab *v) { return v->count; }
 
 nlp_vocab *nlp_vocab_clone(const nlp_vocab *v)
 {
-    nlp_vocab *c = nlp_vocab_new(v->count);
+    nlp_vocab *c = nlp_calloc(1, sizeof *c);
     if (!c) return NULL;
-    for (size_t i = 0; i < v->size; i++)
-        if (v->tok[i] && nlp_vocab_set(c, (int32_t)i, v->tok[i], v->len[i])) {
-            nlp_vocab_free(c);
-            return NULL;
-        }
+    c->map = nlp_strmap_clone(v->map);
+    if (!c->map || ensure(c, v->size)) {
+        nlp_vocab_free(c);
+        return NULL;
+    }
+    /* the map's keys in insertion order are the tokens in the order set */
+    for (size_t i = 0, n = nlp_strmap_size(c->map); i < n; i++) {
+        size_t kn;
+        const char *k = nlp_strmap_key(c->map, i, &kn);
+        int64_t id = nlp_strmap_value(c->map, i);
+        c->tok[id] = k;
+        c->len[id] = (uint32_t)kn;
+    }
+    c->size = v->size;
+    c->count = v->count;
     return c;
 }

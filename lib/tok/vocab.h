@@ -11,6 +11,8 @@
 #ifndef NLP_TOK_VOCAB_H
 #define NLP_TOK_VOCAB_H
 
+#include "base/hash.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +44,12 @@ int nlp_vocab_set(nlp_vocab *v, int32_t id, const char *s, size_t n);
 
 /* Id of token s[0..n), or -1. */
 int32_t nlp_vocab_find(const nlp_vocab *v, const char *s, size_t n);
+/* nlp_vocab_set of toks[i] at ids[i] for i < n, in order, faster (the next
+ * tokens' slots are fetched ahead); on an error, *failed is the index. */
+int nlp_vocab_set_many(nlp_vocab *v, const int32_t *ids, const nlp_span *toks, size_t n, size_t *failed);
+/* ids[i] = nlp_vocab_find of keys[i], for i < n: faster than one by one
+ * (the lookups overlap their cache misses). */
+void nlp_vocab_find_many(const nlp_vocab *v, const nlp_span *keys, size_t n, int32_t *ids);
 
 /* Token of id (NUL-terminated, owned by v) and its length, or NULL for an id
  * out of range or a hole. */

@@ -1,0 +1,606 @@
+/*
+ * jscan.c — a fast path through the large, flat parts of tokenizer files.
+ * See jscan.h.
+ *
+ * What counts as valid follows jansson 2.14 as the readers call it (no
+ * JSON_ALLOW_NUL): strings of well-formed UTF-8 without control characters,
+ * the escapes \" \\ \/ \b \f \n \r \t and \uXXXX (a high surrogate only with
+ * a low one after it, never \u0000), integers -?(0|[1-9][0-9]*) without a
+ * fraction or exponent, and no more than 2048 levels of nesting. Where the
+ * text strays from the shapes read here, the answer is "not handled".
+ */
+#include "tok/jscan.h"
+#include "base/err.h"
+#include "base/mem.h"
+
+#include <stdlib.h>
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#define MAX_DEPTH 2048 /* jansson's JSON_PARSER_MAX_DEPTH */
+
+size_t nlp_jscan_ws(const char *s, size_t n, size_t i)
+{
+    while (i < n && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t')) i++;
+    return i;
+}
+
+/* Does any of the 8 bytes of w equal c? (may also say yes above a byte
+ * that does, never no where one does) */
+static inline uint64_t has_byte(uint64_t w, unsigned char c)
+{
+    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+    uint64_t x = w ^ (ones * c);
+    return (x - ones) & ~x & high;
+}
+
+/* Length of the well-formed UTF-8 sequence at s[i] (lead byte >= 0x80), or
+ * 0: no overlong forms, no surrogates, nothing above U+10FFFF. */
+static size_t utf8_len(const unsigned char *s, size_t n, size_t i)
+{
+    unsigned c = s[i];
+    size_t len;
+    unsigned lo = 0x80, hi = 0xBF; /* range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else return 0;
+    if (n - i < len || s[i + 1] < lo || s[i + 1] > hi) return 0;
+    for (size_t k = 2; k < len; k++)
+        if ((s[i + k] & 0xC0) != 0x80) return 0;
+    return len;
+}
+
+static int hex4(const char *s, size_t n, size_t i, unsigned *out)
+{
+    if (n - i < 4) return 0;
+    unsigned v = 0;
+    for (int k = 0; k < 4; k++) {
+        unsigned c = (unsigned char)s[i + k], d;
+        if (c >= '0' && c <= '9') d = c - '0';
+        else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') d = (c | 0x20) - 'a' + 10;
+        else return 0;
+        v = v << 4 | d;
+    }
+    *out = v;
+    return 1;
+}
+
+static size_t put_utf8(char *o, unsigned cp)
+{
+    if (cp < 0x80) {
+        o[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (char)(0xC0 | cp >> 6);
+        o[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | cp >> 12);
+        o[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+        o[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | cp >> 18);
+    o[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+    o[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+    o[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/*
+ * The string at s[*i] (an opening quote). 1: *i past the closing quote, and
+ * the decoded bytes at *p, *len: inside the text where it holds no escape,
+ * else in `scratch` (which then must outlive the use). 0: no valid string.
+ * -1: out of memory.
+ */
+static int string(const char *s, size_t n, size_t *i, const char **p, size_t *len, nlp_buf *scratch)
+{
+    size_t j = *i;
+    if (j >= n || s[j] != '"') return 0;
+    size_t b = ++j;
+    const unsigned char *u = (const unsigned char *)s;
+    for (;;) { /* the plain run */
+        /* 8 bytes at a time while none is a quote, a backslash, a control
+         * character or beyond ASCII */
+        while (n - j >= 8) {
+            uint64_t w;
+            memcpy(&w, s + j, 8);
+            const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+            uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+            uint64_t special = ((q - ones) & ~q) | ((bs - ones) & ~bs) | (w - ones * 0x20) | w;
+            if (special & high) break;
+            j += 8;
+        }
+        if (j >= n) return 0;
+        unsigned c = u[j];
+        if (c == '"') {
+            *p = s + b;
+            *len = j - b;
+            *i = j + 1;
+            return 1;
+        }
+        if (c == '\\') break;
+        if (c < 0x20) return 0;
+        if (c < 0x80) j++;
+        else {
+            size_t l = utf8_len(u, n, j);
+            if (!l) return 0;
+            j += l;
+        }
+    }
+    /* an escape: find the closing quote (the decoded string is no longer
+     * than the text), then decode from the start into scratch */
+    size_t e = j;
+    for (;;) {
+        const char *q = e < n ? memchr(s + e, '"', n - e) : NULL;
+        if (!q) return 0;
+        size_t k = (size_t)(q - s), m = k;
+        while (m > b && s[m - 1] == '\\') m--;
+        e = k + 1;
+        if ((k - m) % 2 == 0) break;
+    }
+    nlp_buf_reset(scratch);
+    if (nlp_buf_reserve(scratch, e - b)) return -1;
+    memcpy(scratch->data, s + b, j - b);
+    scratch->len = j - b;
+    for (;;) {
+        if (j >= n) return 0;
+        unsigned c = u[j];
+        if (c == '"') break;
+        char *o = scratch->data + scratch->len;
+        if (c == '\\') {
+            if (j + 1 >= n) return 0;
+            char esc = s[j + 1], r;
+            switch (esc) {
+            case '"': r = '"'; break;
+            case '\\': r = '\\'; break;
+            case '/': r = '/'; break;
+            case 'b': r = '\b'; break;
+            case 'f': r = '\f'; break;
+            case 'n': r = '\n'; break;
+            case 'r': r = '\r'; break;
+            case 't': r = '\t'; break;
+            case 'u': {
+                unsigned cp, lo;
+                if (!hex4(s, n, j + 2, &cp) || cp == 0) return 0;
+                j += 6;
+                if (cp >= 0xDC00 && cp <= 0xDFFF) return 0;
+                if (cp >= 0xD800 && cp <= 0xDBFF) {
+                    if (n - j < 2 || s[j] != '\\' || s[j + 1] != 'u' || !hex4(s, n, j + 2, &lo) || lo < 0xDC00 ||
+                        lo > 0xDFFF)
+                        return 0;
+                    j += 6;
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                }
+                scratch->len += put_utf8(o, cp);
+                continue;
+            }
+            default: return 0;
+            }
+            o[0] = r;
+            scratch->len++;
+            j += 2;
+            continue;
+        }
+        if (c < 0x20) return 0;
+        size_t l = c < 0x80 ? 1 : utf8_len(u, n, j);
+        if (!l) return 0;
+        memcpy(o, s + j, l);
+        scratch->len += l;
+        j += l;
+    }
+    *p = scratch->data;
+    *len = scratch->len;
+    *i = j + 1;
+    return 1;
+}
+
+/* The first index from j on (or n) holding a quote or a bracket: `"{}[]`
+ * (16 bytes a step where SSE2 is there, which every x86-64 has). */
+static size_t next_structural(const char *s, size_t j, size_t n)
+{
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), low = _mm_set1_epi8(0x20), open = _mm_set1_epi8('{'),
+                  close = _mm_set1_epi8('}');
+    while (n - j >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + j)), t = _mm_or_si128(v, low); /* [ -> {, ] -> } */
+        __m128i m = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_or_si128(_mm_cmpeq_epi8(t, open), _mm_cmpeq_epi8(t, close)));
+        int mask = _mm_movemask_epi8(m);
+        if (mask) return j + (size_t)__builtin_ctz((unsigned)mask);
+        j += 16;
+    }
+#endif
+    for (; j < n; j++) {
+        char c = s[j];
+        if (c == '"' || c == '{' || c == '}' || c == '[' || c == ']') break;
+    }
+    return j;
+}
+
+/* The first index from j on (or n) holding a quote or a backslash. */
+static size_t next_in_string(const char *s, size_t j, size_t n)
+{
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+    while (n - j >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + j));
+        int mask = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bs)));
+        if (mask) return j + (size_t)__builtin_ctz((unsigned)mask);
+        j += 16;
+    }
+#endif
+    while (j < n && s[j] != '"' && s[j] != '\\') j++;
+    return j;
+}
+
+/* Past the string whose opening quote is at s[j - 1], or n + 1. */
+static size_t skip_string(const char *s, size_t j, size_t n)
+{
+    for (;;) {
+        j = next_in_string(s, j, n);
+        if (j >= n) return n + 1;
+        if (s[j] == '"') return j + 1;
+        j += 2; /* an escape */
+    }
+}
+
+int nlp_jscan_skip(const char *s, size_t n, size_t *i)
+{
+    char stack[MAX_DEPTH]; /* the closing bracket each open level expects */
+    int depth = 0;
+    size_t j = nlp_jscan_ws(s, n, *i);
+    if (j >= n) return 0;
+    char c = s[j];
+    if (c == '"') { /* a value that is no container */
+        if ((j = skip_string(s, j + 1, n)) > n) return 0;
+        *i = j;
+        return 1;
+    }
+    if (c != '{' && c != '[') {
+        size_t b = j;
+        while (j < n && ((s[j] >= 'a' && s[j] <= 'z') || (s[j] >= '0' && s[j] <= '9') || s[j] == '-' || s[j] == '+' ||
+                         s[j] == '.' || s[j] == 'E'))
+            j++;
+        if (j == b) return 0;
+        *i = j;
+        return 1;
+    }
+    /* a container: only quotes and brackets matter for finding its end
+     * (what lies between them is not checked) */
+    for (;;) {
+        j = next_structural(s, j, n);
+        if (j >= n) return 0;
+        c = s[j++];
+        if (c == '"') {
+            if ((j = skip_string(s, j, n)) > n) return 0;
+        } else if (c == '{' || c == '[') {
+            if (depth == MAX_DEPTH) return 0;
+            stack[depth++] = c == '{' ? '}' : ']';
+        } else {
+            if (!depth || stack[depth - 1] != c) return 0;
+            if (--depth == 0) {
+                *i = j;
+                return 1;
+            }
+        }
+    }
+}
+
+/* nlp_jscan_members; where nest is given, the value of the member named
+ * nest->key, when an object, is scanned for nest's keys in the same pass
+ * (their spans cleared where the last such member is no object). */
+struct nest {
+    const char *key;
+    const char *const *keys;
+    size_t nk;
+    size_t (*spans)[2];
+    size_t at[2]; /* the object's own span, or [0, 0) */
+};
+
+static int members(const char *s, size_t o0, size_t lim, const char *const *keys, size_t nk, size_t (*spans)[2],
+                   size_t *end, struct nest *nest)
+{
+    size_t j = o0;
+    for (size_t k = 0; k < nk; k++) spans[k][0] = spans[k][1] = 0;
+    if (j >= lim || s[j] != '{') return -1;
+    j = nlp_jscan_ws(s, lim, j + 1);
+    if (j < lim && s[j] == '}') {
+        *end = j + 1;
+        return 1;
+    }
+    nlp_buf scratch = {0};
+    int rc = -1;
+    for (;;) {
+        const char *key;
+        size_t kn;
+        int r = string(s, lim, &j, &key, &kn, &scratch);
+        if (r <= 0) {
+            if (r < 0) rc = NLP_ENOMEM;
+            break;
+        }
+        size_t hit = nk;
+        for (size_t k = 0; k < nk && hit == nk; k++)
+            if (strlen(keys[k]) == kn && memcmp(key, keys[k], kn) == 0) hit = k;
+        int nested = nest && strlen(nest->key) == kn && memcmp(key, nest->key, kn) == 0;
+        j = nlp_jscan_ws(s, lim, j);
+        if (j >= lim || s[j] != ':') break;
+        size_t a = nlp_jscan_ws(s, lim, j + 1);
+        j = a;
+        if (nested) {
+            nest->at[0] = nest->at[1] = 0;
+            for (size_t k = 0; k < nest->nk; k++) nest->spans[k][0] = nest->spans[k][1] = 0;
+        }
+        if (nested && j < lim && s[j] == '{') {
+            if ((r = members(s, a, lim, nest->keys, nest->nk, nest->spans, &j, NULL)) != 1) {
+                if (r < -1) rc = r;
+                break;
+            }
+            nest->at[0] = a;
+            nest->at[1] = j;
+        } else if (!nlp_jscan_skip(s, lim, &j)) break;
+        if (hit < nk) {
+            spans[hit][0] = a;
+            spans[hit][1] = j;
+        }
+        j = nlp_jscan_ws(s, lim, j);
+        if (j < lim && s[j] == ',') {
+            j = nlp_jscan_ws(s, lim, j + 1);
+            continue;
+        }
+        if (j < lim && s[j] == '}') {
+            *end = j + 1;
+            rc = 1;
+        }
+        break;
+    }
+    nlp_buf_free(&scratch);
+    return rc;
+}
+
+int nlp_jscan_members(const char *s, size_t o0, size_t lim, const char *const *keys, size_t nk, size_t (*spans)[2],
+                      size_t *end)
+{
+    return members(s, o0, lim, keys, nk, spans, end, NULL);
+}
+
+int nlp_jscan_doc_members(const char *s, size_t n, const char *const *keys, size_t nk, size_t (*spans)[2])
+{
+    size_t end;
+    int r = nlp_jscan_members(s, nlp_jscan_ws(s, n, 0), n, keys, nk, spans, &end);
+    if (r == 1 && nlp_jscan_ws(s, n, end) != n) r = -1;
+    return r;
+}
+
+int nlp_jscan_tokenizer(const char *s, size_t n, nlp_jscan_tok *t)
+{
+    static const char *const model_keys[] = {"vocab", "merges"};
+    size_t sp[2][2], none[1][2], end;
+    struct nest nest = {"model", model_keys, 2, sp, {0, 0}};
+    memset(t, 0, sizeof *t);
+    int r = members(s, nlp_jscan_ws(s, n, 0), n, NULL, 0, none, &end, &nest);
+    if (r == 1 && nlp_jscan_ws(s, n, end) != n) r = -1;
+    if (r != 1) return r;
+    t->model[0] = nest.at[0];
+    t->model[1] = nest.at[1];
+    memcpy(t->vocab, sp[0], sizeof t->vocab);
+    memcpy(t->merges, sp[1], sizeof t->merges);
+    return 1;
+}
+
+/* A non-negative integer below 2^31 at s[*i], as jansson reads integers. */
+static int id_at(const char *s, size_t n, size_t *i, int64_t *out)
+{
+    size_t j = *i;
+    if (j + 1 < n && s[j] == '-' && s[j + 1] == '0') j++; /* -0 is an integer, 0 */
+    size_t d0 = j;
+    int64_t v = 0;
+    while (j < n && s[j] >= '0' && s[j] <= '9' && j - d0 < 11) v = v * 10 + (s[j++] - '0');
+    size_t nd = j - d0;
+    if (nd == 0 || nd > 10 || (nd > 1 && s[d0] == '0') || v >= INT32_MAX - 1) return 0;
+    if (j < n && (s[j] == '.' || s[j] == 'e' || s[j] == 'E' || (s[j] >= '0' && s[j] <= '9'))) return 0;
+    *out = v;
+    *i = j;
+    return 1;
+}
+
+struct kv {
+    const char *k;
+    size_t n;
+    int32_t id;
+};
+
+int nlp_jscan_vocab(const char *s, size_t o0, size_t o1, size_t *end, nlp_vocab **out, size_t *keys)
+{
+    size_t j = o0;
+    if (j >= o1 || s[j] != '{') return 0;
+    struct kv *kv = NULL;
+    size_t nkv = 0, cap = 0;
+    nlp_arena arena = {0}; /* decoded keys */
+    nlp_buf scratch = {0};
+    nlp_vocab *v = NULL;
+    int64_t max = -1;
+    int rc = 0;
+    /* room for as many pairs as the text could hold (pages never touched
+     * cost nothing), so that the array is not copied as it grows */
+    cap = (o1 - o0) / 6 + 16;
+    if (!(kv = nlp_malloc(cap * sizeof *kv))) return NLP_ENOMEM;
+    j = nlp_jscan_ws(s, o1, j + 1);
+    if (j < o1 && s[j] == '}') j++;
+    else
+        for (;;) {
+            const char *k;
+            size_t kn;
+            int r = string(s, o1, &j, &k, &kn, &scratch);
+            if (r <= 0) {
+                rc = r < 0 ? NLP_ENOMEM : 0;
+                goto out;
+            }
+            if (k == scratch.data && !(k = nlp_arena_strndup(&arena, k, kn))) {
+                rc = NLP_ENOMEM;
+                goto out;
+            }
+            j = nlp_jscan_ws(s, o1, j);
+            if (j >= o1 || s[j] != ':') goto out;
+            j = nlp_jscan_ws(s, o1, j + 1);
+            int64_t id;
+            if (!id_at(s, o1, &j, &id)) goto out;
+            if (nkv == cap && nlp_grow(&kv, &cap, nkv + 1, sizeof *kv)) {
+                rc = NLP_ENOMEM;
+                goto out;
+            }
+            kv[nkv++] = (struct kv){k, kn, (int32_t)id};
+            if (id > max) max = id;
+            j = nlp_jscan_ws(s, o1, j);
+            if (j < o1 && s[j] == ',') {
+                j = nlp_jscan_ws(s, o1, j + 1);
+                continue;
+            }
+            if (j < o1 && s[j] == '}') {
+                j++;
+                break;
+            }
+            goto out;
+        }
+    if ((end ? 0 : j != o1) || (max >= 0 && (size_t)max >= nkv + NLP_VOCAB_MAX_HOLES)) goto out;
+    if (end) *end = j;
+    if (!(v = nlp_vocab_new(nkv))) {
+        rc = NLP_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < nkv; i += 1024) {
+        /* a token twice (jansson keeps the last id) or an id twice (an
+         * error): not handled, the readers say which */
+        nlp_span t[1024];
+        int32_t id[1024];
+        size_t k = nkv - i < 1024 ? nkv - i : 1024, bad;
+        for (size_t q = 0; q < k; q++) {
+            t[q] = (nlp_span){kv[i + q].k, kv[i + q].n};
+            id[q] = kv[i + q].id;
+        }
+        int r = nlp_vocab_set_many(v, id, t, k, &bad);
+        if (r) {
+            rc = r == NLP_ENOMEM ? r : 0;
+            goto out;
+        }
+    }
+    *out = v;
+    *keys = nkv;
+    v = NULL;
+    rc = 1;
+out:
+    nlp_vocab_free(v);
+    free(kv);
+    nlp_arena_free(&arena);
+    nlp_buf_free(&scratch);
+    return rc;
+}
+
+enum { CHUNK = 1024 }; /* tokens looked up at once */
+
+/* The ids of the *np pending tokens into out; 0 where one is unknown. */
+static int resolve(const nlp_vocab *v, nlp_span *pend, size_t *np, int32_t *out)
+{
+    nlp_vocab_find_many(v, pend, *np, out);
+    for (size_t i = 0; i < *np; i++)
+        if (out[i] < 0) return 0;
+    *np = 0;
+    return 1;
+}
+
+int nlp_jscan_merges(const char *s, size_t a0, size_t a1, const nlp_vocab *v, int32_t **out, size_t *count)
+{
+    size_t j = a0;
+    if (j >= a1 || s[j] != '[') return 0;
+    int32_t *m = NULL;
+    size_t nm = 0, cap = 0, np = 0;
+    nlp_buf sa = {0}, sb = {0};
+    nlp_arena keep = {0};
+    nlp_span pend[CHUNK];
+    int rc = 0;
+    j = nlp_jscan_ws(s, a1, j + 1);
+    if (j < a1 && s[j] == ']') j++;
+    else
+        for (;;) {
+            const char *a, *b;
+            size_t la, lb;
+            int r;
+            if (j < a1 && s[j] == '"') {
+                if ((r = string(s, a1, &j, &a, &la, &sa)) <= 0) {
+                    rc = r < 0 ? NLP_ENOMEM : 0;
+                    goto out;
+                }
+                const char *sp = memchr(a, ' ', la);
+                if (!sp || memchr(sp + 1, ' ', (size_t)(a + la - sp - 1))) goto out;
+                b = sp + 1;
+                lb = (size_t)(a + la - b);
+                la = (size_t)(sp - a);
+            } else if (j < a1 && s[j] == '[') {
+                j = nlp_jscan_ws(s, a1, j + 1);
+                if ((r = string(s, a1, &j, &a, &la, &sa)) <= 0) {
+                    rc = r < 0 ? NLP_ENOMEM : 0;
+                    goto out;
+                }
+                j = nlp_jscan_ws(s, a1, j);
+                if (j >= a1 || s[j] != ',') goto out;
+                j = nlp_jscan_ws(s, a1, j + 1);
+                if ((r = string(s, a1, &j, &b, &lb, &sb)) <= 0) {
+                    rc = r < 0 ? NLP_ENOMEM : 0;
+                    goto out;
+                }
+                j = nlp_jscan_ws(s, a1, j);
+                if (j >= a1 || s[j] != ']') goto out;
+                j++;
+            } else goto out;
+            /* looked up a chunk at a time (nlp_vocab_find_many); a token
+             * with an escape is decoded into scratch, so kept in the arena */
+            if ((a == sa.data && !(a = nlp_arena_strndup(&keep, a, la))) ||
+                (b == sb.data && !(b = nlp_arena_strndup(&keep, b, lb)))) {
+                rc = NLP_ENOMEM;
+                goto out;
+            }
+            if (2 * nm + 2 > cap && nlp_grow(&m, &cap, 2 * nm + 2, sizeof *m)) {
+                rc = NLP_ENOMEM;
+                goto out;
+            }
+            pend[np++] = (nlp_span){a, la};
+            pend[np++] = (nlp_span){b, lb};
+            nm++;
+            if (np == CHUNK && !resolve(v, pend, &np, m + 2 * nm - CHUNK)) goto out;
+            j = nlp_jscan_ws(s, a1, j);
+            if (j < a1 && s[j] == ',') {
+                j = nlp_jscan_ws(s, a1, j + 1);
+                continue;
+            }
+            if (j < a1 && s[j] == ']') {
+                j++;
+                break;
+            }
+            goto out;
+        }
+    if (j != a1 || !resolve(v, pend, &np, m + 2 * nm - np)) goto out;
+    if (!m && !(m = nlp_malloc(sizeof *m))) {
+        rc = NLP_ENOMEM;
+        goto out;
+    }
+    *out = m;
+    *count = nm;
+    m = NULL;
+    rc = 1;
+out:
+    free(m);
+    nlp_buf_free(&sa);
+    nlp_buf_free(&sb);
+    nlp_arena_free(&keep);
+    return rc;
+}

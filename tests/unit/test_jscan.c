@@ -1,0 +1,330 @@
+/*
+ * test_jscan.c — the fast path through vocabularies and merges (jscan.h)
+ * against jansson, the reader it stands in for: on random texts full of
+ * escapes, surrogates, multi-byte UTF-8, control characters, numbers of
+ * every form, repeated keys and ids, the fast path either gives jansson's
+ * very vocabulary or declines. And the tokenizer.json reader still names
+ * errors where jansson finds them, after the parts the fast path emptied.
+ */
+#include "test.h"
+
+#include "base/err.h"
+#include "base/hash.h"
+#include "base/mem.h"
+#include "base/rng.h"
+#include "tok/jscan.h"
+#include "tok/tokenizer.h"
+#include "tok/tokjson.h"
+#include "tok/vocab.h"
+
+#include <jansson.h>
+
+/* What tokfiles.c's and tokjson.c's readers make of an object of
+ * "token": id through jansson: the vocabulary, or NULL where they refuse it
+ * (*parsed says whether jansson read the text at all). */
+static nlp_vocab *reference(const char *s, size_t n, int *parsed)
+{
+    json_t *root = json_loadb(s, n, 0, NULL);
+    *parsed = root != NULL;
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return NULL;
+    }
+    nlp_vocab *v = nlp_vocab_new(json_object_size(root));
+    const char *key;
+    json_t *val;
+    json_object_foreach(root, key, val)
+    {
+        if (!json_is_integer(val) || json_integer_value(val) < 0 || json_integer_value(val) >= INT32_MAX - 1 ||
+            (size_t)json_integer_value(val) >= json_object_size(root) + NLP_VOCAB_MAX_HOLES ||
+            nlp_vocab_set(v, (int32_t)json_integer_value(val), key, strlen(key))) {
+            nlp_vocab_free(v);
+            v = NULL;
+            break;
+        }
+    }
+    json_decref(root);
+    return v;
+}
+
+static int same_vocab(const nlp_vocab *a, const nlp_vocab *b)
+{
+    if (nlp_vocab_size(a) != nlp_vocab_size(b) || nlp_vocab_count(a) != nlp_vocab_count(b)) return 0;
+    for (size_t i = 0; i < nlp_vocab_size(a); i++) {
+        size_t na = 0, nb = 0;
+        const char *ta = nlp_vocab_token(a, (int32_t)i, &na), *tb = nlp_vocab_token(b, (int32_t)i, &nb);
+        if (!ta != !tb || na != nb || (ta && memcmp(ta, tb, na) != 0)) return 0;
+        if (ta && nlp_vocab_find(a, ta, na) != (int32_t)i) return 0;
+    }
+    return 1;
+}
+
+/* One random JSON string: mostly plain, sometimes with each kind of escape,
+ * raw UTF-8 (well- and ill-formed) and control characters. */
+static void rand_string(nlp_rng *r, nlp_buf *b)
+{
+    static const char *const parts[] = {
+        "a", "b", "ab", "\\u0120", "\\u00e9", "\\\"", "\\\\", "\\/", "\\n", "\\t", "\\b", "\\f", "\\r",
+        "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\\ud83d\\ude00", "\\uD83D\\uDE00", " ", "\\u0041",
+        /* each of these makes the text invalid for jansson */
+        "\\ud83d", "\\ude00", "\\ud83dx", "\\u0000", "\\x", "\\u12", "\x01", "\x1f", "\xC0\x80", "\xED\xA0\x80",
+        "\xF4\x90\x80\x80", "\xC3", "\x80", "\xFF",
+    };
+    size_t np = sizeof parts / sizeof *parts, valid = 20;
+    nlp_buf_putc(b, '"');
+    size_t len = nlp_rng_below(r, 4);
+    for (size_t i = 0; i < len; i++) {
+        size_t k = nlp_rng_below(r, 50) == 0 ? valid + nlp_rng_below(r, np - valid) : nlp_rng_below(r, valid);
+        nlp_buf_puts(b, parts[k]);
+    }
+    nlp_buf_putc(b, '"');
+}
+
+static void rand_ws(nlp_rng *r, nlp_buf *b)
+{
+    static const char ws[] = " \n\t\r";
+    while (nlp_rng_below(r, 3) == 0) nlp_buf_putc(b, ws[nlp_rng_below(r, 4)]);
+}
+
+static void rand_number(nlp_rng *r, nlp_buf *b, int next)
+{
+    switch (nlp_rng_below(r, 40)) {
+    case 0: nlp_buf_puts(b, "-1"); break;
+    case 1: nlp_buf_puts(b, "1.0"); break;
+    case 2: nlp_buf_puts(b, "1e2"); break;
+    case 3: nlp_buf_puts(b, "01"); break;
+    case 4: nlp_buf_puts(b, "-0"); break;
+    case 5: nlp_buf_puts(b, "2147483646"); break;
+    case 6: nlp_buf_puts(b, "99999999999999999999"); break;
+    case 7: nlp_buf_puts(b, "\"3\""); break;
+    case 8: nlp_buf_puts(b, "null"); break;
+    case 9: nlp_buf_printf(b, "%d", (1 << 20) + 40); break;
+    case 10: nlp_buf_printf(b, "%d", (int)nlp_rng_below(r, 8)); break; /* an id twice, now and then */
+    default: nlp_buf_printf(b, "%d", next);
+    }
+}
+
+static void test_vocab_against_jansson(void)
+{
+    nlp_rng r;
+    nlp_rng_seed(&r, 7);
+    nlp_buf b = {0};
+    int handled = 0, agreed = 1, declined_valid = 0, cases = 20000;
+    for (int c = 0; c < cases; c++) {
+        nlp_buf_reset(&b);
+        rand_ws(&r, &b);
+        nlp_buf_putc(&b, '{');
+        size_t n = nlp_rng_below(&r, 6);
+        for (size_t i = 0; i < n; i++) {
+            rand_ws(&r, &b);
+            rand_string(&r, &b);
+            rand_ws(&r, &b);
+            nlp_buf_putc(&b, ':');
+            rand_ws(&r, &b);
+            rand_number(&r, &b, (int)i);
+            rand_ws(&r, &b);
+            if (i + 1 < n || nlp_rng_below(&r, 100) == 0) nlp_buf_putc(&b, ','); /* a trailing comma now and then */
+        }
+        nlp_buf_putc(&b, '}');
+        rand_ws(&r, &b);
+        if (nlp_rng_below(&r, 100) == 0) nlp_buf_puts(&b, nlp_rng_below(&r, 2) ? "x" : "{}");
+        int parsed;
+        nlp_vocab *ref = reference(b.data, b.len, &parsed), *fast = NULL;
+        size_t o0 = nlp_jscan_ws(b.data, b.len, 0), o1 = o0, keys;
+        int rc = 0;
+        if (nlp_jscan_skip(b.data, b.len, &o1) && nlp_jscan_ws(b.data, b.len, o1) == b.len)
+            rc = nlp_jscan_vocab(b.data, o0, o1, NULL, &fast, &keys);
+        if (rc == 1) {
+            handled++;
+            if (!ref || !same_vocab(fast, ref)) {
+                if (agreed) printf("    differs from jansson on: %s\n", b.data);
+                agreed = 0;
+            }
+        } else if (ref && nlp_vocab_count(ref) == n) {
+            /* declined, though no key repeats */
+            if (!declined_valid) printf("    declined: %s\n", b.data);
+            declined_valid++;
+        }
+        nlp_vocab_free(fast);
+        nlp_vocab_free(ref);
+    }
+    CHECK(agreed);
+    /* it takes every valid one but where a key repeats */
+    CHECK_EQ_INT(declined_valid, 0);
+    CHECK_MSG(handled > cases / 4, "handled %d", handled);
+    nlp_buf_free(&b);
+}
+
+static void test_vocab_cases(void)
+{
+    static const struct {
+        const char *text;
+        int handled;
+    } cases[] = {
+        {"{}", 1},
+        {"{\"a\": 0, \"\\u0120b\": 1, \"\\ud83d\\ude00\": 2}", 1},
+        {"{\"a\": 0, \"b\": 0}", 0},          /* an id twice */
+        {"{\"a\": 0, \"a\": 1}", 0},          /* a key twice: jansson keeps the last */
+        {"{\"a\": 0,}", 0},                   /* trailing comma */
+        {"{\"a\": 1.0}", 0},                  /* a real */
+        {"{\"a\": 01}", 0},                   /* a leading zero */
+        {"{\"a\": -1}", 0},
+        {"{\"\\u0000\": 0}", 0},              /* NUL: jansson refuses it */
+        {"{\"\\udc00\": 0}", 0},              /* a lone low surrogate */
+        {"{\"\\ud800x\": 0}", 0},             /* a high one without its pair */
+        {"{\"\x01\": 0}", 0},                 /* a control character */
+        {"{\"\xC0\xAF\": 0}", 0},             /* overlong UTF-8 */
+        {"{\"a\": 0, \"b\": 1048577}", 1},    /* 2^20 holes at most */
+        {"{\"a\": 0, \"b\": 1048578}", 0},
+        {"{\"a\": 2147483646}", 0},           /* INT32_MAX - 1: out of range */
+        {"{\"a\": 0} x", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *t = cases[i].text;
+        size_t n = strlen(t), o1 = 0, keys;
+        nlp_vocab *v = NULL;
+        int rc = nlp_jscan_skip(t, n, &o1) && nlp_jscan_ws(t, n, o1) == n ? nlp_jscan_vocab(t, 0, o1, NULL, &v, &keys) : 0;
+        CHECK_MSG(rc == cases[i].handled, "%s: got %d", t, rc);
+        int parsed;
+        nlp_vocab *ref = reference(t, n, &parsed);
+        if (rc == 1) CHECK_MSG(ref && same_vocab(v, ref), "%s", t);
+        nlp_vocab_free(v);
+        nlp_vocab_free(ref);
+    }
+}
+
+static void test_merges(void)
+{
+    const char *vt = "{\"a\": 0, \"b\": 1, \"a b\": 2, \"\xC4\xA0\": 3}";
+    nlp_vocab *v = NULL;
+    size_t keys, o1 = 0;
+    CHECK(nlp_jscan_skip(vt, strlen(vt), &o1));
+    CHECK(nlp_jscan_vocab(vt, 0, o1, NULL, &v, &keys) == 1);
+    static const struct {
+        const char *text;
+        int handled;
+        size_t n;
+        int32_t first[2];
+    } cases[] = {
+        {"[]", 1, 0, {0, 0}},
+        {"[\"a b\", [\"b\", \"a\"], \"\\u0120 a\"]", 1, 3, {0, 1}},
+        {"[[\"a b\", \"a\"]]", 1, 1, {2, 0}}, /* a pair's tokens may hold spaces */
+        {"[\"a  b\"]", 0, 0, {0, 0}},         /* two spaces */
+        {"[\"ab\"]", 0, 0, {0, 0}},
+        {"[\"a c\"]", 0, 0, {0, 0}},          /* c is no token */
+        {"[[\"a\"]]", 0, 0, {0, 0}},
+        {"[[\"a\", \"b\", \"a\"]]", 0, 0, {0, 0}},
+        {"[\"a b\",]", 0, 0, {0, 0}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *t = cases[i].text;
+        size_t n = strlen(t), a1 = 0, count = 99;
+        int32_t *m = NULL;
+        CHECK(nlp_jscan_skip(t, n, &a1) || !cases[i].handled);
+        int rc = nlp_jscan_merges(t, 0, a1 ? a1 : n, v, &m, &count);
+        CHECK_MSG(rc == cases[i].handled, "%s: got %d", t, rc);
+        if (rc == 1) {
+            CHECK_EQ_INT(count, cases[i].n);
+            if (count) CHECK(m[0] == cases[i].first[0] && m[1] == cases[i].first[1]);
+        }
+        free(m);
+    }
+    nlp_vocab_free(v);
+}
+
+static void test_members_and_skip(void)
+{
+    const char *t = " {\"a\": [1, {\"x\": \"]}\"}], \"m\\u006fdel\": {\"q\": 1}, \"model\": \"last\", \"b\": null} \n";
+    static const char *const keys[] = {"model", "b", "none"};
+    size_t sp[3][2];
+    CHECK_EQ_INT(nlp_jscan_doc_members(t, strlen(t), keys, 3, sp), 1);
+    /* the key written with an escape is the same key; the last one counts */
+    CHECK(sp[0][1] > sp[0][0] && strncmp(t + sp[0][0], "\"last\"", 6) == 0);
+    CHECK(strncmp(t + sp[1][0], "null", 4) == 0 && sp[1][1] - sp[1][0] == 4);
+    CHECK(sp[2][0] == 0 && sp[2][1] == 0);
+    CHECK_EQ_INT(nlp_jscan_doc_members("[1]", 3, keys, 3, sp), -1);
+    CHECK_EQ_INT(nlp_jscan_doc_members("{\"a\": 1} 2", 10, keys, 3, sp), -1);
+    CHECK_EQ_INT(nlp_jscan_doc_members("{\"a\": [1}", 9, keys, 3, sp), -1);
+    /* nesting: jansson's limit is 2048 levels */
+    nlp_buf b = {0};
+    for (int d = 0; d < 2048; d++) nlp_buf_putc(&b, '[');
+    for (int d = 0; d < 2048; d++) nlp_buf_putc(&b, ']');
+    size_t i = 0;
+    CHECK(nlp_jscan_skip(b.data, b.len, &i) && i == b.len);
+    nlp_buf_reset(&b);
+    for (int d = 0; d < 2049; d++) nlp_buf_putc(&b, '[');
+    for (int d = 0; d < 2049; d++) nlp_buf_putc(&b, ']');
+    i = 0;
+    CHECK(!nlp_jscan_skip(b.data, b.len, &i));
+    nlp_buf_free(&b);
+    i = 0;
+    CHECK(nlp_jscan_skip("\"a\\\\\" ,", 8, &i) && i == 5); /* the quote after an escaped backslash ends it */
+    i = 0;
+    CHECK(!nlp_jscan_skip("\"a\\\"", 4, &i));             /* an escaped quote does not */
+}
+
+/* A tokenizer.json on one line: an error after the vocabulary (which the
+ * fast path read and emptied) is named at jansson's line and column. */
+static void test_tokjson_positions(void)
+{
+    const char *t = "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"\xC3\xA9\xE2\x82\xAC\": 0, \"b\\u00e9\": 1}, "
+                    "\"merges\": [[\"\xC3\xA9\xE2\x82\xAC\", \"b\\u00e9\"]]}, \"normalizer\": {\"type\": tru}}";
+    json_error_t err;
+    json_t *j = json_loadb(t, strlen(t), JSON_DECODE_ANY, &err);
+    CHECK(!j);
+    char want[256];
+    snprintf(want, sizeof want, "'t.json' line %d column %d: %s", err.line, err.column, err.text);
+    nlp_tok_spec s;
+    CHECK(nlp_tokjson_parse(t, strlen(t), "t.json", &s) == NLP_EFORMAT);
+    CHECK_STR(nlp_errmsg(), want);
+    /* and the same file made right reads with the fast path's vocabulary and merges */
+    const char *ok = "{\"model\": {\"type\": \"BPE\", \"merges\": [[\"\xC3\xA9\", \"b\\u00e9\"]], \"vocab\": "
+                     "{\"\xC3\xA9\": 0, \"b\\u00e9\": 1, \"\xC3\xA9" "b\xC3\xA9\": 2}}, \"normalizer\": null}";
+    CHECK(nlp_tokjson_parse(ok, strlen(ok), "ok.json", &s) == 0);
+    CHECK(s.vocab && nlp_vocab_count(s.vocab) == 3 && nlp_vocab_find(s.vocab, "b\xC3\xA9", 3) == 1);
+    CHECK(s.n_merges == 1 && s.merges[0] == 0 && s.merges[1] == 1);
+    nlp_tok_spec_free(&s);
+    /* an error the fast path leaves to the readers: a merge of unknown tokens */
+    const char *bad = "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": [\"a a\", \"a z\"]}}";
+    CHECK(nlp_tokjson_parse(bad, strlen(bad), "bad.json", &s) == NLP_EFORMAT);
+    CHECK(strstr(nlp_errmsg(), "model.merges[1]: token 'z' is not in the vocabulary") != NULL);
+}
+
+static void test_strmap_clone(void)
+{
+    nlp_strmap *m = nlp_strmap_new(4);
+    char k[16];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(k, sizeof k, "k%d", i);
+        nlp_strmap_put(m, k, strlen(k), i * 3);
+    }
+    nlp_strmap *c = nlp_strmap_clone(m);
+    CHECK(c && nlp_strmap_size(c) == 1000);
+    int ok = 1;
+    for (int i = 0; i < 1000; i++) {
+        snprintf(k, sizeof k, "k%d", i);
+        int64_t v;
+        size_t n;
+        ok &= nlp_strmap_get(c, k, strlen(k), &v) && v == i * 3;
+        ok &= strcmp(nlp_strmap_key(c, (size_t)i, &n), k) == 0 && n == strlen(k);
+    }
+    CHECK(ok);
+    nlp_strmap_put(c, "new", 3, 1);
+    int64_t v;
+    CHECK(!nlp_strmap_get(m, "new", 3, &v) && nlp_strmap_get(c, "new", 3, &v) && v == 1);
+    nlp_strmap_free(m);
+    CHECK(nlp_strmap_get(c, "k999", 4, &v) && v == 2997); /* owns its keys */
+    nlp_strmap_free(c);
+}
+
+int main(int argc, char **argv)
+{
+    TEST_INIT(argc, argv);
+    RUN(test_vocab_cases);
+    RUN(test_vocab_against_jansson);
+    RUN(test_merges);
+    RUN(test_members_and_skip);
+    RUN(test_tokjson_positions);
+    RUN(test_strmap_clone);
+    return TEST_END();
+}
