@@ -414,27 +414,33 @@ static int id_at(const char *s, size_t n, size_t *i, int64_t *out)
     return 1;
 }
 
-struct kv {
-    const char *k;
-    size_t n;
-    int32_t id;
-};
+/* Puts the batch of pending tokens into v: 1, 0 (a token or an id twice:
+ * not handled) or NLP_ENOMEM. Decoded tokens are in dec at doff[q]. */
+static int put_batch(nlp_vocab *v, nlp_span *t, const size_t *doff, const int32_t *id, size_t k, const nlp_buf *dec)
+{
+    for (size_t q = 0; q < k; q++)
+        if (doff[q] != SIZE_MAX) t[q].s = dec->data + doff[q];
+    size_t bad;
+    int r = nlp_vocab_set_many(v, id, t, k, &bad);
+    return r == NLP_ENOMEM ? r : !r;
+}
 
 int nlp_jscan_vocab(const char *s, size_t o0, size_t o1, size_t *end, nlp_vocab **out, size_t *keys)
 {
     size_t j = o0;
     if (j >= o1 || s[j] != '{') return 0;
-    struct kv *kv = NULL;
-    size_t nkv = 0, cap = 0;
-    nlp_arena arena = {0}; /* decoded keys */
-    nlp_buf scratch = {0};
-    nlp_vocab *v = NULL;
+    /* The tokens go into the vocabulary as they are read, a batch at a time
+     * (nlp_vocab_set_many fetches the slots of a batch ahead); sized for a
+     * token every 16 bytes of text. */
+    enum { BATCH = 256 };
+    nlp_span t[BATCH];
+    int32_t id[BATCH];
+    size_t doff[BATCH], nb = 0, nkv = 0;
+    nlp_buf scratch = {0}, dec = {0}; /* a string decoded; a batch's decoded tokens */
+    nlp_vocab *v = nlp_vocab_new((o1 - o0) / 16 + 16);
     int64_t max = -1;
     int rc = 0;
-    /* room for as many pairs as the text could hold (pages never touched
-     * cost nothing), so that the array is not copied as it grows */
-    cap = (o1 - o0) / 6 + 16;
-    if (!(kv = nlp_malloc(cap * sizeof *kv))) return NLP_ENOMEM;
+    if (!v) return NLP_ENOMEM;
     j = nlp_jscan_ws(s, o1, j + 1);
     if (j < o1 && s[j] == '}') j++;
     else
@@ -446,21 +452,29 @@ int nlp_jscan_vocab(const char *s, size_t o0, size_t o1, size_t *end, nlp_vocab 
                 rc = r < 0 ? NLP_ENOMEM : 0;
                 goto out;
             }
-            if (k == scratch.data && !(k = nlp_arena_strndup(&arena, k, kn))) {
-                rc = NLP_ENOMEM;
-                goto out;
+            doff[nb] = SIZE_MAX;
+            if (k == scratch.data) {
+                doff[nb] = dec.len;
+                if (nlp_buf_append(&dec, k, kn)) {
+                    rc = NLP_ENOMEM;
+                    goto out;
+                }
             }
             j = nlp_jscan_ws(s, o1, j);
             if (j >= o1 || s[j] != ':') goto out;
             j = nlp_jscan_ws(s, o1, j + 1);
-            int64_t id;
-            if (!id_at(s, o1, &j, &id)) goto out;
-            if (nkv == cap && nlp_grow(&kv, &cap, nkv + 1, sizeof *kv)) {
-                rc = NLP_ENOMEM;
-                goto out;
+            int64_t val;
+            if (!id_at(s, o1, &j, &val)) goto out;
+            t[nb] = (nlp_span){k, kn};
+            id[nb++] = (int32_t)val;
+            nkv++;
+            if (val > max) max = val;
+            if (nb == BATCH) {
+                if ((rc = put_batch(v, t, doff, id, nb, &dec)) != 1) goto out;
+                rc = 0;
+                nb = 0;
+                nlp_buf_reset(&dec);
             }
-            kv[nkv++] = (struct kv){k, kn, (int32_t)id};
-            if (id > max) max = id;
             j = nlp_jscan_ws(s, o1, j);
             if (j < o1 && s[j] == ',') {
                 j = nlp_jscan_ws(s, o1, j + 1);
@@ -473,36 +487,16 @@ int nlp_jscan_vocab(const char *s, size_t o0, size_t o1, size_t *end, nlp_vocab 
             goto out;
         }
     if ((end ? 0 : j != o1) || (max >= 0 && (size_t)max >= nkv + NLP_VOCAB_MAX_HOLES)) goto out;
+    if ((rc = put_batch(v, t, doff, id, nb, &dec)) != 1) goto out;
     if (end) *end = j;
-    if (!(v = nlp_vocab_new(nkv))) {
-        rc = NLP_ENOMEM;
-        goto out;
-    }
-    for (size_t i = 0; i < nkv; i += 1024) {
-        /* a token twice (jansson keeps the last id) or an id twice (an
-         * error): not handled, the readers say which */
-        nlp_span t[1024];
-        int32_t id[1024];
-        size_t k = nkv - i < 1024 ? nkv - i : 1024, bad;
-        for (size_t q = 0; q < k; q++) {
-            t[q] = (nlp_span){kv[i + q].k, kv[i + q].n};
-            id[q] = kv[i + q].id;
-        }
-        int r = nlp_vocab_set_many(v, id, t, k, &bad);
-        if (r) {
-            rc = r == NLP_ENOMEM ? r : 0;
-            goto out;
-        }
-    }
     *out = v;
     *keys = nkv;
     v = NULL;
     rc = 1;
 out:
     nlp_vocab_free(v);
-    free(kv);
-    nlp_arena_free(&arena);
     nlp_buf_free(&scratch);
+    nlp_buf_free(&dec);
     return rc;
 }
 

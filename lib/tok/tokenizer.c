@@ -10,6 +10,7 @@
 #include "text/utf8.h"
 #include "tok/wordcache.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +27,11 @@ struct nlp_tokenizer {
     nlp_added_matcher *raw, *norm;
     /* decoder [ByteLevel] fast path: the bytes of id i are
      * blob[boff[i] .. boff[i+1]) */
-    int dec_bytes;
+    /* the bytes of each token for a byte-level decoder, built at the first
+     * decode (encoding never needs them: a millisecond saved at every
+     * start): dec_state 0 not yet, 1 built, 2 not this tokenizer's */
+    int dec_state;
+    pthread_mutex_t dec_lock;
     char *blob;
     uint32_t *boff;
     int cuttable; /* see nlp_tokenizer_cuttable */
@@ -198,6 +203,7 @@ void nlp_tokenizer_free(nlp_tokenizer *tk)
     nlp_added_matcher_free(tk->norm);
     free(tk->blob);
     free(tk->boff);
+    pthread_mutex_destroy(&tk->dec_lock);
     free(tk);
 }
 
@@ -309,7 +315,6 @@ static int check_post_ids(const nlp_tokenizer *tk)
 
 static int build_decode_bytes(nlp_tokenizer *tk)
 {
-    if (!(tk->s.n_dec == 1 && tk->s.dec[0].type == NLP_DEC_BYTELEVEL)) return NLP_OK;
     tk->boff = nlp_calloc(tk->vsize + 1, sizeof *tk->boff);
     if (!tk->boff) return NLP_ENOMEM;
     nlp_buf b = {0};
@@ -331,8 +336,27 @@ static int build_decode_bytes(nlp_tokenizer *tk)
     }
     tk->blob = nlp_buf_detach(&b, NULL);
     if (!tk->blob) return NLP_ENOMEM;
-    tk->dec_bytes = 1;
     return NLP_OK;
+}
+
+/* Is the byte table there (built now if need be)? 1, 0 (not this
+ * tokenizer's decoder), or NLP_ENOMEM. Any thread may ask first. */
+static int decode_bytes(const nlp_tokenizer *ctk)
+{
+    nlp_tokenizer *tk = (nlp_tokenizer *)ctk; /* the table is a cache: the tokenizer does not change */
+    int st = __atomic_load_n(&tk->dec_state, __ATOMIC_ACQUIRE);
+    if (st) return st == 1;
+    int rc = NLP_OK;
+    pthread_mutex_lock(&tk->dec_lock);
+    if (!tk->dec_state) {
+        rc = build_decode_bytes(tk);
+        if (rc) {
+            free(tk->boff);
+            tk->boff = NULL;
+        } else __atomic_store_n(&tk->dec_state, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&tk->dec_lock);
+    return rc ? rc : 1;
 }
 
 int nlp_tokenizer_new(nlp_tokenizer **out, nlp_tok_spec *spec)
@@ -340,6 +364,7 @@ int nlp_tokenizer_new(nlp_tokenizer **out, nlp_tok_spec *spec)
     if (!spec->vocab) return nlp_error(NLP_EFORMAT, "tokenizer has no vocabulary");
     nlp_tokenizer *tk = nlp_calloc(1, sizeof *tk);
     if (!tk) return NLP_ENOMEM;
+    pthread_mutex_init(&tk->dec_lock, NULL);
     tk->s = *spec; /* borrowed until success */
     int rc = build_ids(tk);
     if (!rc) rc = nlp_postproc_check(&tk->s.post);
@@ -358,7 +383,7 @@ int nlp_tokenizer_new(nlp_tokenizer **out, nlp_tok_spec *spec)
         tk->norm = nlp_added_matcher_new(tk->s.added, tk->s.n_added, 1);
         if (!tk->raw || !tk->norm) rc = NLP_ENOMEM;
     }
-    if (!rc) rc = build_decode_bytes(tk);
+    if (!rc) tk->dec_state = tk->s.n_dec == 1 && tk->s.dec[0].type == NLP_DEC_BYTELEVEL ? 0 : 2;
     if (!rc) tk->cuttable = cuttable(&tk->s);
     if (rc) {
         memset(&tk->s, 0, sizeof tk->s); /* the caller keeps the spec */
@@ -578,7 +603,9 @@ int nlp_tokenizer_decode(const nlp_tokenizer *tk, const int32_t *ids, size_t n, 
                 return nlp_error(NLP_EDATA, "id %ld has no token", (long)ids[i]);
             return nlp_error(NLP_EDATA, "id %ld is out of range (vocabulary size %zu)", (long)ids[i], tk->vsize);
         }
-    if (tk->dec_bytes) {
+    int table = decode_bytes(tk);
+    if (table < 0) return table;
+    if (table) {
         for (size_t i = 0; i < n; i++) {
             int32_t id = ids[i];
             if (skip_special && tk->special[id]) continue;

@@ -23,35 +23,51 @@
 
 // --- merges files ("a b" per line)
 
-/* Splits a merges file into pairs of tokens (two spans a pair, inside the
- * text, which must stay alive). Skips a first line starting with
- * "#version" and empty lines. */
-static int parse_merges(const char *data, size_t n, const char *name, nlp_span **out, size_t *count)
+/* Reads the pairs of a merges file from byte *at on into v (two spans a
+ * pair, inside the text), at most max pairs: returns how many, *at moves on.
+ * Skips a first line starting with "#version" and empty lines; *line
+ * counts lines. A line that is no pair is an error (negative). */
+static long merges_chunk(const char *data, size_t n, size_t *at, size_t *line, const char *name, nlp_span *v,
+                         size_t max)
 {
-    nlp_span *v = NULL;
-    size_t nv = 0, cap = 0, line = 0, i = 0;
-    while (i < n) {
+    size_t nv = 0, i = *at;
+    while (i < n && nv < max) {
         const char *nl = memchr(data + i, '\n', n - i);
         size_t e = nl ? (size_t)(nl - data) : n;
         const char *s = data + i;
         size_t len = e - i;
         i = e + 1;
-        line++;
+        ++*line;
         if (len && s[len - 1] == '\r') len--;
-        if (line == 1 && len >= 8 && memcmp(s, "#version", 8) == 0) continue;
+        if (*line == 1 && len >= 8 && memcmp(s, "#version", 8) == 0) continue;
         if (len == 0) continue;
         const char *sp = memchr(s, ' ', len);
-        if (!sp || sp == s || sp == s + len - 1 || memchr(sp + 1, ' ', (size_t)(s + len - sp - 1))) {
-            free(v);
-            return nlp_error(NLP_EFORMAT, "'%s' line %zu: expected two tokens separated by one space", name, line);
-        }
-        if (2 * nv + 2 > cap && nlp_grow(&v, &cap, 2 * nv + 2, sizeof *v)) {
-            free(v);
-            return NLP_ENOMEM;
-        }
+        if (!sp || sp == s || sp == s + len - 1 || memchr(sp + 1, ' ', (size_t)(s + len - sp - 1)))
+            return nlp_error(NLP_EFORMAT, "'%s' line %zu: expected two tokens separated by one space", name, *line);
         v[2 * nv] = (nlp_span){s, (size_t)(sp - s)};
         v[2 * nv + 1] = (nlp_span){sp + 1, (size_t)(s + len - sp - 1)};
         nv++;
+    }
+    *at = i;
+    return (long)nv;
+}
+
+/* All the pairs of a merges file, as merges_chunk reads them. */
+static int parse_merges(const char *data, size_t n, const char *name, nlp_span **out, size_t *count)
+{
+    nlp_span *v = NULL;
+    size_t nv = 0, cap = 0, at = 0, line = 0;
+    while (at < n) {
+        if (nlp_grow(&v, &cap, 2 * nv + 2048, sizeof *v)) {
+            free(v);
+            return NLP_ENOMEM;
+        }
+        long k = merges_chunk(data, n, &at, &line, name, v + 2 * nv, 1024);
+        if (k < 0) {
+            free(v);
+            return (int)k;
+        }
+        nv += (size_t)k;
     }
     *out = v;
     *count = nv;
@@ -214,33 +230,57 @@ int nlp_tokfiles_read_pair(const char *vocab_path, const char *merges_path, int 
     memset(s, 0, sizeof *s);
     int rc = read_vocab_json(vocab_path, &s->vocab);
     if (rc) return rc;
-    char *data = NULL;
-    size_t n, nm = 0;
-    nlp_span *keys = NULL;
-    if ((rc = read_text(merges_path, &data, &n)) || (rc = parse_merges(data, n, merges_path, &keys, &nm))) goto fail;
-    s->merges = nlp_malloc((nm ? 2 * nm : 1) * sizeof *s->merges);
-    if (!s->merges) {
+    nlp_map m = {0};
+    size_t nm = 0, cap = 0, at = 0, line = 0;
+    /* The text is checked for UTF-8 only where something is wrong with it:
+     * every byte of it but the "#version" line is part of a token that must
+     * be found in the vocabulary, whose tokens are valid UTF-8; an invalid
+     * byte is then named as such, before anything else (as read_text).
+     * The pairs are read and looked up a chunk at a time. */
+    if ((rc = nlp_map_file_max(&m, merges_path, NLP_TOKFILE_MAX_BYTES))) goto fail;
+    const char *data = m.data;
+    size_t n = m.len;
+    enum { CHUNK = 1024 };
+    nlp_span keys[2 * CHUNK];
+    while (at < n) {
+        long k = merges_chunk(data, n, &at, &line, merges_path, keys, CHUNK);
+        if (k < 0) {
+            rc = (int)k;
+            goto bad_text;
+        }
+        if (nlp_grow(&s->merges, &cap, 2 * (nm + (size_t)k) + 1, sizeof *s->merges)) {
+            rc = NLP_ENOMEM;
+            goto fail;
+        }
+        int32_t *ids = s->merges + 2 * nm;
+        nlp_vocab_find_many(s->vocab, keys, 2 * (size_t)k, ids);
+        for (size_t i = 0; i < 2 * (size_t)k; i++)
+            if (ids[i] < 0) {
+                rc = nlp_error(NLP_EFORMAT, "'%s' line %zu: token '%.*s' is not in '%s'", merges_path,
+                               line_of(data, (size_t)(keys[i].s - data)), (int)keys[i].n, keys[i].s, vocab_path);
+                goto bad_text;
+            }
+        nm += (size_t)k;
+    }
+    if (!s->merges && !(s->merges = nlp_malloc(sizeof *s->merges))) {
         rc = NLP_ENOMEM;
         goto fail;
     }
-    nlp_vocab_find_many(s->vocab, keys, 2 * nm, s->merges);
-    for (size_t i = 0; i < 2 * nm; i++)
-        if (s->merges[i] < 0) {
-            rc = nlp_error(NLP_EFORMAT, "'%s' line %zu: token '%.*s' is not in '%s'", merges_path,
-                           line_of(data, (size_t)(keys[i].s - data)), (int)keys[i].n, keys[i].s, vocab_path);
-            goto fail;
-        }
     s->n_merges = nm;
     s->model = NLP_MODEL_BPE;
     if (gpt2 || looks_byte_level(s->vocab)) rc = gpt2_pipeline(s);
     else rc = classic_pipeline(s, ends_with_eow(s->vocab) ? EOW : NULL);
     if (rc) goto fail;
-    free(keys);
-    free(data);
+    nlp_unmap(&m);
     return NLP_OK;
+bad_text:
+    if (rc == NLP_EFORMAT) {
+        size_t bad;
+        if (!nlp_utf8_valid(data, n, &bad))
+            rc = nlp_error(NLP_EFORMAT, "'%s' byte %zu: invalid UTF-8 (line %zu)", merges_path, bad, line_of(data, bad));
+    }
 fail:
-    free(keys);
-    free(data);
+    if (m.data) nlp_unmap(&m);
     nlp_tok_spec_free(s);
     return rc;
 }

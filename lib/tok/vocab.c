@@ -21,7 +21,15 @@ struct nlp_vocab {
 static int ensure(nlp_vocab *v, size_t need)
 {
     if (need <= v->cap) return NLP_OK;
-    size_t c = v->cap ? v->cap : 16;
+    if (!v->cap) { /* zeroed pages, touched only where tokens go */
+        size_t c = need > 16 ? need : 16;
+        v->tok = nlp_calloc(c, sizeof *v->tok);
+        v->len = nlp_calloc(c, sizeof *v->len);
+        if (!v->tok || !v->len) return NLP_ENOMEM;
+        v->cap = c;
+        return NLP_OK;
+    }
+    size_t c = v->cap;
     while (c < need) c *= 2;
     const char **t = nlp_reallocarray(v->tok, c, sizeof *t);
     if (!t) return NLP_ENOMEM;
