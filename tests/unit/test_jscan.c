@@ -14,6 +14,7 @@
 #include "base/rng.h"
 #include "tok/jscan.h"
 #include "tok/tokenizer.h"
+#include "tok/tokfiles.h"
 #include "tok/tokjson.h"
 #include "tok/vocab.h"
 
@@ -290,6 +291,43 @@ static void test_tokjson_positions(void)
     CHECK(strstr(nlp_errmsg(), "model.merges[1]: token 'z' is not in the vocabulary") != NULL);
 }
 
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    fputs(text, f);
+    fclose(f);
+}
+
+/* GPT-2's pair of files through the fast path: the errors of a merges file
+ * (checked for UTF-8 only where a line is wrong) name the file and line. */
+static void test_pair_errors(void)
+{
+    const char *tmp = getenv("NLPIPE_TMP") ? getenv("NLPIPE_TMP") : "/tmp";
+    char vj[512], mb[512];
+    snprintf(vj, sizeof vj, "%s/jscan-encoder.json", tmp);
+    snprintf(mb, sizeof mb, "%s/jscan-vocab.bpe", tmp);
+    write_file(vj, "{\"a\": 0, \"b\": 1, \"\\u0120\": 2, \"ab\": 3, \"\\u0120a\": 4}");
+    nlp_tok_spec s;
+    write_file(mb, "#version: 0.2\na b\n\xC4\xA0 a\n");
+    CHECK(nlp_tokfiles_read_pair(vj, mb, 1, &s) == 0);
+    CHECK(s.n_merges == 2 && s.merges[0] == 0 && s.merges[1] == 1 && s.merges[2] == 2 && s.merges[3] == 0);
+    nlp_tok_spec_free(&s);
+    write_file(mb, "#version: 0.2\na b\na c\n");
+    CHECK(nlp_tokfiles_read_pair(vj, mb, 1, &s) == NLP_EFORMAT);
+    CHECK_MSG(strstr(nlp_errmsg(), "vocab.bpe' line 3: token 'c' is not in") != NULL, "%s", nlp_errmsg());
+    write_file(mb, "#version: 0.2\na b\na \xFF\n");
+    CHECK(nlp_tokfiles_read_pair(vj, mb, 1, &s) == NLP_EFORMAT);
+    CHECK_MSG(strstr(nlp_errmsg(), "vocab.bpe' byte 20: invalid UTF-8 (line 3)") != NULL, "%s", nlp_errmsg());
+    write_file(mb, "#version: 0.2\nab\n\xFF\n");
+    CHECK(nlp_tokfiles_read_pair(vj, mb, 1, &s) == NLP_EFORMAT); /* invalid UTF-8 is named first */
+    CHECK_MSG(strstr(nlp_errmsg(), "invalid UTF-8 (line 3)") != NULL, "%s", nlp_errmsg());
+    write_file(mb, "#version: 0.2\nab\n");
+    CHECK(nlp_tokfiles_read_pair(vj, mb, 1, &s) == NLP_EFORMAT);
+    CHECK_MSG(strstr(nlp_errmsg(), "line 2: expected two tokens separated by one space") != NULL, "%s", nlp_errmsg());
+    remove(vj);
+    remove(mb);
+}
+
 static void test_strmap_clone(void)
 {
     nlp_strmap *m = nlp_strmap_new(4);
@@ -325,6 +363,7 @@ int main(int argc, char **argv)
     RUN(test_merges);
     RUN(test_members_and_skip);
     RUN(test_tokjson_positions);
+    RUN(test_pair_errors);
     RUN(test_strmap_clone);
     return TEST_END();
 }
