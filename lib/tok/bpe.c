@@ -329,6 +329,10 @@ static size_t merge_small(const nlp_bpe *m, int32_t *sym, size_t n)
 {
     uint32_t rank[SMALL_WORD];
     int32_t nid[SMALL_WORD];
+    /* the first pairs' slots are fetched together: their cache misses
+     * overlap (a word not in the word cache is mostly a cold one) */
+    for (size_t i = 0; i + 1 < n; i++)
+        __builtin_prefetch(&m->t[slot_of(m, (uint64_t)(uint32_t)sym[i] << 32 | (uint32_t)sym[i + 1])]);
     for (size_t i = 0; i + 1 < n; i++) rank[i] = lookup(m, sym[i], sym[i + 1], &nid[i]);
     while (n > 1) {
         uint32_t best = NO_RANK;

@@ -31,7 +31,7 @@ struct slot {
 
 struct nlp_wordcache {
     struct slot *t;
-    size_t mask, used, max;
+    size_t mask, used, max, full; /* full: the most slots */
     char *keys;
     size_t klen, kcap;
     int32_t *idpool;
@@ -43,8 +43,14 @@ nlp_wordcache *nlp_wordcache_new(size_t max_words)
     nlp_wordcache *c = nlp_calloc(1, sizeof *c);
     if (!c) return NULL;
     c->max = max_words ? max_words : 131072;
+    /* the table starts small and grows as words come (at most half full),
+     * up to room for max words: a table of its full size (12 MB) would be
+     * touched all over by the first thousands of words, a page fault each,
+     * which cost more than encoding a megabyte of text */
     size_t ns = 16;
     while (ns < c->max * 2) ns *= 2;
+    c->full = ns;
+    ns = ns < 4096 ? ns : 4096;
     c->t = nlp_calloc(ns, sizeof *c->t);
     if (!c->t) {
         free(c);
@@ -82,10 +88,32 @@ const int32_t *nlp_wordcache_get(const nlp_wordcache *c, const char *w, size_t n
     }
 }
 
+/* Four times the slots while small (each new table is fresh memory to
+ * touch, so few steps), then twice, at most `full`; 0, or NLP_ENOMEM (the
+ * table is kept). */
+static int grow(nlp_wordcache *c)
+{
+    size_t ns = (c->mask + 1) * (c->mask + 1 < 65536 ? 4 : 2);
+    if (ns > c->full) ns = c->full;
+    struct slot *t = nlp_calloc(ns, sizeof *t);
+    if (!t) return NLP_ENOMEM;
+    for (size_t i = 0; i <= c->mask; i++) {
+        if (!c->t[i].h) continue;
+        size_t j = c->t[i].h & (ns - 1);
+        while (t[j].h) j = (j + 1) & (ns - 1);
+        t[j] = c->t[i];
+    }
+    free(c->t);
+    c->t = t;
+    c->mask = ns - 1;
+    return NLP_OK;
+}
+
 int nlp_wordcache_put(nlp_wordcache *c, const char *w, size_t n, uint64_t h, const int32_t *ids, size_t nids)
 {
     if (n > NLP_WORDCACHE_MAX_LEN || nids > NLP_WORDCACHE_MAX_LEN) return NLP_OK;
     if (c->used >= c->max) clear(c);
+    else if ((c->used + 1) * 2 > c->mask + 1 && (c->mask + 1 >= c->full || grow(c))) clear(c);
     if (!h) h = 1;
     size_t j = h & c->mask;
     while (c->t[j].h) j = (j + 1) & c->mask;
