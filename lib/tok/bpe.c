@@ -162,27 +162,34 @@ int nlp_bpe_new(nlp_bpe **out, const nlp_vocab *vocab, const int32_t *merges, si
     nlp_span cat[CHUNK];
     int32_t cid[CHUNK];
     size_t off[CHUNK + 1];
+    const char *const *tok;
+    const uint32_t *tlen;
+    nlp_vocab_arrays(vocab, &tok, &tlen);
+    size_t vsize = nlp_vocab_size(vocab);
     for (size_t r0 = 0; r0 < nmerges; r0 += CHUNK) {
         size_t k = nmerges - r0 < CHUNK ? nmerges - r0 : CHUNK;
         nlp_buf_reset(&b);
         for (size_t q = 0; q < k; q++) {
             size_t r = r0 + q;
             int32_t a = merges[2 * r], c = merges[2 * r + 1];
-            size_t la, lc;
-            const char *sa = nlp_vocab_token(vocab, a, &la), *sc = nlp_vocab_token(vocab, c, &lc);
+            const char *sa = a >= 0 && (size_t)a < vsize ? tok[a] : NULL, *sc = c >= 0 && (size_t)c < vsize ? tok[c] : NULL;
             if (!sa || !sc) {
                 rc = nlp_error(NLP_EFORMAT, "merge %zu: token id %ld is not in the vocabulary", r, (long)(sa ? c : a));
                 goto fail;
             }
+            size_t la = tlen[a], lc = tlen[c];
             if (m->plen && lc >= m->plen && memcmp(sc, m->o.continuing_subword_prefix, m->plen) == 0) {
                 sc += m->plen;
                 lc -= m->plen;
             }
             off[q] = b.len;
-            if (nlp_buf_append(&b, sa, la) || nlp_buf_append(&b, sc, lc)) {
+            if (nlp_buf_reserve(&b, la + lc)) {
                 rc = NLP_ENOMEM;
                 goto fail;
             }
+            memcpy(b.data + b.len, sa, la);
+            memcpy(b.data + b.len + la, sc, lc);
+            b.len += la + lc;
         }
         off[k] = b.len;
         for (size_t q = 0; q < k; q++) cat[q] = (nlp_span){b.data + off[q], off[q + 1] - off[q]};

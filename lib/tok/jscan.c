@@ -194,9 +194,15 @@ static int string(const char *s, size_t n, size_t *i, const char **p, size_t *le
             continue;
         }
         if (c < 0x20) return 0;
-        size_t l = c < 0x80 ? 1 : utf8_len(u, n, j);
+        if (c < 0x80) {
+            *o = (char)c;
+            scratch->len++;
+            j++;
+            continue;
+        }
+        size_t l = utf8_len(u, n, j);
         if (!l) return 0;
-        memcpy(o, s + j, l);
+        for (size_t k = 0; k < l; k++) o[k] = s[j + k];
         scratch->len += l;
         j += l;
     }

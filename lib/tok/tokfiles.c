@@ -32,17 +32,18 @@ static long merges_chunk(const char *data, size_t n, size_t *at, size_t *line, c
 {
     size_t nv = 0, i = *at;
     while (i < n && nv < max) {
-        const char *nl = memchr(data + i, '\n', n - i);
-        size_t e = nl ? (size_t)(nl - data) : n;
-        const char *s = data + i;
+        /* one pass over the (short) line: its end, its spaces */
+        const char *s = data + i, *sp = NULL;
+        size_t e = i, spaces = 0;
+        for (; e < n && data[e] != '\n'; e++)
+            if (data[e] == ' ' && !spaces++) sp = data + e;
         size_t len = e - i;
         i = e + 1;
         ++*line;
         if (len && s[len - 1] == '\r') len--;
         if (*line == 1 && len >= 8 && memcmp(s, "#version", 8) == 0) continue;
         if (len == 0) continue;
-        const char *sp = memchr(s, ' ', len);
-        if (!sp || sp == s || sp == s + len - 1 || memchr(sp + 1, ' ', (size_t)(s + len - sp - 1)))
+        if (spaces != 1 || sp == s || sp == s + len - 1)
             return nlp_error(NLP_EFORMAT, "'%s' line %zu: expected two tokens separated by one space", name, *line);
         v[2 * nv] = (nlp_span){s, (size_t)(sp - s)};
         v[2 * nv + 1] = (nlp_span){sp + 1, (size_t)(s + len - sp - 1)};

@@ -177,6 +177,12 @@ const char *nlp_vocab_token(const nlp_vocab *v, int32_t id, size_t *n)
 }
 
 size_t nlp_vocab_size(const nlp_vocab *v) { return v->size; }
+
+void nlp_vocab_arrays(const nlp_vocab *v, const char *const **tok, const uint32_t **len)
+{
+    *tok = v->tok;
+    *len = v->len;
+}
 size_t nlp_vocab_count(const nlp_vocab *v) { return v->count; }
 
 nlp_vocab *nlp_vocab_clone(const nlp_vocab *v)

@@ -57,6 +57,10 @@ const char *nlp_vocab_token(const nlp_vocab *v, int32_t id, size_t *n);
 
 /* 1 + the largest id holding a token (0 when empty). */
 size_t nlp_vocab_size(const nlp_vocab *v);
+/* The tables behind nlp_vocab_token, for loops over many ids: tok[id]
+ * (NULL for a hole) and len[id], id < nlp_vocab_size; valid until the
+ * vocabulary changes. */
+void nlp_vocab_arrays(const nlp_vocab *v, const char *const **tok, const uint32_t **len);
 
 /* Number of tokens (size minus holes). */
 size_t nlp_vocab_count(const nlp_vocab *v);
