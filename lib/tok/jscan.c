@@ -59,6 +59,21 @@ static size_t utf8_len(const unsigned char *s, size_t n, size_t i)
     return len;
 }
 
+/* Is u[a, e) well-formed UTF-8? */
+static int utf8_ok(const unsigned char *u, size_t a, size_t e)
+{
+    for (size_t i = a; i < e;) {
+        if (u[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t l = utf8_len(u, e, i);
+        if (!l) return 0;
+        i += l;
+    }
+    return 1;
+}
+
 static int hex4(const char *s, size_t n, size_t i, unsigned *out)
 {
     if (n - i < 4) return 0;
@@ -110,21 +125,24 @@ static int string(const char *s, size_t n, size_t *i, const char **p, size_t *le
     if (j >= n || s[j] != '"') return 0;
     size_t b = ++j;
     const unsigned char *u = (const unsigned char *)s;
+    uint64_t hi = 0; /* the bytes seen, or'ed: is any beyond ASCII? */
+    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
     for (;;) { /* the plain run */
-        /* 8 bytes at a time while none is a quote, a backslash, a control
-         * character or beyond ASCII */
+        /* 8 bytes at a time while none is a quote, a backslash or a
+         * control character (UTF-8 is checked at the end, if need be) */
         while (n - j >= 8) {
             uint64_t w;
             memcpy(&w, s + j, 8);
-            const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
             uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
-            uint64_t special = ((q - ones) & ~q) | ((bs - ones) & ~bs) | (w - ones * 0x20) | w;
+            uint64_t special = ((q - ones) & ~q) | ((bs - ones) & ~bs) | ((w - ones * 0x20) & ~w);
             if (special & high) break;
+            hi |= w;
             j += 8;
         }
         if (j >= n) return 0;
         unsigned c = u[j];
         if (c == '"') {
+            if ((hi & high) && !utf8_ok(u, b, j)) return 0;
             *p = s + b;
             *len = j - b;
             *i = j + 1;
@@ -132,15 +150,13 @@ static int string(const char *s, size_t n, size_t *i, const char **p, size_t *le
         }
         if (c == '\\') break;
         if (c < 0x20) return 0;
-        if (c < 0x80) j++;
-        else {
-            size_t l = utf8_len(u, n, j);
-            if (!l) return 0;
-            j += l;
-        }
+        hi |= c;
+        j++;
     }
     /* an escape: find the closing quote (the decoded string is no longer
-     * than the text), then decode from the start into scratch */
+     * than the text), then decode from the start into scratch (the run
+     * before the escape checked first) */
+    if ((hi & high) && !utf8_ok(u, b, j)) return 0;
     size_t e = j;
     for (;;) {
         const char *q = e < n ? memchr(s + e, '"', n - e) : NULL;
@@ -219,7 +235,7 @@ static size_t next_structural(const char *s, size_t j, size_t n)
 #ifdef __SSE2__
     const __m128i quote = _mm_set1_epi8('"'), low = _mm_set1_epi8(0x20), open = _mm_set1_epi8('{'),
                   close = _mm_set1_epi8('}');
-    while (n - j >= 16) {
+    while (j + 16 <= n) {
         __m128i v = _mm_loadu_si128((const __m128i *)(s + j)), t = _mm_or_si128(v, low); /* [ -> {, ] -> } */
         __m128i m = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_or_si128(_mm_cmpeq_epi8(t, open), _mm_cmpeq_epi8(t, close)));
         int mask = _mm_movemask_epi8(m);
@@ -239,7 +255,7 @@ static size_t next_in_string(const char *s, size_t j, size_t n)
 {
 #ifdef __SSE2__
     const __m128i quote = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
-    while (n - j >= 16) {
+    while (j + 16 <= n) {
         __m128i v = _mm_loadu_si128((const __m128i *)(s + j));
         int mask = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bs)));
         if (mask) return j + (size_t)__builtin_ctz((unsigned)mask);
@@ -258,6 +274,7 @@ static size_t skip_string(const char *s, size_t j, size_t n)
         if (j >= n) return n + 1;
         if (s[j] == '"') return j + 1;
         j += 2; /* an escape */
+        if (j > n) return n + 1;
     }
 }
 
