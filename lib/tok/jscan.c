@@ -557,6 +557,12 @@ int nlp_jscan_merges(const char *s, size_t a0, size_t a1, const nlp_vocab *v, in
                     rc = r < 0 ? NLP_ENOMEM : 0;
                     goto out;
                 }
+                /* decoded: kept whole before it is split (both halves
+                 * must outlive the scratch buffer) */
+                if (a == sa.data && !(a = nlp_arena_strndup(&keep, a, la))) {
+                    rc = NLP_ENOMEM;
+                    goto out;
+                }
                 const char *sp = memchr(a, ' ', la);
                 if (!sp || memchr(sp + 1, ' ', (size_t)(a + la - sp - 1))) goto out;
                 b = sp + 1;

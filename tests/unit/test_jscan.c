@@ -230,6 +230,16 @@ static void test_merges(void)
         }
         free(m);
     }
+    /* escaped "a b" strings: both halves of each outlive the next one's
+     * decoding (the fuzzer's find: the second half pointed into a reused
+     * buffer, and was read after it was freed) */
+    const char *esc = "[\"\\u0061 b\", \"b \\u0061\", \"\\u0061\\u0020\\u0061\"]";
+    size_t a1 = 0, count = 0;
+    int32_t *m = NULL;
+    CHECK(nlp_jscan_skip(esc, strlen(esc), &a1));
+    CHECK(nlp_jscan_merges(esc, 0, a1, v, &m, &count) == 1);
+    CHECK(count == 3 && m && m[0] == 0 && m[1] == 1 && m[2] == 1 && m[3] == 0 && m[4] == 0 && m[5] == 0);
+    free(m);
     nlp_vocab_free(v);
 }
 
