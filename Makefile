@@ -10,7 +10,7 @@
 #   V=1                  show the full compiler commands (quiet by default)
 #
 # Sources are discovered: lib/<layer>/*.c go into the library, bin/<tool>.c is one
-# tool each (bin/common/*.c is linked into every tool), tools/<name>.c is one
+# tool each (bin/common/*.c, the tools' layer, is an archive every tool links), tools/<name>.c is one
 # developer tool each, tests/unit/test_<name>.c is one unit-test program each.
 
 VERSION   := 0.1.0
