@@ -320,6 +320,22 @@ int nlp_jscan_skip(const char *s, size_t n, size_t *i)
     }
 }
 
+/* After an element of an object or array: 1 and *j at the next element
+ * (past a comma), 0 and *j past the closing bracket `close`, -1 (neither). */
+static int after_item(const char *s, size_t lim, size_t *j, char close)
+{
+    size_t k = nlp_jscan_ws(s, lim, *j);
+    if (k < lim && s[k] == ',') {
+        *j = nlp_jscan_ws(s, lim, k + 1);
+        return 1;
+    }
+    if (k < lim && s[k] == close) {
+        *j = k + 1;
+        return 0;
+    }
+    return -1;
+}
+
 /* nlp_jscan_members; where nest is given, the value of the member named
  * nest->key, when an object, is scanned for nest's keys in the same pass
  * (their spans cleared where the last such member is no object). */
@@ -376,13 +392,10 @@ static int members(const char *s, size_t o0, size_t lim, const char *const *keys
             spans[hit][0] = a;
             spans[hit][1] = j;
         }
-        j = nlp_jscan_ws(s, lim, j);
-        if (j < lim && s[j] == ',') {
-            j = nlp_jscan_ws(s, lim, j + 1);
-            continue;
-        }
-        if (j < lim && s[j] == '}') {
-            *end = j + 1;
+        int more = after_item(s, lim, &j, '}');
+        if (more > 0) continue;
+        if (!more) {
+            *end = j;
             rc = 1;
         }
         break;
@@ -498,16 +511,9 @@ int nlp_jscan_vocab(const char *s, size_t o0, size_t o1, size_t *end, nlp_vocab 
                 nb = 0;
                 nlp_buf_reset(&dec);
             }
-            j = nlp_jscan_ws(s, o1, j);
-            if (j < o1 && s[j] == ',') {
-                j = nlp_jscan_ws(s, o1, j + 1);
-                continue;
-            }
-            if (j < o1 && s[j] == '}') {
-                j++;
-                break;
-            }
-            goto out;
+            int more = after_item(s, o1, &j, '}');
+            if (more < 0) goto out;
+            if (!more) break;
         }
     if ((end ? 0 : j != o1) || (max >= 0 && (size_t)max >= nkv + NLP_VOCAB_MAX_HOLES)) goto out;
     if ((rc = put_batch(v, t, doff, id, nb, &dec)) != 1) goto out;
@@ -600,16 +606,9 @@ int nlp_jscan_merges(const char *s, size_t a0, size_t a1, const nlp_vocab *v, in
             pend[np++] = (nlp_span){b, lb};
             nm++;
             if (np == CHUNK && !resolve(v, pend, &np, m + 2 * nm - CHUNK)) goto out;
-            j = nlp_jscan_ws(s, a1, j);
-            if (j < a1 && s[j] == ',') {
-                j = nlp_jscan_ws(s, a1, j + 1);
-                continue;
-            }
-            if (j < a1 && s[j] == ']') {
-                j++;
-                break;
-            }
-            goto out;
+            int more = after_item(s, a1, &j, ']');
+            if (more < 0) goto out;
+            if (!more) break;
         }
     if (j != a1 || !resolve(v, pend, &np, m + 2 * nm - np)) goto out;
     if (!m && !(m = nlp_malloc(sizeof *m))) {

@@ -65,6 +65,16 @@ void nlp_vocab_free(nlp_vocab *v)
 }
 
 
+/* Points tok[id] at the key the map took in last (n bytes). */
+static void record(nlp_vocab *v, int32_t id, size_t n)
+{
+    size_t kn;
+    v->tok[id] = nlp_strmap_key(v->map, nlp_strmap_size(v->map) - 1, &kn);
+    v->len[id] = (uint32_t)n;
+    if ((size_t)id >= v->size) v->size = (size_t)id + 1;
+    v->count++;
+}
+
 /* Inserts into the map and points tok[id] at the map's copy of the key. */
 static int place(nlp_vocab *v, int32_t id, const char *s, size_t n)
 {
@@ -72,11 +82,7 @@ static int place(nlp_vocab *v, int32_t id, const char *s, size_t n)
     int64_t *slot = nlp_strmap_slot(v->map, s, n, &is_new);
     if (!slot) return NLP_ENOMEM;
     *slot = id;
-    size_t kn;
-    v->tok[id] = nlp_strmap_key(v->map, nlp_strmap_size(v->map) - 1, &kn);
-    v->len[id] = (uint32_t)n;
-    if ((size_t)id >= v->size) v->size = (size_t)id + 1;
-    v->count++;
+    record(v, id, n);
     return NLP_OK;
 }
 
@@ -145,11 +151,7 @@ static int set_h(nlp_vocab *v, int32_t id, const char *s, size_t n, uint64_t h)
         return nlp_error(NLP_EFORMAT, "token '%.*s' has two ids (%ld and %ld)", (int)(n > 80 ? 80 : n), s,
                          (long)*slot, (long)id);
     *slot = id;
-    size_t kn;
-    v->tok[id] = nlp_strmap_key(v->map, nlp_strmap_size(v->map) - 1, &kn);
-    v->len[id] = (uint32_t)n;
-    if ((size_t)id >= v->size) v->size = (size_t)id + 1;
-    v->count++;
+    record(v, id, n);
     return NLP_OK;
 }
 

@@ -18,35 +18,9 @@
 #include "tok/tokjson.h"
 #include "tok/vocab.h"
 
-#include <jansson.h>
+#include "jscan_ref.h"
 
-/* What tokfiles.c's and tokjson.c's readers make of an object of
- * "token": id through jansson: the vocabulary, or NULL where they refuse it
- * (*parsed says whether jansson read the text at all). */
-static nlp_vocab *reference(const char *s, size_t n, int *parsed)
-{
-    json_t *root = json_loadb(s, n, 0, NULL);
-    *parsed = root != NULL;
-    if (!json_is_object(root)) {
-        json_decref(root);
-        return NULL;
-    }
-    nlp_vocab *v = nlp_vocab_new(json_object_size(root));
-    const char *key;
-    json_t *val;
-    json_object_foreach(root, key, val)
-    {
-        if (!json_is_integer(val) || json_integer_value(val) < 0 || json_integer_value(val) >= INT32_MAX - 1 ||
-            (size_t)json_integer_value(val) >= json_object_size(root) + NLP_VOCAB_MAX_HOLES ||
-            nlp_vocab_set(v, (int32_t)json_integer_value(val), key, strlen(key))) {
-            nlp_vocab_free(v);
-            v = NULL;
-            break;
-        }
-    }
-    json_decref(root);
-    return v;
-}
+#include <jansson.h>
 
 static int same_vocab(const nlp_vocab *a, const nlp_vocab *b)
 {
@@ -129,8 +103,7 @@ static void test_vocab_against_jansson(void)
         nlp_buf_putc(&b, '}');
         rand_ws(&r, &b);
         if (nlp_rng_below(&r, 100) == 0) nlp_buf_puts(&b, nlp_rng_below(&r, 2) ? "x" : "{}");
-        int parsed;
-        nlp_vocab *ref = reference(b.data, b.len, &parsed), *fast = NULL;
+        nlp_vocab *ref = jscan_reference(b.data, b.len), *fast = NULL;
         size_t o0 = nlp_jscan_ws(b.data, b.len, 0), o1 = o0, keys;
         int rc = 0;
         if (nlp_jscan_skip(b.data, b.len, &o1) && nlp_jscan_ws(b.data, b.len, o1) == b.len)
@@ -186,8 +159,7 @@ static void test_vocab_cases(void)
         nlp_vocab *v = NULL;
         int rc = nlp_jscan_skip(t, n, &o1) && nlp_jscan_ws(t, n, o1) == n ? nlp_jscan_vocab(t, 0, o1, NULL, &v, &keys) : 0;
         CHECK_MSG(rc == cases[i].handled, "%s: got %d", t, rc);
-        int parsed;
-        nlp_vocab *ref = reference(t, n, &parsed);
+        nlp_vocab *ref = jscan_reference(t, n);
         if (rc == 1) CHECK_MSG(ref && same_vocab(v, ref), "%s", t);
         nlp_vocab_free(v);
         nlp_vocab_free(ref);

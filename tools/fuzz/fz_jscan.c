@@ -8,35 +8,11 @@
 #include "tok/jscan.h"
 #include "tok/vocab.h"
 #include "base/err.h"
+#include "../../tests/unit/jscan_ref.h"
 #include <jansson.h>
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The jansson readers' vocabulary (tokfiles.c read_vocab_json), or NULL. */
-static nlp_vocab *reference(const char *s, size_t n)
-{
-    json_t *root = json_loadb(s, n, 0, NULL);
-    if (!json_is_object(root)) {
-        json_decref(root);
-        return NULL;
-    }
-    nlp_vocab *v = nlp_vocab_new(json_object_size(root));
-    const char *key;
-    json_t *val;
-    json_object_foreach(root, key, val)
-    {
-        if (!json_is_integer(val) || json_integer_value(val) < 0 || json_integer_value(val) >= INT32_MAX - 1 ||
-            (size_t)json_integer_value(val) >= json_object_size(root) + NLP_VOCAB_MAX_HOLES ||
-            nlp_vocab_set(v, (int32_t)json_integer_value(val), key, strlen(key))) {
-            nlp_vocab_free(v);
-            v = NULL;
-            break;
-        }
-    }
-    json_decref(root);
-    return v;
-}
 
 /* tokjson.c read_merge through jansson: 1 and the ids, or 0. */
 static int ref_merges(const char *s, size_t n, const nlp_vocab *v, int32_t **out, size_t *count)
@@ -84,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
     const char *s = (const char *)d;
     const char *z = memchr(s, 0, n);
     size_t nv = z ? (size_t)(z - s) : n, o0 = nlp_jscan_ws(s, nv, 0), end = 0, keys;
-    nlp_vocab *fast = NULL, *ref = reference(s, nv);
+    nlp_vocab *fast = NULL, *ref = jscan_reference(s, nv);
     int r = nlp_jscan_vocab(s, o0, nv, &end, &fast, &keys);
     assert(r == 0 || r == 1);
     if (r == 1 && nlp_jscan_ws(s, nv, end) == nv) {
