@@ -27,15 +27,6 @@ size_t nlp_jscan_ws(const char *s, size_t n, size_t i)
     return i;
 }
 
-/* Does any of the 8 bytes of w equal c? (may also say yes above a byte
- * that does, never no where one does) */
-static inline uint64_t has_byte(uint64_t w, unsigned char c)
-{
-    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-    uint64_t x = w ^ (ones * c);
-    return (x - ones) & ~x & high;
-}
-
 /* Length of the well-formed UTF-8 sequence at s[i] (lead byte >= 0x80), or
  * 0: no overlong forms, no surrogates, nothing above U+10FFFF. */
 static size_t utf8_len(const unsigned char *s, size_t n, size_t i)
