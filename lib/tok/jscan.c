@@ -4,10 +4,11 @@
  *
  * What counts as valid follows jansson 2.14 as the readers call it (no
  * JSON_ALLOW_NUL): strings of well-formed UTF-8 without control characters,
- * the escapes \" \\ \/ \b \f \n \r \t and \uXXXX (a high surrogate only with
- * a low one after it, never \u0000), integers -?(0|[1-9][0-9]*) without a
- * fraction or exponent, and no more than 2048 levels of nesting. Where the
- * text strays from the shapes read here, the answer is "not handled".
+ * the escapes \" \\ \/ \b \f \n \r \t and \u with four hex digits (a high
+ * surrogate only with a low one after it, never \u0000), integers
+ * -?(0|[1-9][0-9]*) without a fraction or exponent, and no more than 2048
+ * levels of nesting. Where the text strays from the shapes read here, the
+ * answer is "not handled".
  */
 #include "tok/jscan.h"
 #include "base/err.h"
@@ -452,7 +453,7 @@ static int put_batch(nlp_vocab *v, nlp_span *t, const size_t *doff, const int32_
     return r == NLP_ENOMEM ? r : !r;
 }
 
-int nlp_jscan_vocab(const char *s, size_t o0, size_t o1, size_t *end, nlp_vocab **out, size_t *keys)
+int nlp_jscan_vocab(const char *s, size_t o0, size_t o1, size_t *end, nlp_vocab **out)
 {
     size_t j = o0;
     if (j >= o1 || s[j] != '{') return 0;
@@ -510,7 +511,6 @@ int nlp_jscan_vocab(const char *s, size_t o0, size_t o1, size_t *end, nlp_vocab 
     if ((rc = put_batch(v, t, doff, id, nb, &dec)) != 1) goto out;
     if (end) *end = j;
     *out = v;
-    *keys = nkv;
     v = NULL;
     rc = 1;
 out:
@@ -522,9 +522,21 @@ out:
 
 enum { CHUNK = 1024 }; /* tokens looked up at once */
 
+/* string(), with a string that had to be decoded (into scratch, which the
+ * next one reuses) copied into keep: 1, 0 (no valid string) or NLP_ENOMEM. */
+static int kept_string(const char *s, size_t n, size_t *i, const char **p, size_t *len, nlp_buf *scratch,
+                       nlp_arena *keep)
+{
+    int r = string(s, n, i, p, len, scratch);
+    if (r < 0) return NLP_ENOMEM;
+    if (r && *p == scratch->data && !(*p = nlp_arena_strndup(keep, *p, *len))) return NLP_ENOMEM;
+    return r;
+}
+
 /* The ids of the *np pending tokens into out; 0 where one is unknown. */
 static int resolve(const nlp_vocab *v, nlp_span *pend, size_t *np, int32_t *out)
 {
+    if (!*np) return 1;
     nlp_vocab_find_many(v, pend, *np, out);
     for (size_t i = 0; i < *np; i++)
         if (out[i] < 0) return 0;
@@ -538,8 +550,8 @@ int nlp_jscan_merges(const char *s, size_t a0, size_t a1, const nlp_vocab *v, in
     if (j >= a1 || s[j] != '[') return 0;
     int32_t *m = NULL;
     size_t nm = 0, cap = 0, np = 0;
-    nlp_buf sa = {0}, sb = {0};
-    nlp_arena keep = {0};
+    nlp_buf scratch = {0};
+    nlp_arena keep = {0}; /* decoded tokens, alive until they are looked up */
     nlp_span pend[CHUNK];
     int rc = 0;
     j = nlp_jscan_ws(s, a1, j + 1);
@@ -550,14 +562,8 @@ int nlp_jscan_merges(const char *s, size_t a0, size_t a1, const nlp_vocab *v, in
             size_t la, lb;
             int r;
             if (j < a1 && s[j] == '"') {
-                if ((r = string(s, a1, &j, &a, &la, &sa)) <= 0) {
-                    rc = r < 0 ? NLP_ENOMEM : 0;
-                    goto out;
-                }
-                /* decoded: kept whole before it is split (both halves
-                 * must outlive the scratch buffer) */
-                if (a == sa.data && !(a = nlp_arena_strndup(&keep, a, la))) {
-                    rc = NLP_ENOMEM;
+                if ((r = kept_string(s, a1, &j, &a, &la, &scratch, &keep)) <= 0) {
+                    rc = r;
                     goto out;
                 }
                 const char *sp = memchr(a, ' ', la);
@@ -567,28 +573,22 @@ int nlp_jscan_merges(const char *s, size_t a0, size_t a1, const nlp_vocab *v, in
                 la = (size_t)(sp - a);
             } else if (j < a1 && s[j] == '[') {
                 j = nlp_jscan_ws(s, a1, j + 1);
-                if ((r = string(s, a1, &j, &a, &la, &sa)) <= 0) {
-                    rc = r < 0 ? NLP_ENOMEM : 0;
+                if ((r = kept_string(s, a1, &j, &a, &la, &scratch, &keep)) <= 0) {
+                    rc = r;
                     goto out;
                 }
                 j = nlp_jscan_ws(s, a1, j);
                 if (j >= a1 || s[j] != ',') goto out;
                 j = nlp_jscan_ws(s, a1, j + 1);
-                if ((r = string(s, a1, &j, &b, &lb, &sb)) <= 0) {
-                    rc = r < 0 ? NLP_ENOMEM : 0;
+                if ((r = kept_string(s, a1, &j, &b, &lb, &scratch, &keep)) <= 0) {
+                    rc = r;
                     goto out;
                 }
                 j = nlp_jscan_ws(s, a1, j);
                 if (j >= a1 || s[j] != ']') goto out;
                 j++;
             } else goto out;
-            /* looked up a chunk at a time (nlp_vocab_find_many); a token
-             * with an escape is decoded into scratch, so kept in the arena */
-            if ((a == sa.data && !(a = nlp_arena_strndup(&keep, a, la))) ||
-                (b == sb.data && !(b = nlp_arena_strndup(&keep, b, lb)))) {
-                rc = NLP_ENOMEM;
-                goto out;
-            }
+            /* looked up a chunk at a time (nlp_vocab_find_many) */
             if (2 * nm + 2 > cap && nlp_grow(&m, &cap, 2 * nm + 2, sizeof *m)) {
                 rc = NLP_ENOMEM;
                 goto out;
@@ -612,8 +612,7 @@ int nlp_jscan_merges(const char *s, size_t a0, size_t a1, const nlp_vocab *v, in
     rc = 1;
 out:
     free(m);
-    nlp_buf_free(&sa);
-    nlp_buf_free(&sb);
+    nlp_buf_free(&scratch);
     nlp_arena_free(&keep);
     return rc;
 }

@@ -60,7 +60,7 @@ int nlp_jscan_tokenizer(const char *s, size_t n, nlp_jscan_tok *t);
  * handled: anything else, including every error), or NLP_ENOMEM. With end
  * NULL the object must fill [o0, o1); else it ends anywhere before o1, at
  * *end. */
-int nlp_jscan_vocab(const char *s, size_t o0, size_t o1, size_t *end, nlp_vocab **out, size_t *keys);
+int nlp_jscan_vocab(const char *s, size_t o0, size_t o1, size_t *end, nlp_vocab **out);
 
 /* Reads the array of merges at [a0, a1) — each "a b" or ["a", "b"] — as
  * pairs of ids of v, as tokjson.c's read_merge does. 1 and *out (2 ids a

@@ -26,10 +26,9 @@ struct nlp_tokenizer {
     nlp_wordpiece *wp;
     nlp_added_matcher *raw, *norm;
     /* decoder [ByteLevel] fast path: the bytes of id i are
-     * blob[boff[i] .. boff[i+1]) */
-    /* the bytes of each token for a byte-level decoder, built at the first
-     * decode (encoding never needs them: a millisecond saved at every
-     * start): dec_state 0 not yet, 1 built, 2 not this tokenizer's */
+     * blob[boff[i] .. boff[i+1]), built at the first decode (encoding never
+     * needs them: a millisecond saved at every start); dec_state 0 not yet,
+     * 1 built, 2 not this tokenizer's decoder */
     int dec_state;
     pthread_mutex_t dec_lock;
     char *blob;

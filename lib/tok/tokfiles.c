@@ -174,9 +174,9 @@ static int read_vocab_json(const char *path, nlp_vocab **out)
     const char *text = skip_bom(m.data, &len);
     /* the fast path; where it does not answer, jansson reads the text and
      * the checks below name what is wrong */
-    size_t o0 = nlp_jscan_ws(text, len, 0), end = 0, keys;
+    size_t o0 = nlp_jscan_ws(text, len, 0), end = 0;
     nlp_vocab *fast = NULL;
-    if ((rc = nlp_jscan_vocab(text, o0, len, &end, &fast, &keys)) == 1 && nlp_jscan_ws(text, len, end) == len) {
+    if ((rc = nlp_jscan_vocab(text, o0, len, &end, &fast)) == 1 && nlp_jscan_ws(text, len, end) == len) {
         nlp_unmap(&m);
         *out = fast;
         return NLP_OK;

@@ -624,13 +624,12 @@ static int parse_root(const struct rd *r, const json_t *root)
 static int fast_model(const char *s, size_t n, const nlp_jscan_tok *scanned, struct fast *f, nlp_buf *doc)
 {
     nlp_jscan_tok t;
-    size_t keys;
     int r = 1;
     if (scanned) t = *scanned;
     else if ((r = nlp_jscan_tokenizer(s, n, &t)) != 1) return r < -1 ? r : 0;
     if (!t.model[1] || !t.vocab[1]) return 0;
     size_t v0 = t.vocab[0], v1 = t.vocab[1], g0 = t.merges[0], g1 = t.merges[1];
-    if ((r = nlp_jscan_vocab(s, v0, v1, NULL, &f->vocab, &keys)) <= 0) return r;
+    if ((r = nlp_jscan_vocab(s, v0, v1, NULL, &f->vocab)) <= 0) return r;
     if (g1 && (r = nlp_jscan_merges(s, g0, g1, f->vocab, &f->merges, &f->n_merges)) < 0) return r;
     f->has_merges = g1 && r == 1;
     if (nlp_buf_reserve(doc, n)) return NLP_ENOMEM;

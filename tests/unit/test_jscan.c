@@ -104,10 +104,10 @@ static void test_vocab_against_jansson(void)
         rand_ws(&r, &b);
         if (nlp_rng_below(&r, 100) == 0) nlp_buf_puts(&b, nlp_rng_below(&r, 2) ? "x" : "{}");
         nlp_vocab *ref = jscan_reference(b.data, b.len), *fast = NULL;
-        size_t o0 = nlp_jscan_ws(b.data, b.len, 0), o1 = o0, keys;
+        size_t o0 = nlp_jscan_ws(b.data, b.len, 0), o1 = o0;
         int rc = 0;
         if (nlp_jscan_skip(b.data, b.len, &o1) && nlp_jscan_ws(b.data, b.len, o1) == b.len)
-            rc = nlp_jscan_vocab(b.data, o0, o1, NULL, &fast, &keys);
+            rc = nlp_jscan_vocab(b.data, o0, o1, NULL, &fast);
         if (rc == 1) {
             handled++;
             if (!ref || !same_vocab(fast, ref)) {
@@ -155,9 +155,9 @@ static void test_vocab_cases(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const char *t = cases[i].text;
-        size_t n = strlen(t), o1 = 0, keys;
+        size_t n = strlen(t), o1 = 0;
         nlp_vocab *v = NULL;
-        int rc = nlp_jscan_skip(t, n, &o1) && nlp_jscan_ws(t, n, o1) == n ? nlp_jscan_vocab(t, 0, o1, NULL, &v, &keys) : 0;
+        int rc = nlp_jscan_skip(t, n, &o1) && nlp_jscan_ws(t, n, o1) == n ? nlp_jscan_vocab(t, 0, o1, NULL, &v) : 0;
         CHECK_MSG(rc == cases[i].handled, "%s: got %d", t, rc);
         nlp_vocab *ref = jscan_reference(t, n);
         if (rc == 1) CHECK_MSG(ref && same_vocab(v, ref), "%s", t);
@@ -170,9 +170,9 @@ static void test_merges(void)
 {
     const char *vt = "{\"a\": 0, \"b\": 1, \"a b\": 2, \"\xC4\xA0\": 3}";
     nlp_vocab *v = NULL;
-    size_t keys, o1 = 0;
+    size_t o1 = 0;
     CHECK(nlp_jscan_skip(vt, strlen(vt), &o1));
-    CHECK(nlp_jscan_vocab(vt, 0, o1, NULL, &v, &keys) == 1);
+    CHECK(nlp_jscan_vocab(vt, 0, o1, NULL, &v) == 1);
     static const struct {
         const char *text;
         int handled;
