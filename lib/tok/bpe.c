@@ -2,7 +2,11 @@
  * bpe.c — BPE encoding of one word. See bpe.h.
  *
  * Merge rules live in an open-addressing table keyed by the pair of ids
- * (a << 32 | b) with the rank and the id the merge produces.
+ * with the rank and the id the merge produces: 8-byte slots (a << 16 | b,
+ * 16-bit rank and id) when every id and rank fits 16 bits, as GPT-2's 50,257
+ * tokens and 50,000 merges do (1 MiB instead of 2: the table is read at
+ * random by every word seen for the first time, and L2 holds half of it
+ * rather than a quarter), else 16-byte slots (a << 32 | b).
  */
 #include "tok/bpe.h"
 #include "base/err.h"
@@ -23,9 +27,17 @@ struct mslot {
     int32_t id;
 };
 
+/* the compact form: key a << 16 | b; rank NO_RANK16 = empty */
+#define NO_RANK16 UINT16_MAX
+struct mslot16 {
+    uint32_t key;
+    uint16_t rank, id;
+};
+
 struct nlp_bpe {
     const nlp_vocab *vocab;
     struct mslot *t;
+    struct mslot16 *t16; /* instead of t when ids and ranks fit 16 bits */
     size_t mask;
     int shift;
     int byte_level;
@@ -43,8 +55,24 @@ static inline size_t slot_of(const nlp_bpe *m, uint64_t key)
     return (size_t)((key * 0x9E3779B97F4A7C15ull) >> m->shift);
 }
 
+static inline size_t slot16_of(const nlp_bpe *m, uint32_t key)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> m->shift);
+}
+
 static inline uint32_t lookup(const nlp_bpe *m, int32_t a, int32_t b, int32_t *id)
 {
+    if (m->t16) { /* every id of this vocabulary is below 65536 */
+        const uint32_t key = (uint32_t)a << 16 | ((uint32_t)b & 0xFFFFu); /* no id is 65535 */
+        for (size_t j = slot16_of(m, key);; j = (j + 1) & m->mask) {
+            const struct mslot16 *s = &m->t16[j];
+            if (s->rank == NO_RANK16) return NO_RANK;
+            if (s->key == key) {
+                *id = s->id;
+                return s->rank;
+            }
+        }
+    }
     uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
     for (size_t j = slot_of(m, key);; j = (j + 1) & m->mask) {
         const struct mslot *s = &m->t[j];
@@ -71,6 +99,7 @@ void nlp_bpe_free(nlp_bpe *m)
 {
     if (!m) return;
     free(m->t);
+    free(m->t16);
     free(m->o.unk_token);
     free(m->o.continuing_subword_prefix);
     free(m->o.end_of_word_suffix);
@@ -148,26 +177,44 @@ int nlp_bpe_new(nlp_bpe **out, const nlp_vocab *vocab, const int32_t *merges, si
         ns *= 2;
         bits++;
     }
-    m->t = nlp_malloc(ns * sizeof *m->t);
-    if (!m->t) {
-        rc = NLP_ENOMEM;
-        goto fail;
-    }
-    for (size_t i = 0; i < ns; i++) m->t[i].rank = NO_RANK;
-    m->mask = ns - 1;
-    m->shift = 64 - bits;
-    /* the merged tokens are looked up a chunk at a time (their lookups
-     * overlap: nlp_vocab_find_many) */
-    enum { CHUNK = 1024 };
-    nlp_span cat[CHUNK];
-    int32_t cid[CHUNK];
-    size_t off[CHUNK + 1];
     const char *const *tok;
     const uint32_t *tlen;
     nlp_vocab_arrays(vocab, &tok, &tlen);
     size_t vsize = nlp_vocab_size(vocab);
+    if (vsize < NO_RANK16 && nmerges < NO_RANK16) {
+        m->t16 = nlp_malloc(ns * sizeof *m->t16);
+        if (m->t16) memset(m->t16, 0xff, ns * sizeof *m->t16);
+    } else {
+        m->t = nlp_malloc(ns * sizeof *m->t);
+        if (m->t)
+            for (size_t i = 0; i < ns; i++) m->t[i].rank = NO_RANK;
+    }
+    if (!m->t && !m->t16) {
+        rc = NLP_ENOMEM;
+        goto fail;
+    }
+    m->mask = ns - 1;
+    m->shift = 64 - bits;
+    /* The token a merge makes is most often the one after the previous
+     * merge's (GPT-2's merge r makes token 256 + r; a trainer adds them in
+     * order): that guess is checked against the two halves' bytes, which is
+     * exact since a vocabulary holds each string once. The others are looked
+     * up a chunk at a time (their lookups overlap: nlp_vocab_find_many). */
+    enum { CHUNK = 1024 };
+    nlp_span cat[CHUNK];
+    int32_t cid[CHUNK];
+    size_t off[CHUNK + 1], miss[CHUNK];
+    int64_t base = -1; /* guess: merge r makes token base + r; from merge 0's */
+    if (nmerges && merges[0] >= 0 && (size_t)merges[0] < vsize && tok[merges[0]] && merges[1] >= 0 &&
+        (size_t)merges[1] < vsize && tok[merges[1]] && !m->plen) {
+        if (nlp_buf_append(&b, tok[merges[0]], tlen[merges[0]]) || nlp_buf_append(&b, tok[merges[1]], tlen[merges[1]])) {
+            rc = NLP_ENOMEM;
+            goto fail;
+        }
+        base = nlp_vocab_find(vocab, b.data, b.len);
+    }
     for (size_t r0 = 0; r0 < nmerges; r0 += CHUNK) {
-        size_t k = nmerges - r0 < CHUNK ? nmerges - r0 : CHUNK;
+        size_t k = nmerges - r0 < CHUNK ? nmerges - r0 : CHUNK, nmiss = 0;
         nlp_buf_reset(&b);
         for (size_t q = 0; q < k; q++) {
             size_t r = r0 + q;
@@ -182,7 +229,15 @@ int nlp_bpe_new(nlp_bpe **out, const nlp_vocab *vocab, const int32_t *merges, si
                 sc += m->plen;
                 lc -= m->plen;
             }
-            off[q] = b.len;
+            int64_t g = base + (int64_t)r;
+            if (base >= 0 && (size_t)g < vsize && tok[g] && tlen[g] == la + lc && memcmp(tok[g], sa, la) == 0 &&
+                memcmp(tok[g] + la, sc, lc) == 0) {
+                cid[q] = (int32_t)g;
+                continue;
+            }
+            cid[q] = -1;
+            miss[nmiss] = q;
+            off[nmiss] = b.len;
             if (nlp_buf_reserve(&b, la + lc)) {
                 rc = NLP_ENOMEM;
                 goto fail;
@@ -190,17 +245,36 @@ int nlp_bpe_new(nlp_bpe **out, const nlp_vocab *vocab, const int32_t *merges, si
             memcpy(b.data + b.len, sa, la);
             memcpy(b.data + b.len + la, sc, lc);
             b.len += la + lc;
+            nmiss++;
         }
-        off[k] = b.len;
-        for (size_t q = 0; q < k; q++) cat[q] = (nlp_span){b.data + off[q], off[q + 1] - off[q]};
-        nlp_vocab_find_many(vocab, cat, k, cid);
+        if (nmiss) {
+            off[nmiss] = b.len;
+            for (size_t q = 0; q < nmiss; q++) cat[q] = (nlp_span){b.data + off[q], off[q + 1] - off[q]};
+            int32_t found[CHUNK];
+            nlp_vocab_find_many(vocab, cat, nmiss, found);
+            for (size_t q = 0; q < nmiss; q++) {
+                size_t r = r0 + miss[q];
+                if (found[q] < 0) {
+                    rc = nlp_error(NLP_EFORMAT,
+                                   "merge %zu ('%s' '%s'): the merged token '%.*s' is not in the vocabulary", r,
+                                   tok_str(vocab, merges[2 * r]), tok_str(vocab, merges[2 * r + 1]), (int)cat[q].n,
+                                   cat[q].s);
+                    goto fail;
+                }
+                cid[miss[q]] = found[q];
+            }
+            /* the next chunk's guesses follow its last merge */
+            base = (int64_t)cid[k - 1] - (int64_t)(r0 + k - 1);
+        }
         for (size_t q = 0; q < k; q++) {
             size_t r = r0 + q;
             int32_t a = merges[2 * r], c = merges[2 * r + 1], id = cid[q];
-            if (id < 0) {
-                rc = nlp_error(NLP_EFORMAT, "merge %zu ('%s' '%s'): the merged token '%.*s' is not in the vocabulary",
-                               r, tok_str(vocab, a), tok_str(vocab, c), (int)cat[q].n, cat[q].s);
-                goto fail;
+            if (m->t16) {
+                uint32_t key = (uint32_t)a << 16 | (uint32_t)c;
+                size_t j = slot16_of(m, key);
+                while (m->t16[j].rank != NO_RANK16 && m->t16[j].key != key) j = (j + 1) & m->mask;
+                m->t16[j] = (struct mslot16){key, (uint16_t)r, (uint16_t)id}; /* a later duplicate wins, as in HF */
+                continue;
             }
             uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)c;
             size_t j = slot_of(m, key);

@@ -207,27 +207,76 @@ static void test_bpe_against_naive(void)
         merges[2 * nm + 1] = b;
         nm++;
     }
-    nlp_bpe *m;
-    CHECK(nlp_bpe_new(&m, v, merges, nm, NULL, 0) == 0);
-    nlp_bpe_scratch sc = {0};
-    int same = 1;
-    for (int trial = 0; trial < 400; trial++) {
-        size_t n = 1 + nlp_rng_u64(&rng) % 120;
-        char w[128];
-        int32_t ref[128];
-        for (size_t i = 0; i < n; i++) {
-            w[i] = (char)('a' + nlp_rng_u64(&rng) % 4);
-            ref[i] = w[i] - 'a';
+    /* the same merges over three layouts of the vocabulary: merged tokens
+     * in merge order (nlp_bpe_new's guess of the next id holds), in a
+     * shuffled order (every guess fails: looked up), and after 70,000 other
+     * tokens (ids past 65535: the table's 16-byte slots) */
+    for (int layout = 0; layout < 3; layout++) {
+        nlp_vocab *u = nlp_vocab_new(64);
+        size_t vn = nlp_vocab_size(v), *perm = malloc(vn * sizeof *perm);
+        for (size_t i = 0; i < vn; i++) perm[i] = i;
+        if (layout == 1)
+            for (size_t i = vn - 1; i > 4; i--) { /* shuffle the merged tokens, keep the letters first */
+                size_t j = 4 + nlp_rng_u64(&rng) % (i - 3), x = perm[i];
+                perm[i] = perm[j], perm[j] = x;
+            }
+        if (layout == 2)
+            for (int i = 0; i < 70000; i++) {
+                char f[16];
+                int fl = snprintf(f, sizeof f, "#%d", i);
+                nlp_vocab_add(u, f, (size_t)fl, NULL);
+            }
+        for (size_t i = 0; i < vn; i++) {
+            size_t l;
+            const char *tk = nlp_vocab_token(v, (int32_t)perm[i], &l);
+            nlp_vocab_add(u, tk, l, NULL);
         }
-        nlp_ids ids = {0};
-        nlp_bpe_encode_word(m, &sc, w, n, &ids);
-        size_t k = naive_bpe(m, ref, n);
-        same &= ids.n == k && memcmp(ids.v, ref, k * sizeof *ref) == 0;
-        nlp_ids_free(&ids);
+        int32_t um[2 * 60], letter[4];
+        for (size_t i = 0; i < 2 * nm; i++) {
+            size_t l;
+            const char *tk = nlp_vocab_token(v, merges[i], &l);
+            um[i] = nlp_vocab_find(u, tk, l);
+        }
+        for (int i = 0; i < 4; i++) letter[i] = nlp_vocab_find(u, alpha[i], 1);
+        nlp_bpe *m;
+        CHECK(nlp_bpe_new(&m, u, um, nm, NULL, 0) == 0);
+        /* every merge: its rank and the id of the joined strings */
+        int table_ok = 1;
+        for (size_t r = 0; r < nm; r++) {
+            size_t la, lb;
+            const char *sa = nlp_vocab_token(u, um[2 * r], &la), *sb = nlp_vocab_token(u, um[2 * r + 1], &lb);
+            nlp_buf_reset(&t);
+            nlp_buf_append(&t, sa, la);
+            nlp_buf_append(&t, sb, lb);
+            int32_t id = -5;
+            table_ok &= nlp_bpe_merge_rank(m, um[2 * r], um[2 * r + 1], &id) == (int64_t)r &&
+                        id == nlp_vocab_find(u, t.data, t.len);
+        }
+        CHECK(table_ok);
+        CHECK(nlp_bpe_merge_rank(m, letter[3], letter[3] + 1000, NULL) < 0);
+        nlp_bpe_scratch sc = {0};
+        int same = 1;
+        for (int trial = 0; trial < 400; trial++) {
+            size_t n = 1 + nlp_rng_u64(&rng) % 120;
+            char w[128];
+            int32_t ref[128];
+            for (size_t i = 0; i < n; i++) {
+                int c = (int)(nlp_rng_u64(&rng) % 4);
+                w[i] = (char)('a' + c);
+                ref[i] = letter[c];
+            }
+            nlp_ids ids = {0};
+            nlp_bpe_encode_word(m, &sc, w, n, &ids);
+            size_t k = naive_bpe(m, ref, n);
+            same &= ids.n == k && memcmp(ids.v, ref, k * sizeof *ref) == 0;
+            nlp_ids_free(&ids);
+        }
+        CHECK(same); /* short words (scan) and long ones (heap) agree with the reference */
+        nlp_bpe_scratch_free(&sc);
+        nlp_bpe_free(m);
+        nlp_vocab_free(u);
+        free(perm);
     }
-    CHECK(same); /* short words (scan) and long ones (heap) agree with the reference */
-    nlp_bpe_scratch_free(&sc);
-    nlp_bpe_free(m);
     nlp_vocab_free(v);
     nlp_buf_free(&t);
 }
