@@ -145,28 +145,26 @@ static int string(const char *s, size_t n, size_t *i, const char **p, size_t *le
         hi |= c;
         j++;
     }
-    /* an escape: find the closing quote (the decoded string is no longer
-     * than the text), then decode from the start into scratch (the run
-     * before the escape checked first) */
+    /* an escape: decode from the start into scratch (the run before the
+     * escape checked first), which grows as the decoded bytes need it */
     if ((hi & high) && !utf8_ok(u, b, j)) return 0;
-    size_t e = j;
-    for (;;) {
-        const char *q = e < n ? memchr(s + e, '"', n - e) : NULL;
-        if (!q) return 0;
-        size_t k = (size_t)(q - s), m = k;
-        while (m > b && s[m - 1] == '\\') m--;
-        e = k + 1;
-        if ((k - m) % 2 == 0) break;
-    }
     nlp_buf_reset(scratch);
-    if (nlp_buf_reserve(scratch, e - b)) return -1;
-    memcpy(scratch->data, s + b, j - b);
-    scratch->len = j - b;
+    if (nlp_buf_reserve(scratch, j - b + 64)) return -1;
+    /* the output position in a local: a store through a char pointer could
+     * alias scratch->len, which the loop would otherwise reload each byte */
+    char *d = scratch->data;
+    size_t o = j - b, room = scratch->cap - 1;
+    memcpy(d, s + b, o);
     for (;;) {
         if (j >= n) return 0;
+        if (room - o < 4) { /* room for one more character */
+            scratch->len = o;
+            if (nlp_buf_reserve(scratch, 64)) return -1; /* at least doubles */
+            d = scratch->data;
+            room = scratch->cap - 1;
+        }
         unsigned c = u[j];
         if (c == '"') break;
-        char *o = scratch->data + scratch->len;
         if (c == '\\') {
             if (j + 1 >= n) return 0;
             char esc = s[j + 1], r;
@@ -191,29 +189,28 @@ static int string(const char *s, size_t n, size_t *i, const char **p, size_t *le
                     j += 6;
                     cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
                 }
-                scratch->len += put_utf8(o, cp);
+                o += put_utf8(d + o, cp);
                 continue;
             }
             default: return 0;
             }
-            o[0] = r;
-            scratch->len++;
+            d[o++] = r;
             j += 2;
             continue;
         }
         if (c < 0x20) return 0;
         if (c < 0x80) {
-            *o = (char)c;
-            scratch->len++;
+            d[o++] = (char)c;
             j++;
             continue;
         }
         size_t l = utf8_len(u, n, j);
         if (!l) return 0;
-        for (size_t k = 0; k < l; k++) o[k] = s[j + k];
-        scratch->len += l;
+        for (size_t k = 0; k < l; k++) d[o + k] = s[j + k];
+        o += l;
         j += l;
     }
+    scratch->len = o;
     *p = scratch->data;
     *len = scratch->len;
     *i = j + 1;

@@ -315,6 +315,24 @@ static void test_pair_errors(void)
     write_file(mb, "#version: 0.2\nab\n");
     CHECK(nlp_tokfiles_read_pair(vj, mb, 1, &s) == NLP_EFORMAT);
     CHECK_MSG(strstr(nlp_errmsg(), "line 2: expected two tokens separated by one space") != NULL, "%s", nlp_errmsg());
+    /* lines are scanned 16 bytes a step: long tokens, a space on either
+     * side of a step, CRLF, no newline at the end, and two spaces that lie
+     * in different steps */
+    char big[4096];
+    write_file(vj, "{\"aaaaaaaaaaaaaaaaaaaa\": 0, \"b\": 1, \"aaaaaaaaaaaaaaaaaaaab\": 2, \"baaaaaaaaaaaaaaaaaaaa\": 3, "
+                   "\"c\": 4, \"bc\": 5}");
+    write_file(mb, "aaaaaaaaaaaaaaaaaaaa b\r\nb aaaaaaaaaaaaaaaaaaaa\n\nb c");
+    CHECK(nlp_tokfiles_read_pair(vj, mb, 1, &s) == 0);
+    CHECK(s.n_merges == 3 && s.merges[0] == 0 && s.merges[1] == 1 && s.merges[2] == 1 && s.merges[3] == 0 &&
+          s.merges[4] == 1 && s.merges[5] == 4);
+    nlp_tok_spec_free(&s);
+    write_file(mb, "b c\naaaaaaaaaaaaaaa b aaaaaaaaaaaaaaaaaaaa\n");
+    CHECK(nlp_tokfiles_read_pair(vj, mb, 1, &s) == NLP_EFORMAT);
+    CHECK_MSG(strstr(nlp_errmsg(), "line 2: expected two tokens separated by one space") != NULL, "%s", nlp_errmsg());
+    snprintf(big, sizeof big, "b c\n%s\n", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+    write_file(mb, big);
+    CHECK(nlp_tokfiles_read_pair(vj, mb, 1, &s) == NLP_EFORMAT);
+    CHECK_MSG(strstr(nlp_errmsg(), "line 2: expected two tokens separated by one space") != NULL, "%s", nlp_errmsg());
     remove(vj);
     remove(mb);
 }
