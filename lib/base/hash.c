@@ -80,7 +80,7 @@ struct nlp_strmap {
 
 static int rehash(nlp_strmap *m, size_t nslots)
 {
-    struct slot *s = nlp_malloc(nslots * sizeof *s);
+    struct slot *s = nlp_malloc_dense(nslots * sizeof *s);
     if (!s) return NLP_ENOMEM;
     memset(s, 0xff, nslots * sizeof *s);
     for (size_t i = 0; i < m->nslots; i++) {

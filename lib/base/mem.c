@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 
 static void *oom(size_t n)
@@ -27,6 +28,29 @@ void *nlp_calloc(size_t n, size_t size)
     if (n && size > SIZE_MAX / n) return oom(SIZE_MAX);
     void *p = calloc(n ? n : 1, size ? size : 1);
     return p ? p : oom(n * size);
+}
+
+/* Blocks from this size on come from mmap (glibc's threshold starts at
+ * 128 KiB), where each page costs a fault when first touched. */
+#define DENSE_MIN (128u << 10)
+
+static void *populate(void *p, size_t size)
+{
+#ifdef MADV_POPULATE_WRITE
+    if (p && size >= DENSE_MIN) {
+        uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)p + size) & ~(uintptr_t)4095;
+        if (e > a) (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE); /* a hint: faults still work */
+    }
+#endif
+    return p;
+}
+
+void *nlp_malloc_dense(size_t size) { return populate(nlp_malloc(size), size); }
+
+void *nlp_calloc_dense(size_t n, size_t size)
+{
+    void *p = nlp_calloc(n, size);
+    return populate(p, p ? n * size : 0);
 }
 
 void *nlp_realloc(void *p, size_t size)

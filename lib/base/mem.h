@@ -27,6 +27,15 @@ void *nlp_reallocarray(void *p, size_t n, size_t size);
 char *nlp_strdup(const char *s);
 char *nlp_strndup(const char *s, size_t n);
 
+/* The same for memory the caller is about to write all over (a hash table,
+ * a lookup table): the pages of a large block are made in one call
+ * (madvise MADV_POPULATE_WRITE) instead of one page fault each as they are
+ * first written, which is about half their cost; a block of this process's
+ * start-up (a tokenizer's tables) takes hundreds. Not for memory that may
+ * stay partly untouched: every page of it becomes resident. */
+void *nlp_malloc_dense(size_t size);
+void *nlp_calloc_dense(size_t n, size_t size);
+
 /* The memory a new allocation of this process can still get, in bytes: the
  * smallest of MemAvailable (/proc/meminfo), the address space RLIMIT_AS
  * (`ulimit -v`) leaves beyond what the process maps already (VmSize), and

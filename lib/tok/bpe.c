@@ -182,10 +182,10 @@ int nlp_bpe_new(nlp_bpe **out, const nlp_vocab *vocab, const int32_t *merges, si
     nlp_vocab_arrays(vocab, &tok, &tlen);
     size_t vsize = nlp_vocab_size(vocab);
     if (vsize < NO_RANK16 && nmerges < NO_RANK16) {
-        m->t16 = nlp_malloc(ns * sizeof *m->t16);
+        m->t16 = nlp_malloc_dense(ns * sizeof *m->t16);
         if (m->t16) memset(m->t16, 0xff, ns * sizeof *m->t16);
     } else {
-        m->t = nlp_malloc(ns * sizeof *m->t);
+        m->t = nlp_malloc_dense(ns * sizeof *m->t);
         if (m->t)
             for (size_t i = 0; i < ns; i++) m->t[i].rank = NO_RANK;
     }

@@ -21,10 +21,10 @@ struct nlp_vocab {
 static int ensure(nlp_vocab *v, size_t need)
 {
     if (need <= v->cap) return NLP_OK;
-    if (!v->cap) { /* zeroed pages, touched only where tokens go */
+    if (!v->cap) { /* zeroed, and written all over by a vocabulary file */
         size_t c = need > 16 ? need : 16;
-        v->tok = nlp_calloc(c, sizeof *v->tok);
-        v->len = nlp_calloc(c, sizeof *v->len);
+        v->tok = nlp_calloc_dense(c, sizeof *v->tok);
+        v->len = nlp_calloc_dense(c, sizeof *v->len);
         if (!v->tok || !v->len) return NLP_ENOMEM;
         v->cap = c;
         return NLP_OK;

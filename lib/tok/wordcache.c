@@ -95,7 +95,7 @@ static int grow(nlp_wordcache *c)
 {
     size_t ns = (c->mask + 1) * (c->mask + 1 < 65536 ? 4 : 2);
     if (ns > c->full) ns = c->full;
-    struct slot *t = nlp_calloc(ns, sizeof *t);
+    struct slot *t = nlp_calloc_dense(ns, sizeof *t);
     if (!t) return NLP_ENOMEM;
     for (size_t i = 0; i <= c->mask; i++) {
         if (!c->t[i].h) continue;
