@@ -217,28 +217,6 @@ static int string(const char *s, size_t n, size_t *i, const char **p, size_t *le
     return 1;
 }
 
-/* The first index from j on (or n) holding a quote or a bracket: `"{}[]`
- * (16 bytes a step where SSE2 is there, which every x86-64 has). */
-static size_t next_structural(const char *s, size_t j, size_t n)
-{
-#ifdef __SSE2__
-    const __m128i quote = _mm_set1_epi8('"'), low = _mm_set1_epi8(0x20), open = _mm_set1_epi8('{'),
-                  close = _mm_set1_epi8('}');
-    while (j + 16 <= n) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(s + j)), t = _mm_or_si128(v, low); /* [ -> {, ] -> } */
-        __m128i m = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_or_si128(_mm_cmpeq_epi8(t, open), _mm_cmpeq_epi8(t, close)));
-        int mask = _mm_movemask_epi8(m);
-        if (mask) return j + (size_t)__builtin_ctz((unsigned)mask);
-        j += 16;
-    }
-#endif
-    for (; j < n; j++) {
-        char c = s[j];
-        if (c == '"' || c == '{' || c == '}' || c == '[' || c == ']') break;
-    }
-    return j;
-}
-
 /* The first index from j on (or n) holding a quote or a backslash. */
 static size_t next_in_string(const char *s, size_t j, size_t n)
 {
@@ -267,6 +245,27 @@ static size_t skip_string(const char *s, size_t j, size_t n)
     }
 }
 
+/* One byte of a container being skipped: 1 (go on), 0 (its closing
+ * bracket), -1 (no valid end: mismatched or too deep). */
+static inline int skip_byte(char c, int *in_str, int *esc, char *stack, int *depth)
+{
+    if (*in_str) {
+        if (*esc) *esc = 0;
+        else if (c == '\\') *esc = 1;
+        else if (c == '"') *in_str = 0;
+        return 1;
+    }
+    if (c == '"') *in_str = 1;
+    else if (c == '{' || c == '[') {
+        if (*depth == MAX_DEPTH) return -1;
+        stack[(*depth)++] = c == '{' ? '}' : ']';
+    } else if (c == '}' || c == ']') {
+        if (!*depth || stack[*depth - 1] != c) return -1;
+        if (--*depth == 0) return 0;
+    }
+    return 1;
+}
+
 int nlp_jscan_skip(const char *s, size_t n, size_t *i)
 {
     char stack[MAX_DEPTH]; /* the closing bracket each open level expects */
@@ -290,23 +289,57 @@ int nlp_jscan_skip(const char *s, size_t n, size_t *i)
     }
     /* a container: only quotes and brackets matter for finding its end
      * (what lies between them is not checked) */
-    for (;;) {
-        j = next_structural(s, j, n);
-        if (j >= n) return 0;
-        c = s[j++];
-        if (c == '"') {
-            if ((j = skip_string(s, j, n)) > n) return 0;
-        } else if (c == '{' || c == '[') {
-            if (depth == MAX_DEPTH) return 0;
-            stack[depth++] = c == '{' ? '}' : ']';
-        } else {
-            if (!depth || stack[depth - 1] != c) return 0;
-            if (--depth == 0) {
-                *i = j;
-                return 1;
+    int in_str = 0, esc = 0; /* inside a string; the next byte is escaped */
+#ifdef __SSE2__
+    /* 64 bytes a step: the bytes inside strings are the prefix XOR of the
+     * quotes, and the brackets outside them are visited one by one; a step
+     * with a backslash (an escape: rare in a tokenizer) goes byte by byte */
+    for (; j + 64 <= n; j += 64) {
+        uint64_t q = 0, bs = 0, br = 0;
+        for (int k = 0; k < 4; k++) {
+            const __m128i v = _mm_loadu_si128((const __m128i *)(s + j + 16 * k)),
+                          t = _mm_or_si128(v, _mm_set1_epi8(0x20)); /* [ -> {, ] -> } */
+            q |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"'))) << (16 * k);
+            bs |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))) << (16 * k);
+            br |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(t, _mm_set1_epi8('{')),
+                                                                     _mm_cmpeq_epi8(t, _mm_set1_epi8('}'))))
+                  << (16 * k);
+        }
+        if (bs || esc) {
+            for (size_t e = j + 64; j < e; j++) {
+                int r = skip_byte(s[j], &in_str, &esc, stack, &depth);
+                if (r <= 0) {
+                    if (r == 0) *i = j + 1;
+                    return r == 0;
+                }
+            }
+            j -= 64;
+            continue;
+        }
+        uint64_t inside = q; /* bit i: byte i follows an odd number of quotes of the step */
+        inside ^= inside << 1, inside ^= inside << 2, inside ^= inside << 4;
+        inside ^= inside << 8, inside ^= inside << 16, inside ^= inside << 32;
+        if (in_str) inside = ~inside;
+        for (uint64_t b = br & ~inside; b; b &= b - 1) {
+            const size_t at = j + (size_t)__builtin_ctzll(b);
+            int outside = 0, none = 0; /* a bracket outside strings */
+            int r = skip_byte(s[at], &outside, &none, stack, &depth);
+            if (r <= 0) {
+                if (r == 0) *i = at + 1;
+                return r == 0;
             }
         }
+        in_str ^= __builtin_popcountll(q) & 1;
     }
+#endif
+    for (; j < n; j++) {
+        int r = skip_byte(s[j], &in_str, &esc, stack, &depth);
+        if (r <= 0) {
+            if (r == 0) *i = j + 1;
+            return r == 0;
+        }
+    }
+    return 0;
 }
 
 /* After an element of an object or array: 1 and *j at the next element

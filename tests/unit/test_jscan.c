@@ -255,6 +255,69 @@ static void test_members_and_skip(void)
     free(b5);
 }
 
+/* The end of the value at s[i], byte by byte: what nlp_jscan_skip must
+ * find (its 64-byte steps are a faster way to the same answer). */
+static int skip_ref(const char *s, size_t n, size_t *i)
+{
+    size_t j = nlp_jscan_ws(s, n, *i);
+    if (j >= n || (s[j] != '{' && s[j] != '[')) return -1; /* not a container: not compared */
+    char stack[2048];
+    int depth = 0, in_str = 0;
+    for (; j < n; j++) {
+        char c = s[j];
+        if (in_str) {
+            if (c == '\\') j++;
+            else if (c == '"') in_str = 0;
+        } else if (c == '"') in_str = 1;
+        else if (c == '{' || c == '[') {
+            if (depth == 2048) return 0;
+            stack[depth++] = c == '{' ? '}' : ']';
+        } else if (c == '}' || c == ']') {
+            if (!depth || stack[depth - 1] != c) return 0;
+            if (--depth == 0) {
+                *i = j + 1;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+static void test_skip_steps(void)
+{
+    /* containers of every length around the 64-byte step, made of strings
+     * that hold brackets, quotes escaped or not, backslashes at a step's
+     * last byte, strings across steps, unbalanced and cut-off texts */
+    static const char *const parts[] = {"{", "}", "[", "]", "\"a\"", "\"[}\"", "\"\\\"\"", "\"\\\\\"", ", ",
+                                        "1", "\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"", "\"\xC4\xA0the\"", ": ", "\"\\u0041]\""};
+    nlp_rng r;
+    nlp_rng_seed(&r, 99);
+    nlp_buf b = {0};
+    int same = 1, ends = 0;
+    for (int trial = 0; trial < 20000 && same; trial++) {
+        nlp_buf_reset(&b);
+        nlp_buf_putc(&b, nlp_rng_u64(&r) % 2 ? '{' : '[');
+        size_t np = nlp_rng_u64(&r) % 60;
+        for (size_t k = 0; k < np; k++) nlp_buf_puts(&b, parts[nlp_rng_u64(&r) % (sizeof parts / sizeof *parts)]);
+        if (nlp_rng_u64(&r) % 4) { /* mostly closed, so that many texts have an end */
+            int d = 0;
+            for (size_t q = 0; q < b.len; q++) d += b.data[q] == '{' || b.data[q] == '[';
+            for (int q = 0; q < d; q++) nlp_buf_putc(&b, nlp_rng_u64(&r) % 2 ? '}' : ']');
+        }
+        size_t cut = b.len - nlp_rng_u64(&r) % (b.len < 3 ? 1 : 3);
+        char *t = malloc(cut ? cut : 1); /* its exact size: make asan sees a read past the end */
+        memcpy(t, b.data, cut);
+        size_t i1 = 0, i2 = 0;
+        int want = skip_ref(t, cut, &i1), got = nlp_jscan_skip(t, cut, &i2);
+        same &= want == got && (!want || i1 == i2);
+        ends += want == 1;
+        free(t);
+    }
+    CHECK(same);
+    CHECK(ends > 2000); /* enough texts had an end to compare it */
+    nlp_buf_free(&b);
+}
+
 /* A tokenizer.json on one line: an error after the vocabulary (which the
  * fast path read and emptied) is named at jansson's line and column. */
 static void test_tokjson_positions(void)
@@ -371,6 +434,7 @@ int main(int argc, char **argv)
     RUN(test_vocab_against_jansson);
     RUN(test_merges);
     RUN(test_members_and_skip);
+    RUN(test_skip_steps);
     RUN(test_tokjson_positions);
     RUN(test_pair_errors);
     RUN(test_strmap_clone);
