@@ -126,8 +126,13 @@ static int string(const char *s, size_t n, size_t *i, const char **p, size_t *le
             uint64_t w;
             memcpy(&w, s + j, 8);
             uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
-            uint64_t special = ((q - ones) & ~q) | ((bs - ones) & ~bs) | ((w - ones * 0x20) & ~w);
-            if (special & high) break;
+            uint64_t special = (((q - ones) & ~q) | ((bs - ones) & ~bs) | ((w - ones * 0x20) & ~w)) & high;
+            if (special) { /* the lowest flag is exact (a borrow only carries upwards): go to that byte */
+                const unsigned k = (unsigned)__builtin_ctzll(special) >> 3;
+                hi |= w & ((1ull << (8 * k)) - 1);
+                j += k;
+                break;
+            }
             hi |= w;
             j += 8;
         }
