@@ -158,6 +158,81 @@ static void test_gpt2_pretok(void)
     CHECK_STR(split(&bl, 1, ""), "");
 }
 
+/* The vocabulary against a string map: random tokens of 0..20 bytes (NUL
+ * bytes included, many sharing the 7 bytes a slot holds, so that the
+ * comparison of longer ones is exercised), added, set at ids with holes,
+ * found one and many at a time, cloned, from a hint of 1 (the table grows). */
+static void test_vocab_random(void)
+{
+    nlp_rng r;
+    nlp_rng_seed(&r, 5);
+    nlp_vocab *v = nlp_vocab_new(1);
+    nlp_strmap *ref = nlp_strmap_new(16);
+    enum { N = 30000 };
+    static char keys[N][24];
+    static size_t klen[N];
+    int ok = 1;
+    int32_t next = 0;
+    for (int i = 0; i < N; i++) {
+        size_t n = nlp_rng_u64(&r) % 21;
+        for (size_t k = 0; k < n; k++) keys[i][k] = k < 5 ? "abcde"[k] : (char)(nlp_rng_u64(&r) % 4); /* a shared start */
+        if (n > 5 && nlp_rng_u64(&r) % 3 == 0) keys[i][n - 1] = 0;
+        klen[i] = n;
+        int64_t have;
+        int known = nlp_strmap_get(ref, keys[i], n, &have);
+        if (nlp_rng_u64(&r) % 2) { /* add */
+            int32_t id;
+            ok &= nlp_vocab_add(v, keys[i], n, &id) == 0;
+            if (!known) {
+                nlp_strmap_put(ref, keys[i], n, id);
+                next = id + 1 > next ? id + 1 : next;
+            } else ok &= id == have;
+        } else { /* set at an id past a hole, or fail as a second id */
+            int32_t id = next + (int32_t)(nlp_rng_u64(&r) % 3);
+            int rc = nlp_vocab_set(v, id, keys[i], n);
+            if (known) ok &= rc == NLP_EFORMAT && strstr(nlp_errmsg(), "has two ids") != NULL;
+            else {
+                ok &= rc == 0;
+                nlp_strmap_put(ref, keys[i], n, id);
+                next = id + 1;
+            }
+        }
+    }
+    CHECK(ok);
+    CHECK(nlp_vocab_count(v) == nlp_strmap_size(ref));
+    CHECK(nlp_vocab_set(v, 0, "zzzzzzzzzzzz", 12) == NLP_EFORMAT && strstr(nlp_errmsg(), "given to two tokens"));
+    nlp_vocab *c = nlp_vocab_clone(v);
+    nlp_span sp[N];
+    int32_t got[N];
+    for (int i = 0; i < N; i++) sp[i] = (nlp_span){keys[i], klen[i]};
+    int found = 1;
+    for (int pass = 0; pass < 2; pass++) {
+        nlp_vocab *u = pass ? c : v;
+        nlp_vocab_find_many(u, sp, N, got);
+        for (int i = 0; i < N; i++) {
+            int64_t want;
+            nlp_strmap_get(ref, keys[i], klen[i], &want);
+            size_t tl;
+            const char *t = nlp_vocab_token(u, (int32_t)want, &tl);
+            found &= got[i] == want && nlp_vocab_find(u, keys[i], klen[i]) == want && t && tl == klen[i] &&
+                     memcmp(t, keys[i], tl) == 0 && t[tl] == 0;
+        }
+        /* absent keys: one byte more or less than a present one */
+        for (int i = 0; i < 2000; i++) {
+            char k[25];
+            memcpy(k, keys[i], klen[i]);
+            k[klen[i]] = 9;
+            int64_t x;
+            if (!nlp_strmap_get(ref, k, klen[i] + 1, &x)) found &= nlp_vocab_find(u, k, klen[i] + 1) == -1;
+            if (klen[i] && !nlp_strmap_get(ref, k, klen[i] - 1, &x)) found &= nlp_vocab_find(u, k, klen[i] - 1) == -1;
+        }
+    }
+    CHECK(found);
+    nlp_vocab_free(c);
+    nlp_vocab_free(v);
+    nlp_strmap_free(ref);
+}
+
 /* Naive BPE: merge the lowest-rank adjacent pair (leftmost) until none. */
 static size_t naive_bpe(const nlp_bpe *m, int32_t *s, size_t n)
 {
@@ -822,6 +897,7 @@ int main(int argc, char **argv)
 {
     TEST_INIT(argc, argv);
     RUN(test_uclass);
+    RUN(test_vocab_random);
     RUN(test_bytelevel);
     RUN(test_gpt2_pretok);
     RUN(test_bpe_against_naive);
