@@ -84,6 +84,13 @@ static inline uint32_t lookup(const nlp_bpe *m, int32_t a, int32_t b, int32_t *i
     }
 }
 
+/* Starts fetching the slot where pair (a, b) is looked up first. */
+static inline void prefetch_pair(const nlp_bpe *m, int32_t a, int32_t b)
+{
+    if (m->t16) __builtin_prefetch(&m->t16[slot16_of(m, (uint32_t)a << 16 | ((uint32_t)b & 0xFFFFu))]);
+    else __builtin_prefetch(&m->t[slot_of(m, (uint64_t)(uint32_t)a << 32 | (uint32_t)b)]);
+}
+
 int64_t nlp_bpe_merge_rank(const nlp_bpe *m, int32_t a, int32_t b, int32_t *new_id)
 {
     int32_t id;
@@ -412,8 +419,7 @@ static size_t merge_small(const nlp_bpe *m, int32_t *sym, size_t n)
     int32_t nid[SMALL_WORD];
     /* the first pairs' slots are fetched together: their cache misses
      * overlap (a word not in the word cache is mostly a cold one) */
-    for (size_t i = 0; i + 1 < n; i++)
-        __builtin_prefetch(&m->t[slot_of(m, (uint64_t)(uint32_t)sym[i] << 32 | (uint32_t)sym[i + 1])]);
+    for (size_t i = 0; i + 1 < n; i++) prefetch_pair(m, sym[i], sym[i + 1]);
     for (size_t i = 0; i + 1 < n; i++) rank[i] = lookup(m, sym[i], sym[i + 1], &nid[i]);
     while (n > 1) {
         uint32_t best = NO_RANK;
