@@ -34,6 +34,116 @@ static int row_all_masked(const nlp_attn *a, int b, int t)
     return 1;
 }
 
+// --- rows of scores, 16 lanes at a time
+
+typedef float v16 __attribute__((vector_size(64)));
+typedef int32_t v16i __attribute__((vector_size(64)));
+typedef uint32_t v16u __attribute__((vector_size(64)));
+
+static inline v16 ld16(const float *p)
+{
+    v16 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline void st16(float *p, v16 v) { memcpy(p, &v, sizeof v); }
+
+static inline v16 sel16(v16i m, v16 a, v16 b) { return (v16)(((v16i)a & m) | ((v16i)b & ~m)); }
+
+/* nlp_expf in 16 lanes: the same operations in the same order (this file is
+ * compiled without contraction into fused multiply-adds, as vmath.h is), so
+ * each lane has nlp_expf's bits. */
+static inline v16 exp16(v16 x)
+{
+    const v16 lo = (v16){0} - 87.3f, hi = (v16){0} + 88.37f;
+    const v16i below = x < lo;
+    const v16 xc = sel16(below, lo, sel16(x > hi, hi, x));
+    const v16 t = xc * 1.44269504088896341f + 12582912.0f;
+    const v16 n = t - 12582912.0f;
+    v16 r = xc - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    v16 p = (v16){0} + 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    const v16 y = p * r * r + r + 1.0f;
+    const v16u e = ((v16u)t - 0x4b400000u + 127u) << 23;
+    return sel16(below, (v16){0}, y * (v16)e);
+}
+
+typedef float v8 __attribute__((vector_size(32)));
+typedef float v4 __attribute__((vector_size(16)));
+
+/* The sum of 16 lanes by a fixed tree: lane l + lane l+8, then +4, +2, +1. */
+static inline float hsum16(v16 a)
+{
+    const v8 b = __builtin_shufflevector(a, a, 0, 1, 2, 3, 4, 5, 6, 7) +
+                 __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15);
+    const v4 c = __builtin_shufflevector(b, b, 0, 1, 2, 3) + __builtin_shufflevector(b, b, 4, 5, 6, 7);
+    return (c[0] + c[2]) + (c[1] + c[3]);
+}
+
+/* The largest of 16 lanes (the same whatever the order). */
+static inline float hmax16(v16 a)
+{
+    const v8 lo = __builtin_shufflevector(a, a, 0, 1, 2, 3, 4, 5, 6, 7),
+             hi = __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15);
+    const v8 b = (v8)(((__typeof__(lo > hi))lo & (hi < lo)) | ((__typeof__(lo > hi))hi & ~(hi < lo)));
+    const v4 l4 = __builtin_shufflevector(b, b, 0, 1, 2, 3), h4 = __builtin_shufflevector(b, b, 4, 5, 6, 7);
+    const v4 c = (v4)(((__typeof__(l4 > h4))l4 & (h4 < l4)) | ((__typeof__(l4 > h4))h4 & ~(h4 < l4)));
+    float m = c[0];
+    for (int i = 1; i < 4; i++) m = c[i] > m ? c[i] : m;
+    return m;
+}
+
+/* row[0..n) -> softmax of it. The maximum (the same whatever the order),
+ * then e^(x - max) with its sum: 16 lane sums, added by a fixed tree, then
+ * the n % 16 left in order; so a row's result depends on n and its values
+ * only, not on where it sits or what is beside it. */
+static void softmax_lanes(float *row, int n)
+{
+    float mx = -FLT_MAX;
+    int j = 0;
+    if (n >= 16) {
+        v16 m = ld16(row);
+        for (j = 16; j + 16 <= n; j += 16) {
+            const v16 x = ld16(row + j);
+            m = sel16(x > m, x, m);
+        }
+        mx = hmax16(m);
+    }
+    for (; j < n; j++) mx = row[j] > mx ? row[j] : mx;
+    v16 acc = {0};
+    for (j = 0; j + 16 <= n; j += 16) {
+        const v16 e = exp16(ld16(row + j) - mx);
+        st16(row + j, e);
+        acc += e;
+    }
+    float sum = hsum16(acc);
+    for (; j < n; j++) {
+        const float e = nlp_expf(row[j] - mx);
+        row[j] = e;
+        sum += e;
+    }
+    const float inv = 1.0f / sum;
+    for (j = 0; j + 16 <= n; j += 16) st16(row + j, ld16(row + j) * inv);
+    for (; j < n; j++) row[j] *= inv;
+}
+
+/* Σ a[j]·b[j] over n: 16 lane sums by a fixed tree, then the rest in order. */
+static float dot_lanes(const float *a, const float *b, int n)
+{
+    v16 acc = {0};
+    int j = 0;
+    for (; j + 16 <= n; j += 16) acc += ld16(a + j) * ld16(b + j);
+    float s = hsum16(acc);
+    for (; j < n; j++) s += a[j] * b[j];
+    return s;
+}
+
 /* In place: scores row -> probabilities, with the masks of attn.h. */
 static void softmax_row(const nlp_attn *a, int b, int t, float *row)
 {
@@ -54,18 +164,7 @@ static void softmax_row(const nlp_attn *a, int b, int t, float *row)
          * bits as alone */
         lim = last + 1;
     }
-    float mx = -FLT_MAX, sum = 0;
-#pragma omp simd reduction(max : mx)
-    for (int j = 0; j < lim; j++) mx = row[j] > mx ? row[j] : mx;
-#pragma omp simd reduction(+ : sum)
-    for (int j = 0; j < lim; j++) {
-        float e = nlp_expf(row[j] - mx);
-        row[j] = e;
-        sum += e;
-    }
-    float inv = 1.0f / sum;
-#pragma omp simd
-    for (int j = 0; j < lim; j++) row[j] *= inv;
+    softmax_lanes(row, lim);
     for (int j = lim; j < S; j++) row[j] = 0;
 }
 
@@ -130,15 +229,6 @@ static void drop_rows(const nlp_attn *a, float *dst, const float *src, int b, in
 
 // --- few query rows (incremental decoding)
 
-typedef float v16 __attribute__((vector_size(64)));
-
-
-static inline v16 ld16(const float *p)
-{
-    v16 v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
 
 /* Sixteen dot products q·kp[j] over D, times alpha, into out[0..16): each
  * an accumulator of 16 lanes along D, the 16 accumulators then reduced
@@ -356,9 +446,7 @@ int nlp_attn_backward(const nlp_attn *a, const float *P, const float *dout, floa
                             for (int j = 0; j < kn; j++) g[j] = 0;
                             continue;
                         }
-                        float s = 0;
-#pragma omp simd reduction(+ : s)
-                        for (int j = 0; j < kn; j++) s += pr[j] * g[j];
+                        const float s = dot_lanes(pr, g, kn);
 #pragma omp simd
                         for (int j = 0; j < kn; j++) g[j] = pr[j] * (g[j] - s);
                     }

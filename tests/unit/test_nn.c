@@ -491,6 +491,35 @@ static void test_attention(void)
     CHECK_MSG(d < 1e-6, "cached attention differs by %g", d);
     free(qkv), free(full), free(inc);
 
+    /* the probabilities' bits, as attn.c states them: e^(x - max) with
+     * nlp_expf's bits in every lane, 16 lane sums added by the tree l + l+8,
+     * +4, +2, +1, then the keys past the last 16 in order (rows of 16 to 63
+     * keys, scores spread over about 80) */
+    for (int S = 16; S <= 63; S++) {
+        const int Dq = 1;
+        float *kq = randv((size_t)(S + 1), 1), *vv = zerov((size_t)S), ob[1], *Pp = zerov((size_t)S);
+        kq[0] = 40.0f; /* the query: scores 40·k_j over a wide range */
+        nlp_attn e = {.B = 1, .H = 1, .T = 1, .S = S, .D = Dq, .q = kq, .ldq = 1, .k = kq + 1, .ldk = 1, .v = vv,
+                      .ldv = 1, .out = ob, .ldo = 1};
+        nlp_attn_forward(&e, Pp);
+        float sc[64], mx = -FLT_MAX, lane[16] = {0};
+        for (int j = 0; j < S; j++) {
+            sc[j] = 1.0f * (kq[0] * kq[1 + j]); /* alpha = 1/sqrt(1) times the one-term chain */
+            mx = sc[j] > mx ? sc[j] : mx;
+        }
+        for (int j = 0; j < S; j++) sc[j] = nlp_expf(sc[j] - mx);
+        for (int j = 0; j < S / 16 * 16; j++) lane[j % 16] += sc[j];
+        for (int w = 8; w >= 1; w /= 2)
+            for (int i = 0; i < w; i++) lane[i] += lane[i + w];
+        float sum = lane[0];
+        for (int j = S / 16 * 16; j < S; j++) sum += sc[j];
+        const float inv = 1.0f / sum;
+        int same = 1;
+        for (int j = 0; j < S; j++) same &= Pp[j] == sc[j] * inv;
+        CHECK_MSG(same, "probabilities of a row of %d keys", S);
+        free(kq), free(vv), free(Pp);
+    }
+
     /* a row with every key masked is uniform and passes no gradient */
     float q[3 * 4] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, o[4], P[2];
     uint8_t none[2] = {0, 0};
