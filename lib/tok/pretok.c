@@ -186,6 +186,12 @@ int nlp_pretok_is_byte_level(const nlp_pretok_step *steps, size_t nsteps)
     return 0;
 }
 
+int nlp_pretok_is_gpt2_only(const nlp_pretok_step *steps, size_t nsteps)
+{
+    return nsteps == 1 && !steps[0].add_prefix_space &&
+           (steps[0].type == NLP_PRETOK_GPT2_SPLIT || (steps[0].type == NLP_PRETOK_BYTELEVEL && steps[0].use_regex));
+}
+
 int nlp_pretok_run(const nlp_pretok_step *steps, size_t nsteps, const char *s, size_t n, nlp_buf *work,
                    nlp_pieces *out)
 {
@@ -194,9 +200,7 @@ int nlp_pretok_run(const nlp_pretok_step *steps, size_t nsteps, const char *s, s
     if (nsteps == 0) return push(out, s, n);
     /* Fast path: one step that needs no copies. */
     if (nsteps == 1 && steps[0].type == NLP_PRETOK_BERT) return split_bert(s, n, out);
-    if (nsteps == 1 && !steps[0].add_prefix_space &&
-        (steps[0].type == NLP_PRETOK_GPT2_SPLIT || (steps[0].type == NLP_PRETOK_BYTELEVEL && steps[0].use_regex)))
-        return split_gpt2(s, n, out);
+    if (nlp_pretok_is_gpt2_only(steps, nsteps)) return split_gpt2(s, n, out);
 
     /* Prefix spaces copy pieces into `work`; reserve enough up front so that
      * it never moves while pieces point into it (each such step at most

@@ -77,6 +77,11 @@ size_t nlp_pretok_gpt2_next(const char *s, size_t n, size_t i);
 /* 1 if any step is BYTELEVEL (the model must map bytes), else 0. */
 int nlp_pretok_is_byte_level(const nlp_pretok_step *steps, size_t nsteps);
 
+/* 1 when nlp_pretok_run of these steps gives exactly the pieces of
+ * nlp_pretok_gpt2_next over the text (one GPT-2 split, no prefix space): a
+ * caller may then walk the text with it, piece by piece, and keep no list. */
+int nlp_pretok_is_gpt2_only(const nlp_pretok_step *steps, size_t nsteps);
+
 /* Splits s[0..n) into words and appends them to out (pieces point into s or
  * into `work`, which must stay alive and unchanged while they are used; the
  * function resets `work`). With no steps the whole text is one word (none if

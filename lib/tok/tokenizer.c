@@ -34,6 +34,7 @@ struct nlp_tokenizer {
     char *blob;
     uint32_t *boff;
     int cuttable; /* see nlp_tokenizer_cuttable */
+    int gpt2_only; /* nlp_pretok_is_gpt2_only: words are encoded as the split finds them */
 };
 
 struct nlp_tok_state {
@@ -384,6 +385,7 @@ int nlp_tokenizer_new(nlp_tokenizer **out, nlp_tok_spec *spec)
     }
     if (!rc) tk->dec_state = tk->s.n_dec == 1 && tk->s.dec[0].type == NLP_DEC_BYTELEVEL ? 0 : 2;
     if (!rc) tk->cuttable = cuttable(&tk->s);
+    if (!rc) tk->gpt2_only = nlp_pretok_is_gpt2_only(tk->s.pretok, tk->s.n_pretok);
     if (rc) {
         memset(&tk->s, 0, sizeof tk->s); /* the caller keeps the spec */
         nlp_tokenizer_free(tk);
@@ -515,6 +517,16 @@ static void pass_through(const nlp_tokenizer *tk, const char *w, size_t n, int32
 /* Pre-tokenizer and model on normalized text. */
 static int words(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n, nlp_ids *out)
 {
+    if (tk->gpt2_only) { /* the same pieces in the same order, and no list of them (a long line's is MBs) */
+        for (size_t i = 0; i < n;) {
+            const size_t e = nlp_pretok_gpt2_next(s, n, i), at = out->n;
+            int rc = model_word(tk, st, s + i, e - i, out);
+            if (rc) return rc;
+            if (st->passthrough) pass_through(tk, s + i, e - i, out->v + at, out->n - at);
+            i = e;
+        }
+        return NLP_OK;
+    }
     st->pieces.n = 0;
     int rc = nlp_pretok_run(tk->s.pretok, tk->s.n_pretok, s, n, &st->work, &st->pieces);
     for (size_t i = 0; i < st->pieces.n && !rc; i++) {
