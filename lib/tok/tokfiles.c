@@ -38,6 +38,7 @@ static long merges_chunk(const char *data, size_t n, size_t *at, size_t *line, c
         /* one pass over the (short) line: its end, its spaces */
         const char *s = data + i, *sp = NULL;
         size_t e = i, spaces = 0;
+        int ended = 0; /* e is at the line's end */
 #ifdef __SSE2__
         /* 16 bytes a step: where the line ends, where its spaces are */
         const __m128i nl = _mm_set1_epi8('\n'), blank = _mm_set1_epi8(' ');
@@ -50,15 +51,13 @@ static long merges_chunk(const char *data, size_t n, size_t *at, size_t *line, c
             spaces += (size_t)__builtin_popcount(ms);
             if (mn) {
                 e += (size_t)__builtin_ctz(mn);
-                goto found;
+                ended = 1;
+                break;
             }
         }
 #endif
-        for (; e < n && data[e] != '\n'; e++)
+        for (; !ended && e < n && data[e] != '\n'; e++)
             if (data[e] == ' ' && !spaces++) sp = data + e;
-#ifdef __SSE2__
-    found:
-#endif
         size_t len = e - i;
         i = e + 1;
         ++*line;
