@@ -26,6 +26,8 @@
 #                        vocab.txt; `tokenize --version` beside them is what any
 #                        process of ours costs before it loads anything.
 #
+# ROUNDS (default 1): rounds of ours and the peer, interleaved; each figure is
+# the median of the rounds (each round's figure is printed on stderr).
 # Environment as tools/bench/run sets it (see tokenize.sh).
 . "$(dirname "$0")/peers.bash"
 GPT2="$SHARED/vectors/tokenize/gpt2"
@@ -87,15 +89,25 @@ for kind in prose code logs cjk chat oneline; do
     continue
   fi
   b=$(stat -c %s "$f")
-  r=$("$TOOLS/benchtime" -n "$REPS" -w 1 -- "$BIN/tokenize" -m "$GPT2" -t 1 "$f") || exit 1
-  s=$(cut -f1 <<<"$r")
-  echo "bench: $name: $b bytes, $(wc -l <"$f") lines, median ${s}s over $REPS runs" >&2
-  awk -v b="$b" -v s="$s" -v n="$name" 'BEGIN { printf "%s\t%.2f\tMB/s\n", n, b / 1e6 / s }'
-  if [ $peers_ok = 1 ]; then
-    line=$(node "$PEERDIR/tiktoken-encode.js" tiktoken "$f" none --reps "$REPS" 2>&1 >/dev/null | grep 'MB/s=')
-    echo "bench: $name@tiktoken: $line" >&2
-    printf '%s@tiktoken\t%s\tMB/s\n' "$name" "$(sed -E 's/.*MB\/s=([0-9.]+).*/\1/' <<<"$line")"
-  fi
+  # ROUNDS rounds of ours then the peer, interleaved (a slow minute of a
+  # shared machine falls on both), each side's median of the rounds' medians
+  ours="" peer=""
+  for ((round = 1; round <= ${ROUNDS:-1}; round++)); do
+    r=$("$TOOLS/benchtime" -n "$REPS" -w 1 -- "$BIN/tokenize" -m "$GPT2" -t 1 "$f") || exit 1
+    s=$(cut -f1 <<<"$r")
+    o=$(awk -v b="$b" -v s="$s" 'BEGIN { printf "%.2f", b / 1e6 / s }')
+    ours="$ours $o"
+    if [ $peers_ok = 1 ]; then
+      line=$(node "$PEERDIR/tiktoken-encode.js" tiktoken "$f" none --reps "$REPS" 2>&1 >/dev/null | grep 'MB/s=')
+      t=$(sed -E 's/.*MB\/s=([0-9.]+).*/\1/' <<<"$line")
+      peer="$peer $t"
+      echo "bench: $name round $round: $b bytes, $(wc -l <"$f") lines, median ${s}s over $REPS runs = $o MB/s; tiktoken: $line" >&2
+    else
+      echo "bench: $name round $round: $b bytes, $(wc -l <"$f") lines, median ${s}s over $REPS runs = $o MB/s" >&2
+    fi
+  done
+  printf '%s\t%s\tMB/s\n' "$name" "$(tr ' ' '\n' <<<"$ours" | grep . | median)"
+  [ -z "$peer" ] || printf '%s@tiktoken\t%s\tMB/s\n' "$name" "$(tr ' ' '\n' <<<"$peer" | grep . | median)"
 done
 
 # --- loading, whole process
