@@ -1,9 +1,13 @@
 /*
  * wordcache.c — bounded word -> ids memo. See wordcache.h.
  *
- * One 48-byte slot per word, so that a lookup of a common (short) word
- * touches one cache line: words of up to 16 bytes and up to 4 ids are kept
- * in the slot itself; longer ones spill into two pools.
+ * An index of 8-byte slots (32 bits of the word's hash and the number of
+ * its entry) over entries appended in the order the words first come. A
+ * lookup reads one slot and, when the hash bits agree, one entry. The index
+ * is small (512 KiB for 65,536 slots) and stays in L2 where a table of whole
+ * entries would not (3 MiB), and the entries of the words that come early,
+ * the frequent ones, sit together. An entry keeps a word of up to 16 bytes
+ * and up to 4 ids in itself; longer ones spill into two pools.
  */
 #include "tok/wordcache.h"
 #include "base/err.h"
@@ -15,8 +19,8 @@
 #define INLINE_KEY 16
 #define INLINE_IDS 4
 
-struct slot {
-    uint64_t h;   /* 0 = empty (a real hash of 0 is stored as 1) */
+struct entry {
+    uint64_t h;
     uint32_t kn;  /* key length */
     uint32_t ni;  /* number of ids */
     union {
@@ -30,8 +34,10 @@ struct slot {
 };
 
 struct nlp_wordcache {
-    struct slot *t;
-    size_t mask, used, max, full; /* full: the most slots */
+    uint64_t *idx; /* 0 empty, else (hash >> 32) << 32 | entry + 1 */
+    size_t mask, full; /* full: the most slots */
+    struct entry *e;
+    size_t used, ecap, max;
     char *keys;
     size_t klen, kcap;
     int32_t *idpool;
@@ -43,16 +49,14 @@ nlp_wordcache *nlp_wordcache_new(size_t max_words)
     nlp_wordcache *c = nlp_calloc(1, sizeof *c);
     if (!c) return NULL;
     c->max = max_words ? max_words : 131072;
-    /* the table starts small and grows as words come (at most half full),
-     * up to room for max words: a table of its full size (12 MB) would be
-     * touched all over by the first thousands of words, a page fault each,
-     * which cost more than encoding a megabyte of text */
+    /* the index starts small and grows as words come (at most half full),
+     * up to room for max words: fresh memory is a page fault per page */
     size_t ns = 16;
     while (ns < c->max * 2) ns *= 2;
     c->full = ns;
     ns = ns < 4096 ? ns : 4096;
-    c->t = nlp_calloc(ns, sizeof *c->t);
-    if (!c->t) {
+    c->idx = nlp_calloc(ns, sizeof *c->idx);
+    if (!c->idx) {
         free(c);
         return NULL;
     }
@@ -63,7 +67,8 @@ nlp_wordcache *nlp_wordcache_new(size_t max_words)
 void nlp_wordcache_free(nlp_wordcache *c)
 {
     if (!c) return;
-    free(c->t);
+    free(c->idx);
+    free(c->e);
     free(c->keys);
     free(c->idpool);
     free(c);
@@ -71,16 +76,19 @@ void nlp_wordcache_free(nlp_wordcache *c)
 
 static void clear(nlp_wordcache *c)
 {
-    memset(c->t, 0, (c->mask + 1) * sizeof *c->t);
+    memset(c->idx, 0, (c->mask + 1) * sizeof *c->idx);
     c->used = c->klen = c->ilen = 0;
 }
 
 const int32_t *nlp_wordcache_get(const nlp_wordcache *c, const char *w, size_t n, uint64_t h, size_t *nids)
 {
     if (!h) h = 1;
+    const uint64_t tag = h >> 32 << 32;
     for (size_t j = h & c->mask;; j = (j + 1) & c->mask) {
-        const struct slot *s = &c->t[j];
-        if (!s->h) return NULL;
+        const uint64_t x = c->idx[j];
+        if (!x) return NULL;
+        if ((x & ~(uint64_t)UINT32_MAX) != tag) continue;
+        const struct entry *s = &c->e[(uint32_t)x - 1];
         if (s->h != h || s->kn != n) continue;
         if (!nlp_word_eq(n <= INLINE_KEY ? s->key.k : c->keys + s->key.off, w, n)) continue;
         *nids = s->ni;
@@ -88,23 +96,26 @@ const int32_t *nlp_wordcache_get(const nlp_wordcache *c, const char *w, size_t n
     }
 }
 
-/* Four times the slots while small (each new table is fresh memory to
+/* Slot of entry i (hash h) in an index of mask + 1 slots. */
+static void place(uint64_t *idx, size_t mask, uint64_t h, size_t i)
+{
+    size_t j = h & mask;
+    while (idx[j]) j = (j + 1) & mask;
+    idx[j] = (h >> 32 << 32) | (uint64_t)(i + 1);
+}
+
+/* Four times the slots while small (each new index is fresh memory to
  * touch, so few steps), then twice, at most `full`; 0, or NLP_ENOMEM (the
- * table is kept). */
+ * index is kept). */
 static int grow(nlp_wordcache *c)
 {
     size_t ns = (c->mask + 1) * (c->mask + 1 < 65536 ? 4 : 2);
     if (ns > c->full) ns = c->full;
-    struct slot *t = nlp_calloc_dense(ns, sizeof *t);
+    uint64_t *t = nlp_calloc_dense(ns, sizeof *t);
     if (!t) return NLP_ENOMEM;
-    for (size_t i = 0; i <= c->mask; i++) {
-        if (!c->t[i].h) continue;
-        size_t j = c->t[i].h & (ns - 1);
-        while (t[j].h) j = (j + 1) & (ns - 1);
-        t[j] = c->t[i];
-    }
-    free(c->t);
-    c->t = t;
+    for (size_t i = 0; i < c->used; i++) place(t, ns - 1, c->e[i].h, i);
+    free(c->idx);
+    c->idx = t;
     c->mask = ns - 1;
     return NLP_OK;
 }
@@ -114,10 +125,9 @@ int nlp_wordcache_put(nlp_wordcache *c, const char *w, size_t n, uint64_t h, con
     if (n > NLP_WORDCACHE_MAX_LEN || nids > NLP_WORDCACHE_MAX_LEN) return NLP_OK;
     if (c->used >= c->max) clear(c);
     else if ((c->used + 1) * 2 > c->mask + 1 && (c->mask + 1 >= c->full || grow(c))) clear(c);
+    if (c->used + 1 > c->ecap && nlp_grow(&c->e, &c->ecap, c->used + 1, sizeof *c->e)) return NLP_ENOMEM;
     if (!h) h = 1;
-    size_t j = h & c->mask;
-    while (c->t[j].h) j = (j + 1) & c->mask;
-    struct slot *s = &c->t[j];
+    struct entry *s = &c->e[c->used];
     if (n > INLINE_KEY) {
         if (c->klen + n > c->kcap && nlp_grow(&c->keys, &c->kcap, c->klen + n, 1)) return NLP_ENOMEM;
         memcpy(c->keys + c->klen, w, n);
@@ -138,6 +148,7 @@ int nlp_wordcache_put(nlp_wordcache *c, const char *w, size_t n, uint64_t h, con
     s->h = h;
     s->kn = (uint32_t)n;
     s->ni = (uint32_t)nids;
+    place(c->idx, c->mask, h, c->used);
     c->used++;
     return NLP_OK;
 }
