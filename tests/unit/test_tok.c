@@ -17,6 +17,7 @@
 #include "tok/tokbin.h"
 #include "tok/tokfiles.h"
 #include "tok/tokjson.h"
+#include "tok/wordcache.h"
 
 // --- helpers
 
@@ -230,6 +231,57 @@ static void test_vocab_random(void)
     CHECK(found);
     nlp_vocab_free(c);
     nlp_vocab_free(v);
+    nlp_strmap_free(ref);
+}
+
+/* The word cache against a string map of what was put since it was last
+ * emptied: words of 0-40 bytes (past the 16 kept in an entry), 0-9 ids (past
+ * the 4), a bound of 1,000 words (emptied and refilled many times, the
+ * index growing each time), and words seen again after it was emptied. */
+static void test_wordcache(void)
+{
+    nlp_rng r;
+    nlp_rng_seed(&r, 11);
+    nlp_wordcache *c = nlp_wordcache_new(1000);
+    nlp_strmap *ref = nlp_strmap_new(16);
+    int ok = 1, hits = 0, cleared = 0;
+    size_t since = 0;
+    for (int i = 0; i < 20000; i++) {
+        char w[48];
+        uint64_t pick = nlp_rng_u64(&r) % 1500; /* words come back */
+        size_t n = pick % 41;
+        for (size_t k = 0; k < n; k++) w[k] = (char)('a' + (pick * 7 + k * (pick % 5 + 1)) % 26);
+        if (n) w[0] = (char)('A' + pick % 26);
+        uint64_t h = nlp_wordcache_hash(w, n);
+        size_t k;
+        const int32_t *got = nlp_wordcache_get(c, w, n, h, &k);
+        int64_t want;
+        int known = nlp_strmap_get(ref, w, n, &want);
+        if (got) {
+            hits++;
+            /* the ids of a word are (pick, n, length) repeated: check them all */
+            ok &= known && k == (size_t)(want % 10);
+            for (size_t q = 0; q < k && ok; q++) ok &= got[q] == (int32_t)(want / 10 + (int64_t)q);
+            continue;
+        }
+        ok &= !known;
+        int32_t ids[9];
+        size_t ni = nlp_rng_u64(&r) % 10;
+        int64_t base = (int64_t)(nlp_rng_u64(&r) % 100000);
+        for (size_t q = 0; q < ni; q++) ids[q] = (int32_t)(base + (int64_t)q);
+        if (since == 1000) { /* this put empties the cache first */
+            nlp_strmap_free(ref);
+            ref = nlp_strmap_new(16);
+            since = 0;
+            cleared++;
+        }
+        ok &= nlp_wordcache_put(c, w, n, h, ids, ni) == 0;
+        nlp_strmap_put(ref, w, n, base * 10 + (int64_t)ni);
+        since++;
+    }
+    CHECK(ok);
+    CHECK(hits > 5000 && cleared > 5);
+    nlp_wordcache_free(c);
     nlp_strmap_free(ref);
 }
 
@@ -898,6 +950,7 @@ int main(int argc, char **argv)
     TEST_INIT(argc, argv);
     RUN(test_uclass);
     RUN(test_vocab_random);
+    RUN(test_wordcache);
     RUN(test_bytelevel);
     RUN(test_gpt2_pretok);
     RUN(test_bpe_against_naive);
