@@ -238,20 +238,21 @@ static void test_vocab_random(void)
  * emptied: words of 0-40 bytes (past the 16 kept in an entry), 0-9 ids (past
  * the 4), a bound of 1,000 words (emptied and refilled many times, the
  * index growing each time), and words seen again after it was emptied. */
-static void test_wordcache(void)
+static void wordcache_case(size_t max, uint64_t distinct, int puts_min, int clears_min)
 {
     nlp_rng r;
     nlp_rng_seed(&r, 11);
-    nlp_wordcache *c = nlp_wordcache_new(1000);
+    nlp_wordcache *c = nlp_wordcache_new(max);
     nlp_strmap *ref = nlp_strmap_new(16);
     int ok = 1, hits = 0, cleared = 0;
     size_t since = 0;
-    for (int i = 0; i < 20000; i++) {
+    for (int i = 0; i < 40000; i++) {
         char w[48];
-        uint64_t pick = nlp_rng_u64(&r) % 1500; /* words come back */
+        uint64_t pick = nlp_rng_u64(&r) % distinct; /* words come back */
         size_t n = pick % 41;
         for (size_t k = 0; k < n; k++) w[k] = (char)('a' + (pick * 7 + k * (pick % 5 + 1)) % 26);
         if (n) w[0] = (char)('A' + pick % 26);
+        if (n > 2) w[1] = (char)('0' + pick / 26 % 64), w[2] = (char)('0' + pick / 1664 % 64); /* pick in the word */
         uint64_t h = nlp_wordcache_hash(w, n);
         size_t k;
         const int32_t *got = nlp_wordcache_get(c, w, n, h, &k);
@@ -269,7 +270,7 @@ static void test_wordcache(void)
         size_t ni = nlp_rng_u64(&r) % 10;
         int64_t base = (int64_t)(nlp_rng_u64(&r) % 100000);
         for (size_t q = 0; q < ni; q++) ids[q] = (int32_t)(base + (int64_t)q);
-        if (since == 1000) { /* this put empties the cache first */
+        if (since == max) { /* this put empties the cache first */
             nlp_strmap_free(ref);
             ref = nlp_strmap_new(16);
             since = 0;
@@ -280,9 +281,15 @@ static void test_wordcache(void)
         since++;
     }
     CHECK(ok);
-    CHECK(hits > 5000 && cleared > 5);
+    CHECK(hits > 5000 && (int)(cleared * max + since) >= puts_min && cleared >= clears_min);
     nlp_wordcache_free(c);
     nlp_strmap_free(ref);
+}
+
+static void test_wordcache(void)
+{
+    wordcache_case(1000, 1500, 0, 5);   /* emptied over and over */
+    wordcache_case(131072, 9000, 8200, 0); /* past 2,048 and 8,192 words: the index grows twice */
 }
 
 /* Naive BPE: merge the lowest-rank adjacent pair (leftmost) until none. */
