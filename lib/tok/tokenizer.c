@@ -599,6 +599,14 @@ int nlp_tokenizer_encode(const nlp_tokenizer *tk, nlp_tok_state *st, const char 
     const nlp_truncation *tr = opt->trunc ? opt->trunc : &tk->s.trunc;
     size_t added = opt->add_special ? nlp_postproc_added(&tk->s.post, b != NULL) : 0;
     if ((rc = nlp_truncate(tr, added, &st->ea, b ? &st->eb : NULL))) return rc;
+    if (tk->s.post.type == NLP_POST_NONE && !b) {
+        /* nothing to add: the encoding is handed over, not copied (type ids
+         * are already 0, as nlp_postproc_apply would write them) */
+        nlp_encoding t = *out;
+        *out = st->ea;
+        st->ea = t;
+        return NLP_OK;
+    }
     return nlp_postproc_apply(&tk->s.post, &st->ea, b ? &st->eb : NULL, opt->add_special, out);
 }
 

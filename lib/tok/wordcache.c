@@ -37,7 +37,7 @@ struct nlp_wordcache {
     uint64_t *idx; /* 0 empty, else (hash >> 32) << 32 | entry + 1 */
     size_t mask, full; /* full: the most slots */
     struct entry *e;
-    size_t used, ecap, max;
+    size_t used, max;
     char *keys;
     size_t klen, kcap;
     int32_t *idpool;
@@ -56,7 +56,12 @@ nlp_wordcache *nlp_wordcache_new(size_t max_words)
     c->full = ns;
     ns = ns < 4096 ? ns : 4096;
     c->idx = nlp_calloc(ns, sizeof *c->idx);
-    if (!c->idx) {
+    /* room for every entry at once: its pages are made only as entries
+     * come, and growing it would copy them */
+    c->e = nlp_malloc(c->max * sizeof *c->e);
+    if (!c->idx || !c->e) {
+        free(c->idx);
+        free(c->e);
         free(c);
         return NULL;
     }
@@ -125,7 +130,6 @@ int nlp_wordcache_put(nlp_wordcache *c, const char *w, size_t n, uint64_t h, con
     if (n > NLP_WORDCACHE_MAX_LEN || nids > NLP_WORDCACHE_MAX_LEN) return NLP_OK;
     if (c->used >= c->max) clear(c);
     else if ((c->used + 1) * 2 > c->mask + 1 && (c->mask + 1 >= c->full || grow(c))) clear(c);
-    if (c->used + 1 > c->ecap && nlp_grow(&c->e, &c->ecap, c->used + 1, sizeof *c->e)) return NLP_ENOMEM;
     if (!h) h = 1;
     struct entry *s = &c->e[c->used];
     if (n > INLINE_KEY) {
