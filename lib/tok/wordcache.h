@@ -2,10 +2,12 @@
  * wordcache.h — a bounded memo of word -> token ids, one per thread.
  *
  * Text repeats its words, so a tokenizer asks its model once per distinct
- * word and remembers the answer. The cache is an open-addressing table over
- * two pools (word bytes, ids); when it holds `max_words` words it is
- * emptied and starts again, so memory stays bounded on any input. Words
- * longer than NLP_WORDCACHE_MAX_LEN bytes are not cached.
+ * word and remembers the answer. The cache is an open-addressing index over
+ * entries in the order words first came, with two pools for long words and
+ * long id lists (wordcache.c); when it holds `max_words` words it is
+ * emptied and starts again, so memory stays bounded on any input (room for
+ * max_words entries is reserved at once, its pages made as entries come).
+ * Words longer than NLP_WORDCACHE_MAX_LEN bytes are not cached.
  *
  * Not thread safe: give each thread its own.
  *
