@@ -55,16 +55,16 @@ static inline size_t slot_of(const nlp_bpe *m, uint64_t key)
     return (size_t)((key * 0x9E3779B97F4A7C15ull) >> m->shift);
 }
 
-static inline size_t slot16_of(const nlp_bpe *m, uint32_t key)
-{
-    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> m->shift);
-}
+/* The keys of pair (a, b): 16-byte slots, and 8-byte ones (b masked: a
+ * symbol of -1 makes the key of id 65535, which no such vocabulary has). */
+static inline uint64_t key64(int32_t a, int32_t b) { return (uint64_t)(uint32_t)a << 32 | (uint32_t)b; }
+static inline uint32_t key16(int32_t a, int32_t b) { return (uint32_t)a << 16 | ((uint32_t)b & 0xFFFFu); }
 
 static inline uint32_t lookup(const nlp_bpe *m, int32_t a, int32_t b, int32_t *id)
 {
     if (m->t16) { /* every id of this vocabulary is below 65536 */
-        const uint32_t key = (uint32_t)a << 16 | ((uint32_t)b & 0xFFFFu); /* no id is 65535 */
-        for (size_t j = slot16_of(m, key);; j = (j + 1) & m->mask) {
+        const uint32_t key = key16(a, b);
+        for (size_t j = slot_of(m, key);; j = (j + 1) & m->mask) {
             const struct mslot16 *s = &m->t16[j];
             if (s->rank == NO_RANK16) return NO_RANK;
             if (s->key == key) {
@@ -73,7 +73,7 @@ static inline uint32_t lookup(const nlp_bpe *m, int32_t a, int32_t b, int32_t *i
             }
         }
     }
-    uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+    const uint64_t key = key64(a, b);
     for (size_t j = slot_of(m, key);; j = (j + 1) & m->mask) {
         const struct mslot *s = &m->t[j];
         if (s->rank == NO_RANK) return NO_RANK;
@@ -87,8 +87,8 @@ static inline uint32_t lookup(const nlp_bpe *m, int32_t a, int32_t b, int32_t *i
 /* Starts fetching the slot where pair (a, b) is looked up first. */
 static inline void prefetch_pair(const nlp_bpe *m, int32_t a, int32_t b)
 {
-    if (m->t16) __builtin_prefetch(&m->t16[slot16_of(m, (uint32_t)a << 16 | ((uint32_t)b & 0xFFFFu))]);
-    else __builtin_prefetch(&m->t[slot_of(m, (uint64_t)(uint32_t)a << 32 | (uint32_t)b)]);
+    if (m->t16) __builtin_prefetch(&m->t16[slot_of(m, key16(a, b))]);
+    else __builtin_prefetch(&m->t[slot_of(m, key64(a, b))]);
 }
 
 int64_t nlp_bpe_merge_rank(const nlp_bpe *m, int32_t a, int32_t b, int32_t *new_id)
@@ -211,15 +211,7 @@ int nlp_bpe_new(nlp_bpe **out, const nlp_vocab *vocab, const int32_t *merges, si
     nlp_span cat[CHUNK];
     int32_t cid[CHUNK];
     size_t off[CHUNK + 1], miss[CHUNK];
-    int64_t base = -1; /* guess: merge r makes token base + r; from merge 0's */
-    if (nmerges && merges[0] >= 0 && (size_t)merges[0] < vsize && tok[merges[0]] && merges[1] >= 0 &&
-        (size_t)merges[1] < vsize && tok[merges[1]] && !m->plen) {
-        if (nlp_buf_append(&b, tok[merges[0]], tlen[merges[0]]) || nlp_buf_append(&b, tok[merges[1]], tlen[merges[1]])) {
-            rc = NLP_ENOMEM;
-            goto fail;
-        }
-        base = nlp_vocab_find(vocab, b.data, b.len);
-    }
+    int64_t base = -1; /* guess: merge r makes token base + r (known after the first chunk) */
     for (size_t r0 = 0; r0 < nmerges; r0 += CHUNK) {
         size_t k = nmerges - r0 < CHUNK ? nmerges - r0 : CHUNK, nmiss = 0;
         nlp_buf_reset(&b);
@@ -277,13 +269,13 @@ int nlp_bpe_new(nlp_bpe **out, const nlp_vocab *vocab, const int32_t *merges, si
             size_t r = r0 + q;
             int32_t a = merges[2 * r], c = merges[2 * r + 1], id = cid[q];
             if (m->t16) {
-                uint32_t key = (uint32_t)a << 16 | (uint32_t)c;
-                size_t j = slot16_of(m, key);
+                const uint32_t key = key16(a, c);
+                size_t j = slot_of(m, key);
                 while (m->t16[j].rank != NO_RANK16 && m->t16[j].key != key) j = (j + 1) & m->mask;
                 m->t16[j] = (struct mslot16){key, (uint16_t)r, (uint16_t)id}; /* a later duplicate wins, as in HF */
                 continue;
             }
-            uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)c;
+            const uint64_t key = key64(a, c);
             size_t j = slot_of(m, key);
             while (m->t[j].rank != NO_RANK && m->t[j].key != key) j = (j + 1) & m->mask;
             m->t[j].key = key;

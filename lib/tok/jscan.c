@@ -250,8 +250,22 @@ static size_t skip_string(const char *s, size_t j, size_t n)
     }
 }
 
-/* One byte of a container being skipped: 1 (go on), 0 (its closing
- * bracket), -1 (no valid end: mismatched or too deep). */
+/* A bracket outside strings of a container being skipped: 1 (go on), 0
+ * (the container's closing bracket), -1 (no valid end: mismatched or too
+ * deep). */
+static inline int bracket(char c, char *stack, int *depth)
+{
+    if (c == '{' || c == '[') {
+        if (*depth == MAX_DEPTH) return -1;
+        stack[(*depth)++] = c == '{' ? '}' : ']';
+    } else if (c == '}' || c == ']') {
+        if (!*depth || stack[*depth - 1] != c) return -1;
+        if (--*depth == 0) return 0;
+    }
+    return 1;
+}
+
+/* Any byte of it, with the string state: as bracket(). */
 static inline int skip_byte(char c, int *in_str, int *esc, char *stack, int *depth)
 {
     if (*in_str) {
@@ -260,15 +274,11 @@ static inline int skip_byte(char c, int *in_str, int *esc, char *stack, int *dep
         else if (c == '"') *in_str = 0;
         return 1;
     }
-    if (c == '"') *in_str = 1;
-    else if (c == '{' || c == '[') {
-        if (*depth == MAX_DEPTH) return -1;
-        stack[(*depth)++] = c == '{' ? '}' : ']';
-    } else if (c == '}' || c == ']') {
-        if (!*depth || stack[*depth - 1] != c) return -1;
-        if (--*depth == 0) return 0;
+    if (c == '"') {
+        *in_str = 1;
+        return 1;
     }
-    return 1;
+    return bracket(c, stack, depth);
 }
 
 int nlp_jscan_skip(const char *s, size_t n, size_t *i)
@@ -311,14 +321,13 @@ int nlp_jscan_skip(const char *s, size_t n, size_t *i)
                   << (16 * k);
         }
         if (bs || esc) {
-            for (size_t e = j + 64; j < e; j++) {
-                int r = skip_byte(s[j], &in_str, &esc, stack, &depth);
+            for (size_t k = j; k < j + 64; k++) {
+                int r = skip_byte(s[k], &in_str, &esc, stack, &depth);
                 if (r <= 0) {
-                    if (r == 0) *i = j + 1;
+                    if (r == 0) *i = k + 1;
                     return r == 0;
                 }
             }
-            j -= 64;
             continue;
         }
         uint64_t inside = q; /* bit i: byte i follows an odd number of quotes of the step */
@@ -327,8 +336,7 @@ int nlp_jscan_skip(const char *s, size_t n, size_t *i)
         if (in_str) inside = ~inside;
         for (uint64_t b = br & ~inside; b; b &= b - 1) {
             const size_t at = j + (size_t)__builtin_ctzll(b);
-            int outside = 0, none = 0; /* a bracket outside strings */
-            int r = skip_byte(s[at], &outside, &none, stack, &depth);
+            int r = bracket(s[at], stack, &depth);
             if (r <= 0) {
                 if (r == 0) *i = at + 1;
                 return r == 0;

@@ -514,26 +514,29 @@ static void pass_through(const nlp_tokenizer *tk, const char *w, size_t n, int32
     }
 }
 
+/* One piece of pre-tokenized text through the model. */
+static int piece(const nlp_tokenizer *tk, nlp_tok_state *st, const char *w, size_t n, nlp_ids *out)
+{
+    const size_t at = out->n;
+    int rc = model_word(tk, st, w, n, out);
+    if (!rc && st->passthrough) pass_through(tk, w, n, out->v + at, out->n - at);
+    return rc;
+}
+
 /* Pre-tokenizer and model on normalized text. */
 static int words(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n, nlp_ids *out)
 {
+    int rc = NLP_OK;
     if (tk->gpt2_only) { /* the same pieces in the same order, and no list of them (a long line's is MBs) */
-        for (size_t i = 0; i < n;) {
-            const size_t e = nlp_pretok_gpt2_next(s, n, i), at = out->n;
-            int rc = model_word(tk, st, s + i, e - i, out);
-            if (rc) return rc;
-            if (st->passthrough) pass_through(tk, s + i, e - i, out->v + at, out->n - at);
-            i = e;
+        for (size_t i = 0, e; i < n && !rc; i = e) {
+            e = nlp_pretok_gpt2_next(s, n, i);
+            rc = piece(tk, st, s + i, e - i, out);
         }
-        return NLP_OK;
+        return rc;
     }
     st->pieces.n = 0;
-    int rc = nlp_pretok_run(tk->s.pretok, tk->s.n_pretok, s, n, &st->work, &st->pieces);
-    for (size_t i = 0; i < st->pieces.n && !rc; i++) {
-        size_t at = out->n;
-        rc = model_word(tk, st, st->pieces.v[i].p, st->pieces.v[i].n, out);
-        if (!rc && st->passthrough) pass_through(tk, st->pieces.v[i].p, st->pieces.v[i].n, out->v + at, out->n - at);
-    }
+    rc = nlp_pretok_run(tk->s.pretok, tk->s.n_pretok, s, n, &st->work, &st->pieces);
+    for (size_t i = 0; i < st->pieces.n && !rc; i++) rc = piece(tk, st, st->pieces.v[i].p, st->pieces.v[i].n, out);
     return rc;
 }
 
