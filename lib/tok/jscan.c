@@ -51,9 +51,33 @@ static size_t utf8_len(const unsigned char *s, size_t n, size_t i)
     return len;
 }
 
-/* Is u[a, e) well-formed UTF-8? */
-static int utf8_ok(const unsigned char *u, size_t a, size_t e)
+/* Is u[a, e) well-formed UTF-8? The text (of n bytes) is read 16 bytes a
+ * step while it holds ASCII and two-byte characters only, as all of GPT-2's
+ * byte-level vocabulary does: the lead bytes (C2..DF) shifted by one must
+ * be exactly the continuation bytes, and no other byte may be above 7F. At
+ * the first step that is not so (or near the end of the text) the byte loop
+ * takes over, from the lead byte the last step ended with if there was one. */
+static int utf8_ok(const unsigned char *u, size_t a, size_t e, size_t n)
 {
+#ifdef __SSE2__
+    unsigned carry = 0; /* the previous step ended with a lead byte */
+    while (a < e && n - a >= 16) {
+        const __m128i x = _mm_loadu_si128((const __m128i *)(u + a));
+        const unsigned k = e - a < 16 ? (unsigned)(e - a) : 16, keep = (1u << k) - 1;
+        const __m128i t = _mm_sub_epi8(x, _mm_set1_epi8((char)0xC2));
+        const unsigned high = (unsigned)_mm_movemask_epi8(x) & keep;
+        const unsigned lead = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(0x1D)), t)) & keep;
+        const unsigned cont =
+            (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(x, _mm_set1_epi8((char)0xC0)), _mm_set1_epi8((char)0x80))) &
+            keep;
+        const unsigned want = lead << 1 | carry;
+        if ((lead | cont) != high || (want & keep) != cont) break;
+        carry = want >> k;
+        a += k;
+    }
+    if (a >= e) return !carry;
+    a -= carry;
+#endif
     for (size_t i = a; i < e;) {
         if (u[i] < 0x80) {
             i++;
@@ -139,7 +163,7 @@ static int string(const char *s, size_t n, size_t *i, const char **p, size_t *le
         if (j >= n) return 0;
         unsigned c = u[j];
         if (c == '"') {
-            if ((hi & high) && !utf8_ok(u, b, j)) return 0;
+            if ((hi & high) && !utf8_ok(u, b, j, n)) return 0;
             *p = s + b;
             *len = j - b;
             *i = j + 1;
@@ -150,9 +174,11 @@ static int string(const char *s, size_t n, size_t *i, const char **p, size_t *le
         hi |= c;
         j++;
     }
-    /* an escape: decode from the start into scratch (the run before the
-     * escape checked first), which grows as the decoded bytes need it */
-    if ((hi & high) && !utf8_ok(u, b, j)) return 0;
+    /* an escape: decode from the start into scratch, which grows as the
+     * decoded bytes need it. The raw runs between escapes are copied 8
+     * bytes a step where there is room, and each is checked for UTF-8 when
+     * it ends (a character cannot be split by an escape). */
+    if ((hi & high) && !utf8_ok(u, b, j, n)) return 0;
     nlp_buf_reset(scratch);
     if (nlp_buf_reserve(scratch, j - b + 64)) return -1;
     /* the output position in a local: a store through a char pointer could
@@ -160,60 +186,76 @@ static int string(const char *s, size_t n, size_t *i, const char **p, size_t *le
     char *d = scratch->data;
     size_t o = j - b, room = scratch->cap - 1;
     memcpy(d, s + b, o);
+    size_t run = j; /* where the raw run being copied began */
+    hi = 0;
     for (;;) {
-        if (j >= n) return 0;
-        if (room - o < 4) { /* room for one more character */
+        if (room - o < 8) { /* room for one more step */
             scratch->len = o;
             if (nlp_buf_reserve(scratch, 64)) return -1; /* at least doubles */
             d = scratch->data;
             room = scratch->cap - 1;
         }
-        unsigned c = u[j];
-        if (c == '"') break;
-        if (c == '\\') {
-            if (j + 1 >= n) return 0;
-            char esc = s[j + 1], r;
-            switch (esc) {
-            case '"': r = '"'; break;
-            case '\\': r = '\\'; break;
-            case '/': r = '/'; break;
-            case 'b': r = '\b'; break;
-            case 'f': r = '\f'; break;
-            case 'n': r = '\n'; break;
-            case 'r': r = '\r'; break;
-            case 't': r = '\t'; break;
-            case 'u': {
-                unsigned cp, lo;
-                if (!hex4(s, n, j + 2, &cp) || cp == 0) return 0;
-                j += 6;
-                if (cp >= 0xDC00 && cp <= 0xDFFF) return 0;
-                if (cp >= 0xD800 && cp <= 0xDBFF) {
-                    if (n - j < 2 || s[j] != '\\' || s[j + 1] != 'u' || !hex4(s, n, j + 2, &lo) || lo < 0xDC00 ||
-                        lo > 0xDFFF)
-                        return 0;
-                    j += 6;
-                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                }
-                o += put_utf8(d + o, cp);
+        if (n - j >= 8) {
+            uint64_t w;
+            memcpy(&w, s + j, 8);
+            memcpy(d + o, &w, 8); /* all 8, though fewer may count */
+            uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+            uint64_t special = (((q - ones) & ~q) | ((bs - ones) & ~bs) | ((w - ones * 0x20) & ~w)) & high;
+            if (!special) {
+                hi |= w;
+                o += 8;
+                j += 8;
                 continue;
             }
-            default: return 0;
-            }
-            d[o++] = r;
-            j += 2;
-            continue;
+            const unsigned k = (unsigned)__builtin_ctzll(special) >> 3;
+            hi |= w & ((1ull << (8 * k)) - 1);
+            o += k;
+            j += k;
         }
-        if (c < 0x20) return 0;
-        if (c < 0x80) {
+        if (j >= n) return 0;
+        unsigned c = u[j];
+        if (c != '"' && c != '\\') {
+            if (c < 0x20) return 0;
+            hi |= c;
             d[o++] = (char)c;
             j++;
             continue;
         }
-        size_t l = utf8_len(u, n, j);
-        if (!l) return 0;
-        for (size_t k = 0; k < l; k++) d[o + k] = s[j + k];
-        o += l;
-        j += l;
+        if ((hi & high) && !utf8_ok(u, run, j, n)) return 0;
+        if (c == '"') break;
+        if (j + 1 >= n) return 0;
+        char esc = s[j + 1], r;
+        switch (esc) {
+        case '"': r = '"'; break;
+        case '\\': r = '\\'; break;
+        case '/': r = '/'; break;
+        case 'b': r = '\b'; break;
+        case 'f': r = '\f'; break;
+        case 'n': r = '\n'; break;
+        case 'r': r = '\r'; break;
+        case 't': r = '\t'; break;
+        case 'u': {
+            unsigned cp, lo;
+            if (!hex4(s, n, j + 2, &cp) || cp == 0) return 0;
+            j += 6;
+            if (cp >= 0xDC00 && cp <= 0xDFFF) return 0;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                if (n - j < 2 || s[j] != '\\' || s[j + 1] != 'u' || !hex4(s, n, j + 2, &lo) || lo < 0xDC00 || lo > 0xDFFF)
+                    return 0;
+                j += 6;
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            }
+            o += put_utf8(d + o, cp);
+            run = j;
+            hi = 0;
+            continue;
+        }
+        default: return 0;
+        }
+        d[o++] = r;
+        j += 2;
+        run = j;
+        hi = 0;
     }
     scratch->len = o;
     *p = scratch->data;

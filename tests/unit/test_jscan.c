@@ -166,6 +166,56 @@ static void test_vocab_cases(void)
     }
 }
 
+/* Keys of up to 60 bytes made mostly of two-byte characters, as GPT-2's
+ * vocabulary is, and escapes (the raw runs between them are copied 8 bytes
+ * a step and checked when they end), with now and then a byte or character that breaks the
+ * 16-byte UTF-8 steps (a lone lead or continuation byte, a lead at a
+ * step's end, longer forms, overlong and out-of-range bytes): jscan must
+ * take exactly the keys jansson takes, with the same bytes. */
+static void test_utf8_steps(void)
+{
+    static const char *const common[] = {"\xC4\xA0", "a", "\xC3\xA9", "\xDF\xBF", "\xC2\x80", "z", "\\u0120", "\\n"};
+    static const char *const rare[] = {"\xC4", "\xA0", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\xC0\xAF", "\xC1\xBF",
+                                       "\xE0\x80\x80", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xFF", "\xC4\xC4",
+                                       "\xE2\x82", "\xF0\x9F\x98"};
+    nlp_rng r;
+    nlp_rng_seed(&r, 11);
+    nlp_buf b = {0}, key = {0};
+    int handled = 0, refused = 0, wrong = 0, cases = 20000;
+    for (int c = 0; c < cases; c++) {
+        nlp_buf_reset(&b);
+        nlp_buf_reset(&key);
+        size_t len = nlp_rng_below(&r, 40);
+        int odd = nlp_rng_below(&r, 3) == 0;
+        for (size_t i = 0; i < len && key.len < 60; i++) {
+            const char *e = odd && nlp_rng_below(&r, 8) == 0 ? rare[nlp_rng_below(&r, sizeof rare / sizeof *rare)]
+                                                               : common[nlp_rng_below(&r, sizeof common / sizeof *common)];
+            nlp_buf_puts(&key, e);
+        }
+        nlp_buf_puts(&b, "{\"");
+        nlp_buf_append(&b, key.data, key.len);
+        nlp_buf_puts(&b, "\": 0}");
+        if (nlp_rng_below(&r, 2)) nlp_buf_puts(&b, "                "); /* room for a step past the key, or not */
+        nlp_vocab *ref = jscan_reference(b.data, b.len), *fast = NULL;
+        size_t o1 = 0;
+        int rc = nlp_jscan_skip(b.data, b.len, &o1) && nlp_jscan_ws(b.data, b.len, o1) == b.len
+                     ? nlp_jscan_vocab(b.data, 0, o1, NULL, &fast)
+                     : 0;
+        if (rc == 1) handled++;
+        else refused++;
+        if ((rc == 1) != (ref != NULL) || (rc == 1 && !same_vocab(fast, ref))) {
+            if (!wrong) printf("    jscan %d, jansson %s on a key of %zu bytes\n", rc, ref ? "takes it" : "refuses it", key.len);
+            wrong++;
+        }
+        nlp_vocab_free(fast);
+        nlp_vocab_free(ref);
+    }
+    CHECK_EQ_INT(wrong, 0);
+    CHECK_MSG(handled > cases / 2 && refused > cases / 20, "handled %d, refused %d", handled, refused);
+    nlp_buf_free(&b);
+    nlp_buf_free(&key);
+}
+
 static void test_merges(void)
 {
     const char *vt = "{\"a\": 0, \"b\": 1, \"a b\": 2, \"\xC4\xA0\": 3}";
@@ -432,6 +482,7 @@ int main(int argc, char **argv)
     TEST_INIT(argc, argv);
     RUN(test_vocab_cases);
     RUN(test_vocab_against_jansson);
+    RUN(test_utf8_steps);
     RUN(test_merges);
     RUN(test_members_and_skip);
     RUN(test_skip_steps);
