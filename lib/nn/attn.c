@@ -11,6 +11,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
 
 /* The batch whose keys, values and mask batch b's queries use. */
 static inline int kb(const nlp_attn *a, int b) { return a->kv_group > 1 ? b / a->kv_group : b; }
@@ -115,7 +118,14 @@ static void softmax_lanes(float *row, int n)
         }
         mx = hmax16(m);
     }
+#ifdef __AVX512F__
+    if (j < n) { /* the maximum of the rest too in lanes (any order gives it) */
+        const v16 x = (v16)_mm512_mask_loadu_ps(_mm512_set1_ps(mx), (__mmask16)((1u << (n - j)) - 1), row + j);
+        mx = hmax16(sel16(x > mx, x, (v16){0} + mx));
+    }
+#else
     for (; j < n; j++) mx = row[j] > mx ? row[j] : mx;
+#endif
     v16 acc = {0};
     for (j = 0; j + 16 <= n; j += 16) {
         const v16 e = exp16(ld16(row + j) - mx);
@@ -123,14 +133,31 @@ static void softmax_lanes(float *row, int n)
         acc += e;
     }
     float sum = hsum16(acc);
-    for (; j < n; j++) {
-        const float e = nlp_expf(row[j] - mx);
-        row[j] = e;
-        sum += e;
+    if (j < n) { /* the n % 16 left: their exponentials in lanes too (a
+                  * lane's bits are nlp_expf's), added to the sum in order */
+#ifdef __AVX512F__
+        const __mmask16 m = (__mmask16)((1u << (n - j)) - 1);
+        const v16 e = exp16((v16)_mm512_maskz_loadu_ps(m, row + j) - mx);
+        _mm512_mask_storeu_ps(row + j, m, (__m512)e);
+#else
+        float tail[16] = {0};
+        memcpy(tail, row + j, (size_t)(n - j) * sizeof(float));
+        const v16 e = exp16(ld16(tail) - mx);
+        st16(tail, e);
+        memcpy(row + j, tail, (size_t)(n - j) * sizeof(float));
+#endif
+        for (int i = 0; j < n; i++, j++) sum += e[i];
     }
     const float inv = 1.0f / sum;
     for (j = 0; j + 16 <= n; j += 16) st16(row + j, ld16(row + j) * inv);
+#ifdef __AVX512F__
+    if (j < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - j)) - 1);
+        _mm512_mask_storeu_ps(row + j, m, (__m512)((v16)_mm512_maskz_loadu_ps(m, row + j) * inv));
+    }
+#else
     for (; j < n; j++) row[j] *= inv;
+#endif
 }
 
 /* Σ a[j]·b[j] over n: 16 lane sums by a fixed tree, then the rest in order. */
