@@ -189,7 +189,8 @@ static int string(const char *s, size_t n, size_t *i, const char **p, size_t *le
     size_t run = j; /* where the raw run being copied began */
     hi = 0;
     for (;;) {
-        if (room - o < 8) { /* room for one more step */
+        if (room - o < 16) { /* room for one more step: 8 bytes stored, up to
+                              * 7 of them kept, then an escape's 4 */
             scratch->len = o;
             if (nlp_buf_reserve(scratch, 64)) return -1; /* at least doubles */
             d = scratch->data;

@@ -166,7 +166,7 @@ static void test_vocab_cases(void)
     }
 }
 
-/* Keys of up to 60 bytes made mostly of two-byte characters, as GPT-2's
+/* Keys of up to 60 bytes (and now and then of thousands) made mostly of two-byte characters, as GPT-2's
  * vocabulary is, and escapes (the raw runs between them are copied 8 bytes
  * a step and checked when they end), with now and then a byte or character that breaks the
  * 16-byte UTF-8 steps (a lone lead or continuation byte, a lead at a
@@ -185,9 +185,12 @@ static void test_utf8_steps(void)
     for (int c = 0; c < cases; c++) {
         nlp_buf_reset(&b);
         nlp_buf_reset(&key);
-        size_t len = nlp_rng_below(&r, 40);
-        int odd = nlp_rng_below(&r, 3) == 0;
-        for (size_t i = 0; i < len && key.len < 60; i++) {
+        /* one key in 50 long (the decoding buffer grows while escapes
+         * and 8-byte steps are written into it) */
+        const int longkey = nlp_rng_below(&r, 50) == 0;
+        size_t len = longkey ? 200 + nlp_rng_below(&r, 1000) : nlp_rng_below(&r, 40), most = longkey ? 3000 : 60;
+        int odd = !longkey && nlp_rng_below(&r, 3) == 0;
+        for (size_t i = 0; i < len && key.len < most; i++) {
             const char *e = odd && nlp_rng_below(&r, 8) == 0 ? rare[nlp_rng_below(&r, sizeof rare / sizeof *rare)]
                                                                : common[nlp_rng_below(&r, sizeof common / sizeof *common)];
             nlp_buf_puts(&key, e);
