@@ -505,6 +505,64 @@ int nlp_sgemm_bias(int ta, int tb, int M, int N, int K, float alpha, const float
     return NLP_OK;
 }
 
+/* Row blocks a team hands out: small enough that a core slowed by a
+ * neighbour takes fewer of them, large enough to amortize a task. */
+#define TEAM_ROWS 48
+#define TEAM_ROWS_T 96 /* op(A) = Aᵀ: each task packs its rows of Aᵀ */
+
+/* Task t of a team: rows [t·RB, t·RB + RB) of the block (jc, pc). */
+static void team_task(const kset *ks, int ta, int t, int RB, int M, int nc, int jc, int pc, int kc, float alpha,
+                      const float *A, long lda, const float *bp, float *ap, float beta, int upd, const float *bias,
+                      float *C, long ldc)
+{
+    const int i0 = t * RB, m = M - i0 < RB ? M - i0 : RB;
+    macro(ks, ta, m, nc, pc, kc, alpha, ta ? A + i0 : A + (size_t)i0 * lda, lda, bp, ap, beta, upd,
+          bias ? bias + jc : NULL, C + (size_t)i0 * ldc + jc, ldc);
+}
+
+int nlp_sgemm_bias_threads(int nt, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+                           const float *B, int ldb, const float *bias, float beta, float *C, int ldc)
+{
+    if (M <= 0 || N <= 0) return NLP_OK;
+    if (K <= 0 || nt <= 1) return nlp_sgemm_bias(ta, tb, M, N, K, alpha, A, lda, B, ldb, bias, beta, C, ldc);
+    const kset *ks = &KSETS[nlp_sgemm_isa()];
+    const int NR = ks->nr, RB = ta ? TEAM_ROWS_T : TEAM_ROWS, tasks = (M + RB - 1) / RB;
+    const int ncmax = N < NC ? (N + NR - 1) / NR * NR : NC;
+    int fail = 0;
+#pragma omp parallel num_threads(nt)
+    {
+        float *bp = scratch(&tl_bp, &tl_bcap, (size_t)(K < KC ? K : KC) * ncmax), *ap = ta ? scratch_at(ks, K) : NULL;
+        if (!bp) {
+#pragma omp atomic write
+            fail = 1;
+        }
+#pragma omp barrier
+        int failed;
+#pragma omp atomic read
+        failed = fail;
+        for (int jc = 0; jc < N && !failed; jc += NC) {
+            const int nc = N - jc < NC ? N - jc : NC;
+            for (int pc = 0; pc < K; pc += KC) {
+                const int kc = K - pc < KC ? K - pc : KC;
+                pack_b(bp, NR, tb, pc, kc, jc, nc, B, ldb); /* each thread its own copy */
+                const int upd = pc > 0 ? UPD_ADD : first_upd(bias, beta);
+                /* rows as threads become free. The K blocks of a row in
+                 * order: a barrier after each but the last of a block of
+                 * columns (the next block's columns are others: a thread
+                 * that is done goes on to them) */
+                if (pc + KC < K) {
+#pragma omp for schedule(dynamic, 1)
+                    for (int t = 0; t < tasks; t++) team_task(ks, ta, t, RB, M, nc, jc, pc, kc, alpha, A, lda, bp, ap, beta, upd, bias, C, ldc);
+                } else {
+#pragma omp for schedule(dynamic, 1) nowait
+                    for (int t = 0; t < tasks; t++) team_task(ks, ta, t, RB, M, nc, jc, pc, kc, alpha, A, lda, bp, ap, beta, upd, bias, C, ldc);
+                }
+            }
+        }
+    }
+    return fail ? nlp_error(NLP_ENOMEM, "out of memory (matrix product scratch)") : NLP_OK;
+}
+
 // --- packed B
 
 /* Layout: for each block of KC rows of K (pc), the panels of all N columns,

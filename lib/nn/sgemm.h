@@ -81,6 +81,14 @@ int nlp_bgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const 
 int nlp_sgemm_bias(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
                    const float *B, int ldb, const float *bias, float beta, float *C, int ldc);
 
+/* The same product on nt OpenMP threads (called outside a parallel
+ * region): each thread packs the blocks of op(B) itself and takes blocks of
+ * rows of C as it becomes free, so that a core slowed by a neighbour does
+ * less of the work. The same bits as nlp_sgemm_bias. Returns 0, or
+ * NLP_ENOMEM with nothing written. */
+int nlp_sgemm_bias_threads(int nt, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+                           const float *B, int ldb, const float *bias, float beta, float *C, int ldc);
+
 /* op(B)[K,N] packed once for many products (inference weights). The packed
  * form belongs to the kernel set current when it was made. */
 typedef struct nlp_sgemm_b {
