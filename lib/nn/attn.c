@@ -393,9 +393,13 @@ int nlp_attn_forward(const nlp_attn *a, float *P)
             if (!scratch) fail = 1;
         }
         /* (batch, head) tasks; batches sharing keys (kv_group) take a head
-         * one after another, so that its keys are read from memory once */
+         * one after another, so that its keys are read from memory once.
+         * A thread takes all heads of a batch (or of a group) at a time, as
+         * it becomes free: a core slowed by a neighbour takes fewer, and
+         * the heads' columns of a row (next to each other) stay with one
+         * thread */
         const int G = a->kv_group > 1 ? a->kv_group : 1;
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, G * H)
         for (int task = 0; task < B * H; task++) {
                 const int b = task / (H * G) * G + task % G, h = task / G % H;
                 if (fail) continue;
@@ -436,7 +440,7 @@ int nlp_attn_backward(const nlp_attn *a, const float *P, const float *dout, floa
     {
         float *dp = malloc((size_t)T * S * sizeof(float) * (drop ? 2 : 1) + 64);
         if (!dp) fail = 1;
-#pragma omp for collapse(2) schedule(static)
+#pragma omp for collapse(2) schedule(dynamic, H) /* a batch's heads at a time, as the forward */
         for (int b = 0; b < B; b++)
             for (int h = 0; h < H; h++) {
                 if (fail) continue;

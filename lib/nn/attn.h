@@ -19,8 +19,8 @@
  * a fused q|k|v projection or a KV cache is used without copies or transposes.
  * Nothing of size [B,H,T,S] is made except P itself, which training keeps for
  * the backward pass; without P (inference) each thread scores one [T,S] block.
- * Heads run in parallel (static schedule; each head's products on one thread),
- * so results do not depend on the thread count.
+ * Heads run in parallel (each head's products on one thread, heads taken as
+ * threads become free), so results do not depend on the thread count.
  *
  * Not here: the q/k/v/o projections (linear.h) and KV-cache management (model).
  */

@@ -84,13 +84,15 @@ static void row_loss(const nlp_xent *x, float xy, const float *l, double sx, dou
 void nlp_xent_forward(const nlp_xent *x, float *lse, nlp_xent_result *out)
 {
     const int N = x->N, V = x->V;
-    /* per-row terms in parallel, then summed in row order: the result does not depend on threads */
+    /* per-row terms in parallel (rows taken eight at a time as threads
+     * become free), then summed in row order: the result does not depend on
+     * threads */
     double *part = malloc((size_t)(N ? N : 1) * 2 * sizeof(double));
     double loss = 0, nll = 0;
     int count = 0;
     for (int i = 0; i < N; i++) count += x->target[i] != x->ignore_index;
     if (part) {
-#pragma omp parallel for schedule(static) if ((long)N * V > (1L << 15))
+#pragma omp parallel for schedule(dynamic, 8) if ((long)N * V > (1L << 15))
         for (int i = 0; i < N; i++) {
             float l[2];
             double sx = 0;
@@ -128,7 +130,7 @@ void nlp_xent_backward(const nlp_xent *x, const float *lse, float scale, float *
     float eps = x->smoothing;
     float q_off = x->mode == NLP_SMOOTH_UNIFORM ? eps / V : (V > 1 ? eps / (V - 1) : 0);
     float q_on = x->mode == NLP_SMOOTH_UNIFORM ? 1 - eps + eps / V : 1 - eps;
-#pragma omp parallel for schedule(static) if ((long)N * V > (1L << 15))
+#pragma omp parallel for schedule(dynamic, 8) if ((long)N * V > (1L << 15))
     for (int i = 0; i < N; i++) {
         const float *r = x->logits + (size_t)i * x->ld;
         float *d = dlogits + (size_t)i * ld_d;
@@ -183,7 +185,7 @@ void nlp_xent_fused(const nlp_xent *x, float *lse, nlp_xent_result *out)
     double *part = malloc((size_t)(N ? N : 1) * 2 * sizeof(double));
     double loss = 0, nll = 0;
     if (part) {
-#pragma omp parallel for schedule(static) if ((long)N * V > (1L << 15))
+#pragma omp parallel for schedule(dynamic, 8) if ((long)N * V > (1L << 15))
         for (int i = 0; i < N; i++) fused_row(x, i, lse, s, q_off, q_on, &part[2 * i], &part[2 * i + 1]);
         for (int i = 0; i < N; i++) loss += part[2 * i], nll += part[2 * i + 1];
         free(part);
