@@ -8,6 +8,9 @@
 #include <string.h>
 
 #define PAR_MIN (1L << 15)
+/* Parallel loops hand out chunks as threads become free (schedule dynamic):
+ * on a machine where a neighbour slows one core, a fixed half each would
+ * wait for the slower. Each element or row is computed the same either way. */
 #define SQRT_2_OVER_PI 0.7978845608028654f
 #define GELU_C 0.044715f
 #define INV_SQRT2 0.70710678118654752f
@@ -18,22 +21,22 @@ void nlp_act_forward(enum nlp_act a, float *y, const float *x, size_t n)
     long N = (long)n;
     switch (a) {
     case NLP_ACT_RELU:
-#pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
+#pragma omp parallel for simd schedule(dynamic, 8192) if (N > PAR_MIN)
         for (long i = 0; i < N; i++) y[i] = x[i] > 0 ? x[i] : 0;
         break;
     case NLP_ACT_GELU:
-#pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
+#pragma omp parallel for simd schedule(dynamic, 8192) if (N > PAR_MIN)
         for (long i = 0; i < N; i++) y[i] = 0.5f * x[i] * (1.0f + nlp_erff(x[i] * INV_SQRT2));
         break;
     case NLP_ACT_GELU_TANH:
-#pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
+#pragma omp parallel for simd schedule(dynamic, 8192) if (N > PAR_MIN)
         for (long i = 0; i < N; i++) {
             float v = x[i];
             y[i] = 0.5f * v * (1.0f + nlp_tanhf(SQRT_2_OVER_PI * (v + GELU_C * v * v * v)));
         }
         break;
     case NLP_ACT_TANH:
-#pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
+#pragma omp parallel for simd schedule(dynamic, 8192) if (N > PAR_MIN)
         for (long i = 0; i < N; i++) y[i] = nlp_tanhf(x[i]);
         break;
     }
@@ -62,30 +65,30 @@ void nlp_act_backward(enum nlp_act a, float *dx, const float *dy, const float *x
     long N = (long)n;
     if (a == NLP_ACT_RELU) { /* vectorised: the generic loop below calls dact per element */
         if (accumulate) {
-#pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
+#pragma omp parallel for simd schedule(dynamic, 8192) if (N > PAR_MIN)
             for (long i = 0; i < N; i++) dx[i] += x[i] > 0 ? dy[i] : 0.0f;
         } else {
-#pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
+#pragma omp parallel for simd schedule(dynamic, 8192) if (N > PAR_MIN)
             for (long i = 0; i < N; i++) dx[i] = x[i] > 0 ? dy[i] : 0.0f;
         }
     } else if (a == NLP_ACT_GELU && !accumulate) { /* BERT's, vectorised */
-#pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
+#pragma omp parallel for simd schedule(dynamic, 8192) if (N > PAR_MIN)
         for (long i = 0; i < N; i++) {
             const float v = x[i];
             dx[i] = dy[i] * (0.5f * (1.0f + nlp_erff(v * INV_SQRT2)) + v * INV_SQRT_2PI * nlp_expf(-0.5f * v * v));
         }
     } else if (a == NLP_ACT_GELU_TANH && !accumulate) { /* the hot one, vectorised */
-#pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
+#pragma omp parallel for simd schedule(dynamic, 8192) if (N > PAR_MIN)
         for (long i = 0; i < N; i++) {
             float v = x[i], t = nlp_tanhf(SQRT_2_OVER_PI * (v + GELU_C * v * v * v));
             dx[i] = dy[i] * (0.5f * (1.0f + t) +
                              0.5f * v * (1.0f - t * t) * SQRT_2_OVER_PI * (1.0f + 3.0f * GELU_C * v * v));
         }
     } else if (accumulate) {
-#pragma omp parallel for schedule(static) if (N > PAR_MIN)
+#pragma omp parallel for schedule(dynamic, 8192) if (N > PAR_MIN)
         for (long i = 0; i < N; i++) dx[i] += dy[i] * dact(a, x[i]);
     } else {
-#pragma omp parallel for schedule(static) if (N > PAR_MIN)
+#pragma omp parallel for schedule(dynamic, 8192) if (N > PAR_MIN)
         for (long i = 0; i < N; i++) dx[i] = dy[i] * dact(a, x[i]);
     }
 }
@@ -99,14 +102,14 @@ void nlp_dropout(float *y, const float *x, size_t n, float p, uint64_t seed, uin
     }
     uint32_t th = nlp_dropout_threshold(p);
     float scale = 1.0f / (1.0f - p);
-#pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
+#pragma omp parallel for simd schedule(dynamic, 8192) if (N > PAR_MIN)
     for (long i = 0; i < N; i++) y[i] = nlp_dropout_keep(seed, i0 + (uint64_t)i, th) ? x[i] * scale : 0.0f;
 }
 
 void nlp_add(float *y, const float *a, const float *b, size_t n)
 {
     long N = (long)n;
-#pragma omp parallel for simd schedule(static) if (N > PAR_MIN)
+#pragma omp parallel for simd schedule(dynamic, 8192) if (N > PAR_MIN)
     for (long i = 0; i < N; i++) y[i] = a[i] + b[i];
 }
 

@@ -9,11 +9,14 @@
 #include <string.h>
 
 #define PAR_MIN (1L << 15) /* elements below which one thread does it all */
+/* Parallel loops hand out chunks as threads become free (schedule dynamic):
+ * on a machine where a neighbour slows one core, a fixed half each would
+ * wait for the slower. Each element or row is computed the same either way. */
 
 void nlp_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *gamma, const float *beta,
                            int N, int C, float eps)
 {
-#pragma omp parallel for schedule(static) if ((long)N * C > PAR_MIN)
+#pragma omp parallel for schedule(dynamic, 16) if ((long)N * C > PAR_MIN)
     for (int i = 0; i < N; i++) {
         const float *xi = x + (size_t)i * C;
         float *yi = y + (size_t)i * C;
@@ -79,7 +82,7 @@ void nlp_layernorm_backward(float *dx, float beta_dx, float *dgamma, float *dbet
     const int want_gb = dgamma || dbeta, nb = (N + LN_ROWS - 1) / LN_ROWS;
     float *part = want_gb ? calloc((size_t)nb * 2 * C, sizeof *part) : NULL;
     if (!want_gb || part) { /* one pass: each block of rows adds its γ/β terms, then its dx */
-#pragma omp parallel for schedule(static) if ((long)N * C > PAR_MIN)
+#pragma omp parallel for schedule(dynamic, 1) if ((long)N * C > PAR_MIN)
         for (int k = 0; k < nb; k++) {
             const int i0 = k * LN_ROWS, i1 = i0 + LN_ROWS < N ? i0 + LN_ROWS : N;
             if (part) ln_dgb_rows(part + (size_t)k * 2 * C, part + (size_t)k * 2 * C + C, dy, x, mean, rstd, i0, i1, C);
@@ -123,7 +126,7 @@ void nlp_layernorm_backward(float *dx, float beta_dx, float *dgamma, float *dbet
             }
     }
     if (dx)
-#pragma omp parallel for schedule(static) if ((long)N * C > PAR_MIN)
+#pragma omp parallel for schedule(dynamic, 16) if ((long)N * C > PAR_MIN)
         for (int i = 0; i < N; i++)
             ln_dx_row(dx + (size_t)i * C, beta_dx, dy + (size_t)i * C, x + (size_t)i * C, mean[i], rstd[i], gamma, C);
 }

@@ -73,7 +73,7 @@ static inline void adam_range(float *p, float *g, float *m, float *v, long n, co
         p[i] = pi - step_size * (mi / denom); \
         if (zero) g[i] = 0; \
     }
-#pragma omp for simd schedule(static) nowait
+#pragma omp for simd schedule(dynamic, 16384) nowait
     for (long i = 0; i < n; i++) ADAM_BODY
 #undef ADAM_BODY
 }
@@ -126,7 +126,7 @@ double nlp_grad_norm(const float *g, size_t n)
         }
         return sqrt(total);
     }
-#pragma omp parallel for schedule(static) if (nb > 8)
+#pragma omp parallel for schedule(dynamic, 1) if (nb > 8)
     for (long b = 0; b < nb; b++) {
         double s = 0;
         size_t e = (size_t)(b + 1) * NORM_BLOCK < n ? (size_t)(b + 1) * NORM_BLOCK : n;
@@ -145,7 +145,7 @@ double nlp_clip_grad_norm(float *g, size_t n, double max_norm)
     if (coef < 1) {
         float c = (float)coef;
         long N = (long)n;
-#pragma omp parallel for simd schedule(static) if (N > (1L << 15))
+#pragma omp parallel for simd schedule(dynamic, 16384) if (N > (1L << 15))
         for (long i = 0; i < N; i++) g[i] *= c;
     }
     return norm;
