@@ -13,11 +13,15 @@
  * only mode the parity tests use. NLPIPE_GEMM=openblas in the environment
  * sends fp32 products to OpenBLAS instead (for comparison).
  *
- * Threads. nlp_gemm() called outside an OpenMP parallel region splits C into
- * one contiguous block of rows or columns (the longer side, whole micro-tiles)
- * per OpenMP thread, and each thread runs the single-threaded kernels on its
- * block; called inside a parallel region (attention heads) it runs on the
- * calling thread. Each element of C is computed by one thread with the whole
+ * Threads. nlp_gemm() called outside an OpenMP parallel region runs on all
+ * OpenMP threads: on our fp32 kernels each thread packs the blocks of op(B)
+ * and takes blocks of 48 rows of C (96 for Aᵀ) as it becomes free
+ * (nlp_sgemm_bias_threads), so that a core slowed by a neighbour (common on
+ * shared VMs) does less of the work instead of holding the others up; bf16
+ * and OpenBLAS products get one contiguous block of rows or columns (the
+ * longer side, whole micro-tiles) per thread, as does nlp_gemm_packed.
+ * Called inside a parallel region (attention heads) it runs on the calling
+ * thread. Each element of C is computed by one thread with the whole
  * K sum, in the same order whatever the split (sgemm.h), so results do not
  * depend on the thread count. OpenBLAS's own threading is switched off
  * (nlp_gemm_init): its workers busy-wait beside our OpenMP threads.
