@@ -156,13 +156,13 @@ void nlp_gemm_bias(int ta, int tb, int M, int N, int K, float alpha, const float
         gemm1(ta, tb, M, N, K, alpha, A, lda, B, ldb, bias, beta, C, ldc);
         return;
     }
-    /* fp32 on our kernels: blocks of rows taken by the threads as they
-     * become free (sgemm.h). On this workplace's 2-core VMs one core often
+    /* fp32 on our kernels, enough rows: blocks of rows taken by the threads
+     * as they become free (sgemm.h). On this workplace's 2-core VMs one core often
      * runs at two thirds of the other's speed (a neighbour on it), and a
      * fixed half each waits for the slower: the step's products, 12 shapes
      * of the GPT small step, 2 threads, alternating, 147.5 -> 187.0 GFLOP/s */
     const int bf16 = g_mode == NLP_GEMM_BF16 && !g_row_invariant && M >= 16 && N >= 16 && K >= 32;
-    if (!bf16 && (!use_openblas() || g_row_invariant) &&
+    if (!bf16 && (!use_openblas() || g_row_invariant) && nlp_sgemm_threads_suits(ta, M, nt) &&
         nlp_sgemm_bias_threads(nt, ta, tb, M, N, K, alpha, A, lda, B, ldb, bias, beta, C, ldc) == 0)
         return;
     /* else one contiguous block of the longer side of C per thread, in

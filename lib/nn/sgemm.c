@@ -510,6 +510,12 @@ int nlp_sgemm_bias(int ta, int tb, int M, int N, int K, float alpha, const float
 #define TEAM_ROWS 48
 #define TEAM_ROWS_T 96 /* op(A) = Aᵀ: each task packs its rows of Aᵀ */
 
+int nlp_sgemm_threads_suits(int ta, int M, int nt)
+{
+    const int RB = ta ? TEAM_ROWS_T : TEAM_ROWS;
+    return nt > 1 && (M + RB - 1) / RB >= 8 * nt;
+}
+
 /* Task t of a team: rows [t·RB, t·RB + RB) of the block (jc, pc). */
 static void team_task(const kset *ks, int ta, int t, int RB, int M, int nc, int jc, int pc, int kc, float alpha,
                       const float *A, long lda, const float *bp, float *ap, float beta, int upd, const float *bias,

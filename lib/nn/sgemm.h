@@ -86,6 +86,13 @@ int nlp_sgemm_bias(int trans_a, int trans_b, int M, int N, int K, float alpha, c
  * rows of C as it becomes free, so that a core slowed by a neighbour does
  * less of the work. The same bits as nlp_sgemm_bias. Returns 0, or
  * NLP_ENOMEM with nothing written. */
+/* Whether nlp_sgemm_bias_threads suits a product of M rows on nt threads:
+ * at least 8 blocks of rows a thread, so that the blocks balance and each
+ * thread's packing of all of op(B) is a small part of its work (a few
+ * hundred rows: one part of C per thread, each packing its own share of
+ * op(B), costs less). */
+int nlp_sgemm_threads_suits(int trans_a, int M, int nt);
+
 int nlp_sgemm_bias_threads(int nt, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
                            const float *B, int ldb, const float *bias, float beta, float *C, int ldc);
 

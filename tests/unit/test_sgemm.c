@@ -202,7 +202,7 @@ static void test_gemm_threads(void)
  * block of columns and a K of several blocks, with and without a bias. */
 static void test_gemm_team_bits(void)
 {
-    const int M = 1030, N = 1026, K = 300;
+    const int M = 2100, N = 1026, K = 300; /* 2 threads take rows as they come for both op(A) */
     int nt = omp_get_max_threads();
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++)
@@ -222,6 +222,38 @@ static void test_gemm_team_bits(void)
             }
 }
 
+/* nlp_sgemm_bias_threads against the one-thread kernel: the same bits on 2,
+ * 3 and 4 threads, for shapes with several K blocks (a barrier between
+ * them), several blocks of columns, a last block of rows cut short, beta
+ * 0, 1 and 0.5 and a bias; and every element written, once. */
+static void test_sgemm_threads_bits(void)
+{
+    const int shapes[][3] = {{1000, 70, 600}, {491, 1100, 257}, {100, 33, 40}, {97, 2050, 513}};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++)
+                for (int v = 0; v < 4; v++) {
+                    const int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+                    const int lda = ta ? M : K, ldb = tb ? K : N;
+                    const float beta = v == 0 ? 0.0f : v == 1 ? 1.0f : 0.5f;
+                    float *A = randv((size_t)M * K), *B = randv((size_t)K * N), *C0 = randv((size_t)M * N),
+                          *bias = v == 3 ? randv(N) : NULL;
+                    float *want = malloc((size_t)M * N * sizeof(float)), *got = malloc((size_t)M * N * sizeof(float));
+                    memcpy(want, C0, (size_t)M * N * sizeof(float));
+                    CHECK(nlp_sgemm_bias(ta, tb, M, N, K, 0.75f, A, lda, B, ldb, bias, v == 3 ? 0.0f : beta, want, N) ==
+                          0);
+                    for (int th = 2; th <= 4; th++) {
+                        memcpy(got, C0, (size_t)M * N * sizeof(float));
+                        CHECK(nlp_sgemm_bias_threads(th, ta, tb, M, N, K, 0.75f, A, lda, B, ldb, bias,
+                                                     v == 3 ? 0.0f : beta, got, N) == 0);
+                        CHECK_MSG(!memcmp(want, got, (size_t)M * N * sizeof(float)),
+                                  "%dx%dx%d ta %d tb %d variant %d, %d threads: not the one-thread bits", M, N, K, ta,
+                                  tb, v, th);
+                    }
+                    free(A), free(B), free(C0), free(bias), free(want), free(got);
+                }
+}
+
 int main(int argc, char **argv)
 {
     TEST_INIT(argc, argv);
@@ -230,5 +262,6 @@ int main(int argc, char **argv)
     RUN(test_gemm_row_invariant);
     RUN(test_gemm_threads);
     RUN(test_gemm_team_bits);
+    RUN(test_sgemm_threads_bits);
     return TEST_END();
 }
