@@ -165,15 +165,21 @@ void nlp_gemm_bias(int ta, int tb, int M, int N, int K, float alpha, const float
     if (!bf16 && (!use_openblas() || g_row_invariant) && nlp_sgemm_threads_suits(ta, M, nt) &&
         nlp_sgemm_bias_threads(nt, ta, tb, M, N, K, alpha, A, lda, B, ldb, bias, beta, C, ldc) == 0)
         return;
-    /* else one contiguous block of the longer side of C per thread, in
-     * multiples of 32 (a whole number of micro-tiles); each element is still
-     * computed by one thread with the whole K sum */
-    int split_n = N >= M;
-    int len = split_n ? N : M;
+    /* else blocks of the longer side of C, in multiples of 32 (a whole
+     * number of micro-tiles), each packing only its share of op(B); each
+     * element is still computed by one thread with the whole K sum. One
+     * block a thread, or on our fp32 kernels for a wide C (few rows: the
+     * output layer of a small batch) four a thread where that leaves at
+     * least 256 columns in each, taken as threads become free */
+    const int split_n = N >= M, len = split_n ? N : M;
     int chunk = (len + nt - 1) / nt;
+    if (split_n && !bf16 && (!use_openblas() || g_row_invariant)) {
+        const int quarter = (len + 4 * nt - 1) / (4 * nt);
+        if (quarter >= 256) chunk = quarter; /* else one a thread: 3 blocks for 2 threads balance worse */
+    }
     chunk = (chunk + 31) & ~31;
-    int parts = (len + chunk - 1) / chunk;
-#pragma omp parallel for num_threads(parts) schedule(static, 1)
+    const int parts = (len + chunk - 1) / chunk;
+#pragma omp parallel for num_threads(parts < nt ? parts : nt) schedule(dynamic, 1)
     for (int p = 0; p < parts; p++) {
         int o = p * chunk, n = len - o < chunk ? len - o : chunk;
         if (split_n)
