@@ -558,10 +558,12 @@ int nlp_sgemm_bias_threads(int nt, int ta, int tb, int M, int N, int K, float al
                  * that is done goes on to them) */
                 if (pc + KC < K) {
 #pragma omp for schedule(dynamic, 1)
-                    for (int t = 0; t < tasks; t++) team_task(ks, ta, t, RB, M, nc, jc, pc, kc, alpha, A, lda, bp, ap, beta, upd, bias, C, ldc);
+                    for (int t = 0; t < tasks; t++)
+                        team_task(ks, ta, t, RB, M, nc, jc, pc, kc, alpha, A, lda, bp, ap, beta, upd, bias, C, ldc);
                 } else {
 #pragma omp for schedule(dynamic, 1) nowait
-                    for (int t = 0; t < tasks; t++) team_task(ks, ta, t, RB, M, nc, jc, pc, kc, alpha, A, lda, bp, ap, beta, upd, bias, C, ldc);
+                    for (int t = 0; t < tasks; t++)
+                        team_task(ks, ta, t, RB, M, nc, jc, pc, kc, alpha, A, lda, bp, ap, beta, upd, bias, C, ldc);
                 }
             }
         }
