@@ -64,12 +64,12 @@ static int utf8_ok(const unsigned char *u, size_t a, size_t e, size_t n)
     while (a < e && n - a >= 16) {
         const __m128i x = _mm_loadu_si128((const __m128i *)(u + a));
         const unsigned k = e - a < 16 ? (unsigned)(e - a) : 16, keep = (1u << k) - 1;
-        const __m128i t = _mm_sub_epi8(x, _mm_set1_epi8((char)0xC2));
+        const __m128i t = _mm_sub_epi8(x, _mm_set1_epi8((char)0xC2)); /* lead bytes: 0..1D */
+        const __m128i top2 = _mm_and_si128(x, _mm_set1_epi8((char)0xC0));
         const unsigned high = (unsigned)_mm_movemask_epi8(x) & keep;
-        const unsigned lead = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(0x1D)), t)) & keep;
-        const unsigned cont =
-            (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(x, _mm_set1_epi8((char)0xC0)), _mm_set1_epi8((char)0x80))) &
-            keep;
+        const __m128i is_lead = _mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(0x1D)), t);
+        const unsigned lead = (unsigned)_mm_movemask_epi8(is_lead) & keep;
+        const unsigned cont = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(top2, _mm_set1_epi8((char)0x80))) & keep;
         const unsigned want = lead << 1 | carry;
         if ((lead | cont) != high || (want & keep) != cont) break;
         carry = want >> k;

@@ -191,9 +191,9 @@ static void test_utf8_steps(void)
         size_t len = longkey ? 200 + nlp_rng_below(&r, 1000) : nlp_rng_below(&r, 40), most = longkey ? 3000 : 60;
         int odd = !longkey && nlp_rng_below(&r, 3) == 0;
         for (size_t i = 0; i < len && key.len < most; i++) {
-            const char *e = odd && nlp_rng_below(&r, 8) == 0 ? rare[nlp_rng_below(&r, sizeof rare / sizeof *rare)]
-                                                               : common[nlp_rng_below(&r, sizeof common / sizeof *common)];
-            nlp_buf_puts(&key, e);
+            const size_t nrare = sizeof rare / sizeof *rare, ncommon = sizeof common / sizeof *common;
+            nlp_buf_puts(&key, odd && nlp_rng_below(&r, 8) == 0 ? rare[nlp_rng_below(&r, nrare)]
+                                                                : common[nlp_rng_below(&r, ncommon)]);
         }
         nlp_buf_puts(&b, "{\"");
         nlp_buf_append(&b, key.data, key.len);
@@ -207,7 +207,9 @@ static void test_utf8_steps(void)
         if (rc == 1) handled++;
         else refused++;
         if ((rc == 1) != (ref != NULL) || (rc == 1 && !same_vocab(fast, ref))) {
-            if (!wrong) printf("    jscan %d, jansson %s on a key of %zu bytes\n", rc, ref ? "takes it" : "refuses it", key.len);
+            if (!wrong)
+                printf("    jscan %d, jansson %s on a key of %zu bytes\n", rc, ref ? "takes it" : "refuses it",
+                       key.len);
             wrong++;
         }
         nlp_vocab_free(fast);
