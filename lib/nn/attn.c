@@ -54,6 +54,30 @@ static inline void st16(float *p, v16 v) { memcpy(p, &v, sizeof v); }
 
 static inline v16 sel16(v16i m, v16 a, v16 b) { return (v16)(((v16i)a & m) | ((v16i)b & ~m)); }
 
+/* The first k (< 16) floats at p in lanes, the others `fill`; and the
+ * first k lanes of v stored at p (masked moves where there is AVX-512). */
+static inline v16 ld_part(const float *p, int k, float fill)
+{
+#ifdef __AVX512F__
+    return (v16)_mm512_mask_loadu_ps(_mm512_set1_ps(fill), (__mmask16)((1u << k) - 1), p);
+#else
+    float t[16];
+    for (int i = 0; i < 16; i++) t[i] = i < k ? p[i] : fill;
+    return ld16(t);
+#endif
+}
+
+static inline void st_part(float *p, int k, v16 v)
+{
+#ifdef __AVX512F__
+    _mm512_mask_storeu_ps(p, (__mmask16)((1u << k) - 1), (__m512)v);
+#else
+    float t[16];
+    st16(t, v);
+    memcpy(p, t, (size_t)k * sizeof(float));
+#endif
+}
+
 /* nlp_expf in 16 lanes: the same operations in the same order (this file is
  * compiled without contraction into fused multiply-adds, as vmath.h is), so
  * each lane has nlp_expf's bits. */
@@ -118,14 +142,10 @@ static void softmax_lanes(float *row, int n)
         }
         mx = hmax16(m);
     }
-#ifdef __AVX512F__
     if (j < n) { /* the maximum of the rest too in lanes (any order gives it) */
-        const v16 x = (v16)_mm512_mask_loadu_ps(_mm512_set1_ps(mx), (__mmask16)((1u << (n - j)) - 1), row + j);
+        const v16 x = ld_part(row + j, n - j, mx);
         mx = hmax16(sel16(x > mx, x, (v16){0} + mx));
     }
-#else
-    for (; j < n; j++) mx = row[j] > mx ? row[j] : mx;
-#endif
     v16 acc = {0};
     for (j = 0; j + 16 <= n; j += 16) {
         const v16 e = exp16(ld16(row + j) - mx);
@@ -135,29 +155,13 @@ static void softmax_lanes(float *row, int n)
     float sum = hsum16(acc);
     if (j < n) { /* the n % 16 left: their exponentials in lanes too (a
                   * lane's bits are nlp_expf's), added to the sum in order */
-#ifdef __AVX512F__
-        const __mmask16 m = (__mmask16)((1u << (n - j)) - 1);
-        const v16 e = exp16((v16)_mm512_maskz_loadu_ps(m, row + j) - mx);
-        _mm512_mask_storeu_ps(row + j, m, (__m512)e);
-#else
-        float tail[16] = {0};
-        memcpy(tail, row + j, (size_t)(n - j) * sizeof(float));
-        const v16 e = exp16(ld16(tail) - mx);
-        st16(tail, e);
-        memcpy(row + j, tail, (size_t)(n - j) * sizeof(float));
-#endif
+        const v16 e = exp16(ld_part(row + j, n - j, 0.0f) - mx);
+        st_part(row + j, n - j, e);
         for (int i = 0; j < n; i++, j++) sum += e[i];
     }
     const float inv = 1.0f / sum;
     for (j = 0; j + 16 <= n; j += 16) st16(row + j, ld16(row + j) * inv);
-#ifdef __AVX512F__
-    if (j < n) {
-        const __mmask16 m = (__mmask16)((1u << (n - j)) - 1);
-        _mm512_mask_storeu_ps(row + j, m, (__m512)((v16)_mm512_maskz_loadu_ps(m, row + j) * inv));
-    }
-#else
-    for (; j < n; j++) row[j] *= inv;
-#endif
+    if (j < n) st_part(row + j, n - j, ld_part(row + j, n - j, 0.0f) * inv);
 }
 
 /* Σ a[j]·b[j] over n: 16 lane sums by a fixed tree, then the rest in order. */

@@ -82,6 +82,16 @@ static void blas_sgemm1(int ta, int tb, int M, int N, int K, float alpha, const 
                 lda, B, ldb, beta, C, ldc);
 }
 
+/* Do fp32 products run on our kernels (not OpenBLAS, which
+ * NLPIPE_GEMM=openblas asks for, except in row-invariant mode)? */
+static int own_fp32(void) { return !use_openblas() || g_row_invariant; }
+
+/* Does a product of this shape go to the bf16 kernels? */
+static int bf16_product(int M, int N, int K)
+{
+    return g_mode == NLP_GEMM_BF16 && !g_row_invariant && M >= 16 && N >= 16 && K >= 32;
+}
+
 /* One thread's fp32 product: our kernels (sgemm.h), or OpenBLAS when asked
  * for, or when there is no memory for a block of packed B (1 MiB). */
 /* C rows [0, M) of width N set to the bias row (for paths without a bias
@@ -96,8 +106,7 @@ static void fill_bias(int M, int N, const float *bias, float *C, int ldc)
 static void sgemm1(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
                    const float *bias, float beta, float *C, int ldc)
 {
-    if ((!use_openblas() || g_row_invariant) &&
-        nlp_sgemm_bias(ta, tb, M, N, K, alpha, A, lda, B, ldb, bias, beta, C, ldc) == 0)
+    if (own_fp32() && nlp_sgemm_bias(ta, tb, M, N, K, alpha, A, lda, B, ldb, bias, beta, C, ldc) == 0)
         return;
     if (bias) fill_bias(M, N, bias, C, ldc), beta = 1;
     blas_sgemm1(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -125,7 +134,7 @@ const char *nlp_gemm_kernel_name(void)
 static void gemm1(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
                   const float *bias, float beta, float *C, int ldc)
 {
-    if (g_mode == NLP_GEMM_BF16 && !g_row_invariant && M >= 16 && N >= 16 && K >= 32) {
+    if (bf16_product(M, N, K)) {
         if (bias) fill_bias(M, N, bias, C, ldc);
         if (nlp_bgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, bias ? 1.0f : beta, C, ldc) == 0) return;
         if (bias) beta = 0; /* nothing written: fp32 with the bias epilogue */
@@ -161,8 +170,8 @@ void nlp_gemm_bias(int ta, int tb, int M, int N, int K, float alpha, const float
      * runs at two thirds of the other's speed (a neighbour on it), and a
      * fixed half each waits for the slower: the step's products, 12 shapes
      * of the GPT small step, 2 threads, alternating, 147.5 -> 187.0 GFLOP/s */
-    const int bf16 = g_mode == NLP_GEMM_BF16 && !g_row_invariant && M >= 16 && N >= 16 && K >= 32;
-    if (!bf16 && (!use_openblas() || g_row_invariant) && nlp_sgemm_threads_suits(ta, M, nt) &&
+    const int ours = !bf16_product(M, N, K) && own_fp32();
+    if (ours && nlp_sgemm_threads_suits(ta, M, nt) &&
         nlp_sgemm_bias_threads(nt, ta, tb, M, N, K, alpha, A, lda, B, ldb, bias, beta, C, ldc) == 0)
         return;
     /* else blocks of the longer side of C, in multiples of 32 (a whole
@@ -173,7 +182,7 @@ void nlp_gemm_bias(int ta, int tb, int M, int N, int K, float alpha, const float
      * least 256 columns in each, taken as threads become free */
     const int split_n = N >= M, len = split_n ? N : M;
     int chunk = (len + nt - 1) / nt;
-    if (split_n && !bf16 && (!use_openblas() || g_row_invariant)) {
+    if (split_n && ours) {
         const int quarter = (len + 4 * nt - 1) / (4 * nt);
         if (quarter >= 256) chunk = quarter; /* else one a thread: 3 blocks for 2 threads balance worse */
     }

@@ -129,6 +129,16 @@ static size_t put_utf8(char *o, unsigned cp)
     return 4;
 }
 
+/* The bytes of w that are a quote, a backslash or a control character: the
+ * high bit of each flagged byte. Only the lowest flag is exact (a borrow
+ * carries upwards), which is the one the scans use. */
+static inline uint64_t special8(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+    const uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+    return (((q - ones) & ~q) | ((bs - ones) & ~bs) | ((w - ones * 0x20) & ~w)) & high;
+}
+
 /*
  * The string at s[*i] (an opening quote). 1: *i past the closing quote, and
  * the decoded bytes at *p, *len: inside the text where it holds no escape,
@@ -142,16 +152,15 @@ static int string(const char *s, size_t n, size_t *i, const char **p, size_t *le
     size_t b = ++j;
     const unsigned char *u = (const unsigned char *)s;
     uint64_t hi = 0; /* the bytes seen, or'ed: is any beyond ASCII? */
-    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+    const uint64_t high = 0x8080808080808080ull;
     for (;;) { /* the plain run */
         /* 8 bytes at a time while none is a quote, a backslash or a
          * control character (UTF-8 is checked at the end, if need be) */
         while (n - j >= 8) {
             uint64_t w;
             memcpy(&w, s + j, 8);
-            uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
-            uint64_t special = (((q - ones) & ~q) | ((bs - ones) & ~bs) | ((w - ones * 0x20) & ~w)) & high;
-            if (special) { /* the lowest flag is exact (a borrow only carries upwards): go to that byte */
+            const uint64_t special = special8(w);
+            if (special) { /* go to the first such byte */
                 const unsigned k = (unsigned)__builtin_ctzll(special) >> 3;
                 hi |= w & ((1ull << (8 * k)) - 1);
                 j += k;
@@ -200,8 +209,7 @@ static int string(const char *s, size_t n, size_t *i, const char **p, size_t *le
             uint64_t w;
             memcpy(&w, s + j, 8);
             memcpy(d + o, &w, 8); /* all 8, though fewer may count */
-            uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
-            uint64_t special = (((q - ones) & ~q) | ((bs - ones) & ~bs) | ((w - ones * 0x20) & ~w)) & high;
+            const uint64_t special = special8(w);
             if (!special) {
                 hi |= w;
                 o += 8;
