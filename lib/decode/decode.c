@@ -51,6 +51,125 @@ static int by_value_desc(const void *a, const void *b, void *ctx)
     return *(const int32_t *)a - *(const int32_t *)b;
 }
 
+/* A draw from the first n ids of idx, in proportion to p. */
+static int32_t draw(nlp_sampler *s, const float *p, const int32_t *idx, int n)
+{
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += p[idx[i]];
+    double r = nlp_rng_double(&s->rng) * sum, acc = 0;
+    for (int i = 0; i < n; i++) {
+        acc += p[idx[i]];
+        if (r < acc) return idx[i];
+    }
+    return idx[n - 1];
+}
+
+/* How many of the ids idx[0, n) (most probable first) top-p keeps: the
+ * fewest whose probabilities, p / kept summed in order, reach top_p; -1 if
+ * all n do not. */
+static int top_p_count(const float *p, const int32_t *idx, int n, double kept, double top_p)
+{
+    double acc = 0;
+    for (int m = 0; m < n;) {
+        acc += p[idx[m++]] / kept;
+        if (acc >= top_p) return m;
+    }
+    return -1;
+}
+
+/* The k-th largest (1 <= k <= n) of n non-negative floats given by their
+ * bit patterns v (as int32 they order as the floats do); v is permuted.
+ * Quickselect, median of three; a range that shrinks too slowly is sorted. */
+static int cmp_desc_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x < y) - (x > y);
+}
+
+static float kth_largest(int32_t *v, int n, int k)
+{
+    int lo = 0, hi = n - 1, want = k - 1, rounds = 0;
+    while (lo < hi) {
+        if (++rounds > 64) {
+            qsort(v + lo, (size_t)(hi - lo + 1), sizeof *v, cmp_desc_i32);
+            break;
+        }
+        const int32_t a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi];
+        const int32_t piv = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+        int i = lo, j = hi;
+        while (i <= j) { /* [lo, j] >= piv, [i, hi] <= piv */
+            while (v[i] > piv) i++;
+            while (v[j] < piv) j--;
+            if (i <= j) {
+                const int32_t t = v[i];
+                v[i++] = v[j];
+                v[j--] = t;
+            }
+        }
+        if (want <= j) hi = j;
+        else if (want >= i) lo = i;
+        else break; /* between the two parts: equal to the pivot */
+    }
+    float f;
+    memcpy(&f, &v[want], sizeof f);
+    return f;
+}
+
+/* The k-th largest of p[V] (probabilities: >= 0, no NaN). A small k in
+ * one pass, keeping the k largest seen in a sorted buffer (few of V enter
+ * it); a large one by quickselect over the bit patterns, in work. */
+static float kth_largest_p(const float *p, int V, int k, int32_t *work)
+{
+    if (k <= 256) {
+        float top[256];
+        int nb = 0;
+        for (int i = 0; i < V; i++) {
+            const float x = p[i];
+            if (nb == k && !(x > top[k - 1])) continue;
+            int j = nb < k ? nb++ : k - 1;
+            while (j > 0 && x > top[j - 1]) top[j] = top[j - 1], j--;
+            top[j] = x;
+        }
+        return top[k - 1];
+    }
+    memcpy(work, p, (size_t)V * sizeof *work); /* p >= 0: as int32, in order */
+    return kth_largest(work, V, k);
+}
+
+/* A threshold below which p[V] (probabilities, no NaN) holds at most its
+ * mass minus `need`: the probabilities by binary exponent, summed from the
+ * largest down until they pass need (with a margin for rounding); the
+ * smallest value of that exponent. 0 when only all of them do. */
+static float mass_threshold(const float *p, int V, double need)
+{
+    double mass[256] = {0};
+    for (int i = 0; i < V; i++) {
+        uint32_t b;
+        memcpy(&b, &p[i], sizeof b);
+        mass[b >> 23 & 255] += p[i];
+    }
+    double acc = 0;
+    for (int e = 255; e > 0; e--) {
+        acc += mass[e];
+        if (acc > need * (1 + 1e-6)) {
+            const uint32_t b = (uint32_t)e << 23;
+            float t;
+            memcpy(&t, &b, sizeof t);
+            return t;
+        }
+    }
+    return 0;
+}
+
+/* Ids of p[V] at or above t, in id order, into idx; their count. */
+static int at_least(const float *p, int V, float t, int32_t *idx)
+{
+    int n = 0;
+    for (int i = 0; i < V; i++)
+        if (p[i] >= t) idx[n++] = i;
+    return n;
+}
+
 int32_t nlp_sample(nlp_sampler *s, float *logits, int V, const int32_t *seen, size_t nseen, int32_t *work)
 {
     if (s->repetition_penalty != 1.0 && s->repetition_penalty > 0) {
@@ -73,42 +192,57 @@ int32_t nlp_sample(nlp_sampler *s, float *logits, int V, const int32_t *seen, si
         if (logits[i] > mx) mx = logits[i];
     }
     double sum = 0;
-    for (int i = 0; i < V; i++) sum += (logits[i] = expf(logits[i] - mx));
-    int n = V;
-    const int limit = (s->top_k > 0 && s->top_k < V) || s->top_p < 1.0;
-    if (limit) {
-        for (int i = 0; i < V; i++) work[i] = i;
-        qsort_r(work, (size_t)V, sizeof *work, by_value_desc, logits);
-        if (s->top_k > 0 && s->top_k < n) n = s->top_k;
-        double kept = 0;
-        for (int i = 0; i < n; i++) kept += logits[work[i]];
-        if (s->top_p < 1.0) {
-            double acc = 0;
-            int m = 0;
-            while (m < n) {
-                acc += logits[work[m++]] / kept;
-                if (acc >= s->top_p) break;
-            }
-            n = m > 0 ? m : 1;
-        }
-        sum = 0;
-        for (int i = 0; i < n; i++) sum += logits[work[i]];
-        double r = nlp_rng_double(&s->rng) * sum, acc = 0;
-        for (int i = 0; i < n; i++) {
-            acc += logits[work[i]];
-            if (r < acc) return work[i];
-        }
-        return work[n - 1];
-    }
-    double r = nlp_rng_double(&s->rng) * sum, acc = 0;
-    int32_t last = 0;
+    int nan = 0;
     for (int i = 0; i < V; i++) {
-        if (logits[i] <= 0) continue;
-        acc += logits[i];
-        last = i;
-        if (r < acc) return i;
+        sum += (logits[i] = expf(logits[i] - mx));
+        nan |= isnan(logits[i]);
     }
-    return last;
+    const float *p = logits;
+    const int limit_k = s->top_k > 0 && s->top_k < V, limit_p = s->top_p < 1.0;
+    if (!limit_k && !limit_p) {
+        double r = nlp_rng_double(&s->rng) * sum, acc = 0;
+        int32_t last = 0;
+        for (int i = 0; i < V; i++) {
+            if (p[i] <= 0) continue;
+            acc += p[i];
+            last = i;
+            if (r < acc) return i;
+        }
+        return last;
+    }
+    /* The most probable ids first (ties: the lower id first). Only the head
+     * of that order matters, so only a head is sorted: the ids at or above
+     * the k-th largest probability (top-k), or at or above a threshold
+     * lowered until the head reaches top-p. Every id outside the head is
+     * less probable than every id in it, so the head is the order's own
+     * first part, and each step below sees what sorting all V would show
+     * it. Sorting all of GPT-2's 50,257 took 6.7 ms a token, as long as
+     * half of GPT-2 124M's forward step. */
+    int nc, n;
+    if (nan) { /* no order to speak of: all of it, as it comes */
+        for (int i = 0; i < V; i++) work[i] = i;
+        nc = V;
+        qsort_r(work, (size_t)nc, sizeof *work, by_value_desc, logits);
+    } else if (limit_k) {
+        nc = at_least(p, V, kth_largest_p(p, V, s->top_k, work), work);
+        qsort_r(work, (size_t)nc, sizeof *work, by_value_desc, logits);
+    } else { /* top-p alone: of the probabilities summed in id order */
+        for (float t = mass_threshold(p, V, s->top_p * sum);; t = t > 0x1p-100f ? t * 0x1p-8f : 0) {
+            nc = at_least(p, V, t, work);
+            qsort_r(work, (size_t)nc, sizeof *work, by_value_desc, logits);
+            if (t == 0 || top_p_count(p, work, nc, sum, s->top_p) > 0) break;
+        }
+        n = top_p_count(p, work, nc, sum, s->top_p);
+        return draw(s, p, work, n > 0 ? n : nc);
+    }
+    n = limit_k && s->top_k < nc ? s->top_k : nc;
+    if (limit_p) {
+        double kept = 0;
+        for (int i = 0; i < n; i++) kept += p[work[i]];
+        int m = top_p_count(p, work, n, kept, s->top_p);
+        if (m > 0) n = m;
+    }
+    return draw(s, p, work, n);
 }
 
 int nlp_decode_feed(nlp_model *m, nlp_cache *c, int B, int T, const int32_t *ids)

@@ -174,6 +174,104 @@ static double best_sequence(nlp_model *m, const int32_t *prompt, int P, int n, i
     return bestlp;
 }
 
+/* The sampler's limits as they read, the slow way: every id sorted by
+ * probability (ties: the lower id first), top-k's head, its top-p prefix,
+ * a draw from it. Top-p alone sums the probabilities in id order. */
+static const float *ref_p;
+static int ref_cmp(const void *a, const void *b)
+{
+    int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
+    if (ref_p[i] > ref_p[j]) return -1;
+    if (ref_p[i] < ref_p[j]) return 1;
+    return i - j;
+}
+
+static int32_t ref_sample(nlp_sampler *s, float *l, int V, int32_t *idx)
+{
+    const float inv = (float)(1.0 / s->temperature);
+    float mx = -INFINITY;
+    for (int i = 0; i < V; i++) {
+        l[i] *= inv;
+        if (l[i] > mx) mx = l[i];
+    }
+    double total = 0;
+    for (int i = 0; i < V; i++) total += (l[i] = expf(l[i] - mx));
+    if (!(s->top_k > 0 && s->top_k < V) && s->top_p >= 1.0) { /* no limit: in id order */
+        double r = nlp_rng_double(&s->rng) * total, acc = 0;
+        int32_t last = 0;
+        for (int i = 0; i < V; i++) {
+            if (l[i] <= 0) continue;
+            acc += l[i];
+            last = i;
+            if (r < acc) return i;
+        }
+        return last;
+    }
+    for (int i = 0; i < V; i++) idx[i] = i;
+    ref_p = l;
+    qsort(idx, (size_t)V, sizeof *idx, ref_cmp);
+    int n = s->top_k > 0 && s->top_k < V ? s->top_k : V;
+    double kept = 0;
+    for (int i = 0; i < n; i++) kept += l[idx[i]];
+    if (n == V) kept = total;
+    if (s->top_p < 1.0) {
+        double acc = 0;
+        int m = 0;
+        while (m < n) {
+            acc += l[idx[m++]] / kept;
+            if (acc >= s->top_p) break;
+        }
+        n = m;
+    }
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += l[idx[i]];
+    double r = nlp_rng_double(&s->rng) * sum, acc = 0;
+    for (int i = 0; i < n; i++) {
+        acc += l[idx[i]];
+        if (r < acc) return idx[i];
+    }
+    return idx[n - 1];
+}
+
+/* nlp_sample sorts only the head of the order it needs (the k-th largest
+ * found by a pass or by quickselect, top-p's head by a threshold on the
+ * mass): the same ids as sorting everything, over flat and peaked rows,
+ * rows of many ties, top-k below and above 256, top-p alone and with top-k. */
+static void test_sampler_head(void)
+{
+    enum { V = 6000 };
+    static float base[V], a[V], b[V];
+    static int32_t work[V], idx[V];
+    const int ks[] = {0, 1, 2, 40, 255, 256, 257, 1000, V - 1, V};
+    const double ps[] = {1.0, 0.999, 0.95, 0.5, 0.1, 1e-9};
+    nlp_rng r;
+    nlp_rng_seed(&r, 11);
+    int same = 0, runs = 0;
+    for (int shape = 0; shape < 4; shape++) {
+        for (int i = 0; i < V; i++) {
+            double u = nlp_rng_double(&r);
+            base[i] = shape == 0   ? (float)(u * 4)                /* flat */
+                      : shape == 1 ? (float)(u * u * u * 30 - 10)  /* a few far ahead */
+                      : shape == 2 ? (float)floor(u * 6)           /* six values: ties everywhere */
+                                   : (float)(nlp_rng_normal(&r) * 3); /* normal */
+        }
+        for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++)
+            for (size_t pi = 0; pi < sizeof ps / sizeof *ps; pi++) {
+                nlp_sampler x = {.temperature = 0.7, .top_k = ks[ki], .top_p = ps[pi], .repetition_penalty = 1};
+                nlp_sampler y = x;
+                nlp_rng_seed(&x.rng, 100 + ki * 10 + pi);
+                nlp_rng_seed(&y.rng, 100 + ki * 10 + pi);
+                for (int d = 0; d < 5; d++) {
+                    memcpy(a, base, sizeof a);
+                    memcpy(b, base, sizeof b);
+                    runs++;
+                    same += nlp_sample(&x, a, V, NULL, 0, work) == ref_sample(&y, b, V, idx);
+                }
+            }
+    }
+    CHECK(same == runs);
+}
+
 static void test_beam(void)
 {
     const char *ov[] = {"arch=gpt", "vocab-size=6", "d-model=16", "heads=2", "d-ff=32", "layers=2", "max-positions=16",
@@ -261,6 +359,7 @@ int main(int argc, char **argv)
     TEST_INIT(argc, argv);
     RUN(test_gemv);
     RUN(test_sampler);
+    RUN(test_sampler_head);
     RUN(test_beam);
     return TEST_END();
 }
