@@ -216,8 +216,8 @@ int32_t nlp_sample(nlp_sampler *s, float *logits, int V, const int32_t *seen, si
      * lowered until the head reaches top-p. Every id outside the head is
      * less probable than every id in it, so the head is the order's own
      * first part, and each step below sees what sorting all V would show
-     * it. Sorting all of GPT-2's 50,257 took 6.7 ms a token, as long as
-     * half of GPT-2 124M's forward step. */
+     * it. Sorting all of GPT-2's 50,257 took 6.7 ms a token, where GPT-2
+     * 124M's whole step with the cache takes about 23 ms on 2 threads. */
     int nc, n;
     if (nan) { /* no order to speak of: all of it, as it comes */
         for (int i = 0; i < V; i++) work[i] = i;
