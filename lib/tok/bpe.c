@@ -403,34 +403,44 @@ oom:
     return -1;
 }
 
-/* Short words: pair ranks in an array, scan for the minimum (leftmost on
- * ties), merge, refresh the two neighbouring ranks. */
+/* Short words: each pair's rank and position in one key (rank << 5 |
+ * position; none: all ones), so the next merge, the lowest rank and the
+ * leftmost of equal ones, is the smallest key: a minimum over the array
+ * without a branch (a compare-and-branch per pair mispredicted). Merge,
+ * shift the rest left (their positions one less), refresh the two
+ * neighbouring pairs. */
 static size_t merge_small(const nlp_bpe *m, int32_t *sym, size_t n)
 {
-    uint32_t rank[SMALL_WORD];
+    uint64_t key[SMALL_WORD];
     int32_t nid[SMALL_WORD];
+    const uint64_t none = UINT64_MAX;
     /* the first pairs' slots are fetched together: their cache misses
      * overlap (a word not in the word cache is mostly a cold one) */
     for (size_t i = 0; i + 1 < n; i++) prefetch_pair(m, sym[i], sym[i + 1]);
-    for (size_t i = 0; i + 1 < n; i++) rank[i] = lookup(m, sym[i], sym[i + 1], &nid[i]);
+    for (size_t i = 0; i + 1 < n; i++) {
+        const uint32_t r = lookup(m, sym[i], sym[i + 1], &nid[i]);
+        key[i] = r == NO_RANK ? none : (uint64_t)r << 5 | i;
+    }
     while (n > 1) {
-        uint32_t best = NO_RANK;
-        size_t at = 0;
-        for (size_t i = 0; i + 1 < n; i++)
-            if (rank[i] < best) {
-                best = rank[i];
-                at = i;
-            }
-        if (best == NO_RANK) break;
+        uint64_t best = none;
+        for (size_t i = 0; i + 1 < n; i++) best = key[i] < best ? key[i] : best;
+        if (best == none) break;
+        const size_t at = (size_t)(best & 31);
         sym[at] = nid[at];
         for (size_t i = at + 1; i + 1 < n; i++) {
             sym[i] = sym[i + 1];
-            rank[i] = rank[i + 1];
+            key[i] = key[i + 1] == none ? none : key[i + 1] - 1;
             nid[i] = nid[i + 1];
         }
         n--;
-        if (at > 0) rank[at - 1] = lookup(m, sym[at - 1], sym[at], &nid[at - 1]);
-        if (at + 1 < n) rank[at] = lookup(m, sym[at], sym[at + 1], &nid[at]);
+        if (at > 0) {
+            const uint32_t r = lookup(m, sym[at - 1], sym[at], &nid[at - 1]);
+            key[at - 1] = r == NO_RANK ? none : (uint64_t)r << 5 | (at - 1);
+        }
+        if (at + 1 < n) {
+            const uint32_t r = lookup(m, sym[at], sym[at + 1], &nid[at]);
+            key[at] = r == NO_RANK ? none : (uint64_t)r << 5 | at;
+        }
     }
     return n;
 }
