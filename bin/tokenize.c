@@ -252,9 +252,15 @@ static int32_t eot_id(int required)
 static char *u32toa(char *p, uint32_t v)
 {
     if (v < 100000) {
-        const uint32_t hi = v / 100, lo = v % 100, top = hi / 100, mid = hi % 100;
-        const uint64_t w = (uint64_t)('0' + top) | (uint64_t)('0' + mid / 10) << 8 | (uint64_t)('0' + mid % 10) << 16 |
-                           (uint64_t)('0' + lo / 10) << 24 | (uint64_t)('0' + lo % 10) << 32;
+        /* v / 10^4 as a 32.32 fixed-point number (2^32 / 10^4 rounded up:
+         * exact for every v below 100,000): the whole part is the first
+         * digit, and each times 10 of the fraction gives the next */
+        uint64_t f = (uint64_t)v * 429497u, w = f >> 32 | '0';
+#pragma GCC unroll 4
+        for (int d = 1; d < 5; d++) {
+            f = (uint32_t)f * 10ull;
+            w |= (f >> 32 | '0') << (8 * d);
+        }
         const int n = 1 + (v >= 10) + (v >= 100) + (v >= 1000) + (v >= 10000);
         const uint64_t digits = w >> (8 * (5 - n));
         memcpy(p, &digits, 8);
