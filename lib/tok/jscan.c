@@ -151,6 +151,39 @@ static int string(const char *s, size_t n, size_t *i, const char **p, size_t *le
     if (j >= n || s[j] != '"') return 0;
     size_t b = ++j;
     const unsigned char *u = (const unsigned char *)s;
+#ifdef __SSE2__
+    /* most strings (a vocabulary's tokens) end within 16 bytes: the closing
+     * quote found and the UTF-8 of ASCII and two-byte characters checked
+     * from one load (as utf8_ok's step); anything else goes on below */
+    if (n - j >= 16) {
+        const __m128i x = _mm_loadu_si128((const __m128i *)(u + j));
+        const __m128i ctl = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1F)), x);
+        const unsigned sp = (unsigned)_mm_movemask_epi8(_mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))), ctl));
+        const unsigned k = sp ? (unsigned)__builtin_ctz(sp) : 16;
+        if (k < 16 && u[j + k] == '"') {
+            const unsigned keep = (1u << k) - 1, high16 = (unsigned)_mm_movemask_epi8(x) & keep;
+            int ok = 1;
+            if (high16) {
+                const __m128i t = _mm_sub_epi8(x, _mm_set1_epi8((char)0xC2)); /* lead bytes: 0..1D */
+                const unsigned lead =
+                    (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(0x1D)), t)) & keep;
+                const unsigned cont = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+                                          _mm_and_si128(x, _mm_set1_epi8((char)0xC0)), _mm_set1_epi8((char)0x80))) &
+                                      keep;
+                /* every high byte a lead or a continuation, each lead followed
+                 * by one continuation inside the string, and no other */
+                ok = (lead | cont) == high16 && lead << 1 == cont;
+                if (!ok) ok = utf8_ok(u, j, j + k, n); /* three- and four-byte characters */
+            }
+            if (!ok) return 0;
+            *p = s + b;
+            *len = k;
+            *i = j + k + 1;
+            return 1;
+        }
+    }
+#endif
     uint64_t hi = 0; /* the bytes seen, or'ed: is any beyond ASCII? */
     const uint64_t high = 0x8080808080808080ull;
     for (;;) { /* the plain run */
