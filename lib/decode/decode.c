@@ -161,12 +161,21 @@ static float mass_threshold(const float *p, int V, double need)
     return 0;
 }
 
-/* Ids of p[V] at or above t, in id order, into idx; their count. */
+/* Ids of p[V] at or above t, in id order, into idx; their count. For
+ * t = 0, the ids above it: a probability of 0 (a masked or underflowed
+ * logit) adds nothing to any sum below and is never drawn, so leaving
+ * those out changes no draw, and a low temperature, which underflows most
+ * of a vocabulary, does not sort all of it. */
 static int at_least(const float *p, int V, float t, int32_t *idx)
 {
     int n = 0;
-    for (int i = 0; i < V; i++)
-        if (p[i] >= t) idx[n++] = i;
+    if (t > 0) {
+        for (int i = 0; i < V; i++)
+            if (p[i] >= t) idx[n++] = i;
+    } else {
+        for (int i = 0; i < V; i++)
+            if (p[i] > 0) idx[n++] = i;
+    }
     return n;
 }
 

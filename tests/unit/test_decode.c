@@ -236,7 +236,8 @@ static int32_t ref_sample(nlp_sampler *s, float *l, int V, int32_t *idx)
 /* nlp_sample sorts only the head of the order it needs (the k-th largest
  * found by a pass or by quickselect, top-p's head by a threshold on the
  * mass): the same ids as sorting everything, over flat and peaked rows,
- * rows of many ties, top-k below and above 256, top-p alone and with top-k. */
+ * rows of many ties, rows of mostly zero probabilities (underflow, masked
+ * logits), top-k below and above 256, top-p alone and with top-k. */
 static void test_sampler_head(void)
 {
     enum { V = 6000 };
@@ -247,12 +248,14 @@ static void test_sampler_head(void)
     nlp_rng r;
     nlp_rng_seed(&r, 11);
     int same = 0, runs = 0;
-    for (int shape = 0; shape < 4; shape++) {
+    for (int shape = 0; shape < 6; shape++) {
         for (int i = 0; i < V; i++) {
             double u = nlp_rng_double(&r);
             base[i] = shape == 0   ? (float)(u * 4)                /* flat */
                       : shape == 1 ? (float)(u * u * u * 30 - 10)  /* a few far ahead */
                       : shape == 2 ? (float)floor(u * 6)           /* six values: ties everywhere */
+                      : shape == 4 ? (float)(nlp_rng_normal(&r) * 300) /* most probabilities underflow to 0 */
+                      : shape == 5 && u < 0.7 ? -INFINITY           /* masked logits */
                                    : (float)(nlp_rng_normal(&r) * 3); /* normal */
         }
         for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++)
