@@ -12,6 +12,11 @@
  *                  output embedding counted once) × tokens/s
  *   genbench bw [-t THREADS] [-r REPS]
  *       mem_read_bw   GB/s summing a 1 GiB array with THREADS threads, best of REPS
+ *   genbench sample [-r REPS]
+ *       sample_gpt2_defaults  µs to draw one token from 50,257 logits (N(0, 3²),
+ *                  a fixed seed) with generate's defaults: temperature 0.8,
+ *                  top-k 40, top-p 0.95; median over REPS runs of 200 draws
+ *       sample_gpt2_top_p     the same with top-p 0.9 alone (top-k 0)
  *
  * Models: gpt_small (L4 C256 H4 V8192) and gpt2_124m (L12 C768 H12 V50257),
  * N(0, 0.02) weights from a fixed seed (the peer's shapes and init).
@@ -143,6 +148,51 @@ static int bw(int reps)
     return 0;
 }
 
+/* µs a draw of nlp_sample with the given limits over V logits, the median
+ * of reps runs of 200 draws (each draw on a fresh copy of the row). */
+static double sample_us(const float *row, int V, int top_k, double top_p, int reps)
+{
+    float *l = nlp_malloc((size_t)V * sizeof *l);
+    int32_t *work = nlp_malloc((size_t)V * sizeof *work);
+    double *t = nlp_malloc((size_t)reps * sizeof *t);
+    if (!l || !work || !t) cli_fail(NLP_ENOMEM);
+    nlp_sampler s = {.temperature = 0.8, .top_k = top_k, .top_p = top_p, .repetition_penalty = 1};
+    nlp_rng_seed(&s.rng, 1);
+    long sink = 0;
+    for (int r = 0; r < reps; r++) {
+        double el = 0;
+        for (int d = 0; d < 200; d++) {
+            memcpy(l, row, (size_t)V * sizeof *l);
+            double t0 = now();
+            sink += nlp_sample(&s, l, V, NULL, 0, work);
+            el += now() - t0;
+        }
+        t[r] = el / 200 * 1e6;
+    }
+    for (int i = 1; i < reps; i++) /* insertion sort: reps is small */
+        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+            double x = t[j];
+            t[j] = t[j - 1], t[j - 1] = x;
+        }
+    double med = t[reps / 2];
+    free(l), free(work), free(t);
+    return sink < 0 ? -1 : med;
+}
+
+static int sample(int reps)
+{
+    enum { V = 50257 };
+    float *row = nlp_malloc(V * sizeof *row);
+    if (!row) cli_fail(NLP_ENOMEM);
+    nlp_rng r;
+    nlp_rng_seed(&r, 7);
+    for (int i = 0; i < V; i++) row[i] = (float)(3 * nlp_rng_normal(&r));
+    printf("sample_gpt2_defaults\t%.1f\tus\n", sample_us(row, V, 40, 0.95, reps));
+    printf("sample_gpt2_top_p\t%.1f\tus\n", sample_us(row, V, 0, 0.9, reps));
+    free(row);
+    return 0;
+}
+
 /* An integer option value in [lo, hi], or a usage error (a bare conversion
  * took "-t abc" for 0 threads, and "-t 100000" overflowed OpenMP's stacks). */
 static int int_arg(const char *flag, const char *s, long lo, long hi)
@@ -169,7 +219,9 @@ int main(int argc, char **argv)
     nlp_threads_set(threads);
     if (cmd && !strcmp(cmd, "gen") && name) return gen(name, reps, bf16);
     if (cmd && !strcmp(cmd, "bw")) return bw(reps < 5 ? 5 : reps);
+    if (cmd && !strcmp(cmd, "sample")) return sample(reps);
     fprintf(stderr, "usage: genbench gen gpt_small|gpt2_124m [-t THREADS] [-r REPS] [--bf16]\n"
-                    "       genbench bw [-t THREADS] [-r REPS]\n");
+                    "       genbench bw [-t THREADS] [-r REPS]\n"
+                    "       genbench sample [-r REPS]\n");
     return 2;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench: gpt_small_gen gpt2_124m_gen gpt2_124m_gen_bf16 mem_read_bw
+# bench: gpt_small_gen gpt2_124m_gen gpt2_124m_gen_bf16 mem_read_bw sample_gpt2_defaults sample_gpt2_top_p
 #
 # Greedy generation with the KV cache, batch 1, a 16-token prompt, new tokens
 # up to the context (GPT small: 256, GPT-2 124M: 64), the prompt's pass
@@ -9,7 +9,10 @@
 # every weight once), so the machine's read bandwidth is measured in the same
 # run (mem_read_bw) and each figure comes with the bytes it moved per second
 # (NAME_gbs). gpt2_124m_gen_bf16 is `generate --bf16`: bf16 weights, fp32
-# arithmetic.
+# arithmetic. sample_gpt2_defaults / sample_gpt2_top_p: microseconds to draw one
+# token from GPT-2's 50,257 logits with generate's defaults (temperature 0.8,
+# top-k 40, top-p 0.95) and with top-p 0.9 alone (no peer: a full sort of the
+# vocabulary, as this tool did before, took 6.7 ms).
 set -u
 T="${NLPIPE_TOOLS:-$(cd "$(dirname "$0")/.." && pwd)}"
 REPS="${REPS:-5}"
@@ -18,6 +21,7 @@ threads=2
 "$T/genbench" gen gpt_small -t $threads -r "$REPS" || exit 1
 "$T/genbench" gen gpt2_124m -t $threads -r "$REPS" || exit 1
 "$T/genbench" gen gpt2_124m -t $threads -r "$REPS" --bf16 || exit 1
+"$T/genbench" sample -r "$REPS" || exit 1
 # llama.cpp, when built (shared/peers/llamacpp/README.md): LLAMA_BENCH=path/to/llama-bench and
 # LLAMA_GGUF=DIR holding gpt-small-f32.gguf, gpt2-124m-f32.gguf (and gpt2-124m-f16.gguf for the
 # bf16 line). -pg 16,N times the prompt and N new tokens; new tokens/s = avg_ts·N/(16+N).
