@@ -169,11 +169,7 @@ static double sample_us(const float *row, int V, int top_k, double top_p, int re
         }
         t[r] = el / 200 * 1e6;
     }
-    for (int i = 1; i < reps; i++) /* insertion sort: reps is small */
-        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
-            double x = t[j];
-            t[j] = t[j - 1], t[j - 1] = x;
-        }
+    qsort(t, (size_t)reps, sizeof *t, cmp_d);
     double med = t[reps / 2];
     free(l), free(work), free(t);
     return sink < 0 ? -1 : med;

@@ -239,9 +239,8 @@ int32_t nlp_sample(nlp_sampler *s, float *logits, int V, const int32_t *seen, si
         for (float t = mass_threshold(p, V, s->top_p * sum);; t = t > 0x1p-100f ? t * 0x1p-8f : 0) {
             nc = at_least(p, V, t, work);
             qsort_r(work, (size_t)nc, sizeof *work, by_value_desc, logits);
-            if (t == 0 || top_p_count(p, work, nc, sum, s->top_p) > 0) break;
+            if ((n = top_p_count(p, work, nc, sum, s->top_p)) > 0 || t == 0) break;
         }
-        n = top_p_count(p, work, nc, sum, s->top_p);
         return draw(s, p, work, n > 0 ? n : nc);
     }
     n = limit_k && s->top_k < nc ? s->top_k : nc;

@@ -92,8 +92,6 @@ static int bf16_product(int M, int N, int K)
     return g_mode == NLP_GEMM_BF16 && !g_row_invariant && M >= 16 && N >= 16 && K >= 32;
 }
 
-/* One thread's fp32 product: our kernels (sgemm.h), or OpenBLAS when asked
- * for, or when there is no memory for a block of packed B (1 MiB). */
 /* C rows [0, M) of width N set to the bias row (for paths without a bias
  * epilogue: they then add with beta = 1, the same bits). */
 static void fill_bias(int M, int N, const float *bias, float *C, int ldc)

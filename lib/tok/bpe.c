@@ -409,38 +409,34 @@ oom:
  * without a branch (a compare-and-branch per pair mispredicted). Merge,
  * shift the rest left (their positions one less), refresh the two
  * neighbouring pairs. */
+#define NO_KEY UINT64_MAX
+_Static_assert(SMALL_WORD <= 32, "a position takes 5 bits of a key");
+
+/* The key of the pair at position i whose rank is r (NO_RANK: none). */
+static inline uint64_t pair_key(uint32_t r, size_t i) { return r == NO_RANK ? NO_KEY : (uint64_t)r << 5 | i; }
+
 static size_t merge_small(const nlp_bpe *m, int32_t *sym, size_t n)
 {
     uint64_t key[SMALL_WORD];
     int32_t nid[SMALL_WORD];
-    const uint64_t none = UINT64_MAX;
     /* the first pairs' slots are fetched together: their cache misses
      * overlap (a word not in the word cache is mostly a cold one) */
     for (size_t i = 0; i + 1 < n; i++) prefetch_pair(m, sym[i], sym[i + 1]);
-    for (size_t i = 0; i + 1 < n; i++) {
-        const uint32_t r = lookup(m, sym[i], sym[i + 1], &nid[i]);
-        key[i] = r == NO_RANK ? none : (uint64_t)r << 5 | i;
-    }
+    for (size_t i = 0; i + 1 < n; i++) key[i] = pair_key(lookup(m, sym[i], sym[i + 1], &nid[i]), i);
     while (n > 1) {
-        uint64_t best = none;
+        uint64_t best = NO_KEY;
         for (size_t i = 0; i + 1 < n; i++) best = key[i] < best ? key[i] : best;
-        if (best == none) break;
+        if (best == NO_KEY) break;
         const size_t at = (size_t)(best & 31);
         sym[at] = nid[at];
         for (size_t i = at + 1; i + 1 < n; i++) {
             sym[i] = sym[i + 1];
-            key[i] = key[i + 1] == none ? none : key[i + 1] - 1;
+            key[i] = key[i + 1] == NO_KEY ? NO_KEY : key[i + 1] - 1;
             nid[i] = nid[i + 1];
         }
         n--;
-        if (at > 0) {
-            const uint32_t r = lookup(m, sym[at - 1], sym[at], &nid[at - 1]);
-            key[at - 1] = r == NO_RANK ? none : (uint64_t)r << 5 | (at - 1);
-        }
-        if (at + 1 < n) {
-            const uint32_t r = lookup(m, sym[at], sym[at + 1], &nid[at]);
-            key[at] = r == NO_RANK ? none : (uint64_t)r << 5 | at;
-        }
+        if (at > 0) key[at - 1] = pair_key(lookup(m, sym[at - 1], sym[at], &nid[at - 1]), at - 1);
+        if (at + 1 < n) key[at] = pair_key(lookup(m, sym[at], sym[at + 1], &nid[at]), at);
     }
     return n;
 }

@@ -57,6 +57,18 @@ static size_t utf8_len(const unsigned char *s, size_t n, size_t i)
  * be exactly the continuation bytes, and no other byte may be above 7F. At
  * the first step that is not so (or near the end of the text) the byte loop
  * takes over, from the lead byte the last step ended with if there was one. */
+#ifdef __SSE2__
+/* Of the 16 bytes x, those within keep that are lead bytes of two-byte
+ * characters (C2..DF) and those that are continuation bytes (80..BF). */
+static inline void two_byte_masks(__m128i x, unsigned keep, unsigned *lead, unsigned *cont)
+{
+    const __m128i t = _mm_sub_epi8(x, _mm_set1_epi8((char)0xC2)); /* lead bytes: 0..1D */
+    const __m128i top2 = _mm_and_si128(x, _mm_set1_epi8((char)0xC0));
+    *lead = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(0x1D)), t)) & keep;
+    *cont = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(top2, _mm_set1_epi8((char)0x80))) & keep;
+}
+#endif
+
 static int utf8_ok(const unsigned char *u, size_t a, size_t e, size_t n)
 {
 #ifdef __SSE2__
@@ -64,12 +76,9 @@ static int utf8_ok(const unsigned char *u, size_t a, size_t e, size_t n)
     while (a < e && n - a >= 16) {
         const __m128i x = _mm_loadu_si128((const __m128i *)(u + a));
         const unsigned k = e - a < 16 ? (unsigned)(e - a) : 16, keep = (1u << k) - 1;
-        const __m128i t = _mm_sub_epi8(x, _mm_set1_epi8((char)0xC2)); /* lead bytes: 0..1D */
-        const __m128i top2 = _mm_and_si128(x, _mm_set1_epi8((char)0xC0));
         const unsigned high = (unsigned)_mm_movemask_epi8(x) & keep;
-        const __m128i is_lead = _mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(0x1D)), t);
-        const unsigned lead = (unsigned)_mm_movemask_epi8(is_lead) & keep;
-        const unsigned cont = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(top2, _mm_set1_epi8((char)0x80))) & keep;
+        unsigned lead, cont;
+        two_byte_masks(x, keep, &lead, &cont);
         const unsigned want = lead << 1 | carry;
         if ((lead | cont) != high || (want & keep) != cont) break;
         carry = want >> k;
@@ -165,12 +174,8 @@ static int string(const char *s, size_t n, size_t *i, const char **p, size_t *le
             const unsigned keep = (1u << k) - 1, high16 = (unsigned)_mm_movemask_epi8(x) & keep;
             int ok = 1;
             if (high16) {
-                const __m128i t = _mm_sub_epi8(x, _mm_set1_epi8((char)0xC2)); /* lead bytes: 0..1D */
-                const unsigned lead =
-                    (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(0x1D)), t)) & keep;
-                const unsigned cont = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
-                                          _mm_and_si128(x, _mm_set1_epi8((char)0xC0)), _mm_set1_epi8((char)0x80))) &
-                                      keep;
+                unsigned lead, cont;
+                two_byte_masks(x, keep, &lead, &cont);
                 /* every high byte a lead or a continuation, each lead followed
                  * by one continuation inside the string, and no other */
                 ok = (lead | cont) == high16 && lead << 1 == cont;
