@@ -309,7 +309,9 @@ int nlp_model_backward(nlp_model *m)
     int rc = nlp_params_enable_grad(m->params);
     if (rc) return rc;
     m->have_loss = 0;
-    return m->ops->backward(m);
+    rc = m->ops->backward(m);
+    nlp_params_grad_settle(m->params, 0); /* gradients nothing wrote are zeros */
+    return rc;
 }
 
 /* W[in,out] → W[out,in] in place (tmp holds in·out floats). */

@@ -162,7 +162,10 @@ int nlp_model_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out);
 
 /* Backward pass of the last forward (which must have computed a loss):
  * gradients of its loss are ADDED to the gradient arena (allocated and zeroed
- * on first use; clear it with nlp_params_zero_grad). The logits buffer is
+ * on first use; clear it with nlp_params_zero_grad, or mark it zero with
+ * nlp_params_zero_grad_lazy: a layer's product then writes its weight
+ * gradient instead of adding it, and at the end of the pass the arena holds
+ * the gradients either way). The logits buffer is
  * reused for their gradient. NLP_EINVAL when there is no loss to
  * differentiate. */
 int nlp_model_backward(nlp_model *m);

@@ -63,8 +63,18 @@ float *nlp_net_w(const nlp_model *m, int i) { return i < 0 ? NULL : nlp_params_a
 
 float *nlp_net_g(const nlp_model *m, int i)
 {
+    return i < 0 || !nlp_params_grad(m->params) ? NULL : nlp_params_grad_at(m->params, (size_t)i);
+}
+
+/* The weight gradient of output table w, and whether its product writes it
+ * (1: lazily zero) or adds to it. */
+static float *claim_g(const nlp_model *m, int w, int *set)
+{
     float *g = nlp_params_grad(m->params);
-    return i < 0 || !g ? NULL : g + nlp_params_info(m->params, (size_t)i)->off;
+    *set = 0;
+    if (w < 0 || !g) return NULL;
+    *set = nlp_params_grad_claim(m->params, &w, 1);
+    return g + nlp_params_info(m->params, (size_t)w)->off;
 }
 
 const uint16_t *nlp_net_wbf(const nlp_model *m, int i)
@@ -92,8 +102,26 @@ void nlp_net_logits(nlp_model *m, int N, const float *h, int table)
 nlp_linear nlp_net_lin(const nlp_model *m, const nlp_lref *r)
 {
     return (nlp_linear){.w = nlp_net_w(m, r->w), .wbf = nlp_net_wbf(m, r->w), .wp = nlp_net_wpk(m, r->w, r->out),
-                        .b = nlp_net_w(m, r->b), .dw = nlp_net_g(m, r->w), .db = nlp_net_g(m, r->b), .in = r->in,
-                        .out = r->out, .layout = r->layout};
+                        .b = nlp_net_w(m, r->b), .in = r->in, .out = r->out, .layout = r->layout};
+}
+
+nlp_linear nlp_net_lin_bwd(const nlp_model *m, const nlp_lref *r, int n)
+{
+    nlp_linear l = nlp_net_lin(m, r);
+    l.out *= n;
+    float *g = nlp_params_grad(m->params);
+    if (!g || r->w < 0) return l;
+    int w[4];
+    if (n <= 4) {
+        for (int i = 0; i < n; i++) w[i] = r[i].w;
+        l.dw_set = nlp_params_grad_claim(m->params, w, n);
+    } else {
+        for (int i = 0; i < n; i++) (void)nlp_net_g(m, r[i].w);
+    }
+    l.dw = g + nlp_params_info(m->params, (size_t)r->w)->off;
+    for (int i = 0; i < n; i++) (void)nlp_net_g(m, r[i].b); /* biases: added to (adjacent, as the weights) */
+    l.db = nlp_net_g(m, r->b);
+    return l;
 }
 
 float nlp_net_dropout(const nlp_model *m) { return m->training ? (float)m->cfg.dropout : 0.0f; }
@@ -119,9 +147,11 @@ void nlp_net_output_backward(nlp_model *m, const nlp_xent *x, const float *lse, 
     float *dl = (float *)x->logits;
     if (!m->logits_grad) NLP_PROF("loss bwd", 0, 8.0 * N * V, nlp_xent_backward(x, lse, scale, dl, x->ld));
     m->logits_grad = 0;
+    int set;
+    float *dw = claim_g(m, w, &set); /* a tied table's embedding gradient is added after it */
     NLP_PROF("logits bwd", 4.0 * N * V * C, 0, {
         nlp_gemm(0, 0, N, C, V, 1.0f, dl, (int)x->ld, nlp_net_w(m, w), C, 0.0f, dh, C);
-        nlp_gemm(1, 0, V, C, N, 1.0f, dl, (int)x->ld, h, C, 1.0f, nlp_net_g(m, w), C);
+        nlp_gemm(1, 0, V, C, N, 1.0f, dl, (int)x->ld, h, C, set ? 0.0f : 1.0f, dw, C);
     });
 }
 
@@ -321,12 +351,12 @@ static void qkv_backward(nlp_model *m, nlp_sub *s, int N, const float *h, const 
     const int C = m->cfg.d_model;
     const nlp_lref *p[3] = {&s->q, &s->k, &s->v};
     if (s->fused || nlp_net_adjacent(m, p, 3)) {
-        nlp_linear l = s->fused ? nlp_net_lin(m, &s->qkv) : joined(m, &s->q, 3);
+        nlp_linear l = s->fused ? nlp_net_lin_bwd(m, &s->qkv, 1) : nlp_net_lin_bwd(m, &s->q, 3);
         nlp_linear_backward(&l, N, h, C, dqkv, 3 * C, dh, C, beta);
         return;
     }
     for (int i = 0; i < 3; i++) {
-        nlp_linear l = nlp_net_lin(m, p[i]);
+        nlp_linear l = nlp_net_lin_bwd(m, p[i], 1);
         nlp_linear_backward(&l, N, h, C, dqkv + i * C, 3 * C, dh, C, i ? 1.0f : beta);
     }
 }
@@ -356,12 +386,13 @@ static void kv_backward(nlp_model *m, nlp_sub *s, int M, const float *mem, const
     const int C = m->cfg.d_model;
     const nlp_lref *p[2] = {&s->k, &s->v};
     if (nlp_net_adjacent(m, p, 2)) {
-        nlp_linear l = joined(m, &s->k, 2);
+        nlp_linear l = nlp_net_lin_bwd(m, &s->k, 2);
         nlp_linear_backward(&l, M, mem, C, dkv, 2 * C, dmem, C, 1);
         return;
     }
-    nlp_linear k = nlp_net_lin(m, &s->k), v = nlp_net_lin(m, &s->v);
+    nlp_linear k = nlp_net_lin_bwd(m, &s->k, 1);
     nlp_linear_backward(&k, M, mem, C, dkv, 2 * C, dmem, C, 1);
+    nlp_linear v = nlp_net_lin_bwd(m, &s->v, 1);
     nlp_linear_backward(&v, M, mem, C, dkv + C, 2 * C, dmem, C, 1);
 }
 
@@ -460,7 +491,7 @@ static int sub_backward(const nlp_run *r, nlp_sub *s, const float *x, float *dre
     int rc = NLP_OK;
     switch (s->kind) {
     case NLP_SUB_SELF: {
-        nlp_linear o = nlp_net_lin(m, &s->o);
+        nlp_linear o = nlp_net_lin_bwd(m, &s->o, 1);
         NLP_PROF("linear out bwd", 4.0 * N * C * C, 0, nlp_linear_backward(&o, N, s->att, C, df, C, t3, C, 0));
         nlp_attn a = attn_of(r, s);
         NLP_PROF("attention bwd", attn_flops(&a, 2), 0, rc = nlp_attn_backward(&a, s->P, t3, big, big + C, big + 2 * C));
@@ -469,13 +500,13 @@ static int sub_backward(const nlp_run *r, nlp_sub *s, const float *x, float *dre
         break;
     }
     case NLP_SUB_CROSS: {
-        nlp_linear o = nlp_net_lin(m, &s->o);
+        nlp_linear o = nlp_net_lin_bwd(m, &s->o, 1);
         NLP_PROF("linear out bwd", 4.0 * N * C * C, 0, nlp_linear_backward(&o, N, s->att, C, df, C, t3, C, 0));
         nlp_attn a = attn_of(r, s);
         float *dq = big, *dkv = big + NC;
         NLP_PROF("attention bwd", attn_flops(&a, 2), 0, rc = nlp_attn_backward(&a, s->P, t3, dq, dkv, dkv + C));
         if (rc) return rc;
-        nlp_linear q = nlp_net_lin(m, &s->q);
+        nlp_linear q = nlp_net_lin_bwd(m, &s->q, 1);
         NLP_PROF("linear qkv bwd", 4.0 * N * C * C + 8.0 * M * C * C, 0, {
             nlp_linear_backward(&q, N, h, C, dq, C, dh, C, beta);
             kv_backward(m, s, M, r->mem, dkv, r->dmem);
@@ -483,12 +514,13 @@ static int sub_backward(const nlp_run *r, nlp_sub *s, const float *x, float *dre
         break;
     }
     case NLP_SUB_FFN: {
-        nlp_linear fc1 = nlp_net_lin(m, &s->fc1), fc2 = nlp_net_lin(m, &s->fc2);
+        nlp_linear fc2 = nlp_net_lin_bwd(m, &s->fc2, 1);
         size_t NF = (size_t)N * F;
         NLP_PROF("linear ffn bwd", 4.0 * N * C * F, 0, nlp_linear_backward(&fc2, N, s->h2, F, df, C, big, F, 0));
         if (m->cfg.arch == NLP_ARCH_TRANSFORMER)
             NLP_PROF("dropout", 0, 8.0 * NF, nlp_dropout(big, big, NF, p, nlp_net_seed(m, s->site + 1), nlp_net_i0(m, r->T, F)));
         NLP_PROF("activation bwd", 0, 12.0 * NF, nlp_act_backward(m->cfg.activation, big, big, s->h1, NF, 0));
+        nlp_linear fc1 = nlp_net_lin_bwd(m, &s->fc1, 1);
         NLP_PROF("linear ffn bwd", 4.0 * N * C * F, 0, nlp_linear_backward(&fc1, N, h, C, big, F, dh, C, beta));
         break;
     }
@@ -555,7 +587,11 @@ int nlp_net_stack_backward(const nlp_run *r, nlp_stack *st, float *dres)
     for (int i = st->n - 1; i >= 0; i--) {
         int rc = sub_backward(r, &st->sub[i], i ? st->sub[i - 1].out : st->x0, dres);
         if (rc) return rc;
-        if (m->grad_hook) m->grad_hook(m->grad_hook_ctx, sub_first_offset(m, &st->sub[i]));
+        if (m->grad_hook) {
+            const size_t off = sub_first_offset(m, &st->sub[i]);
+            nlp_params_grad_settle(m->params, off); /* what the hook reads holds the true gradients */
+            m->grad_hook(m->grad_hook_ctx, off);
+        }
     }
     return NLP_OK;
 }

@@ -213,8 +213,15 @@ void nlp_net_kv_forward(const nlp_model *m, const nlp_sub *s, int M, const float
 /* Declares "<name>.weight" and "<name>.bias" of a LayerNorm of size C; 0 or an error. */
 int nlp_net_layernorm(nlp_params *p, const char *name, int C, int *g, int *b);
 
-/* The nlp_linear for a reference in the current arenas. */
+/* The nlp_linear for a reference in the current arenas, for the forward
+ * pass (no gradients). */
 nlp_linear nlp_net_lin(const nlp_model *m, const nlp_lref *r);
+/* For the backward pass: layer r, or the n adjacent layers r[0..n) as one
+ * (n > 1: their weights lie together, nlp_net_adjacent), with gradients. The
+ * weight gradient is claimed (nlp_params_grad_claim): written by the
+ * product (dw_set) where it is still lazily zero; the bias's is zeroed first
+ * when it is. Call it right before the layer's backward, once per pass. */
+nlp_linear nlp_net_lin_bwd(const nlp_model *m, const nlp_lref *r, int n);
 
 /* The packed copy of weight i for a product with `out` columns (the layer
  * alone, or the adjacent layers it starts), or NULL: none, or training. */
@@ -228,6 +235,8 @@ const uint16_t *nlp_net_wbf(const nlp_model *m, int i);
 /* m->logits[N,V] = h[N,C] · table[V,C]ᵀ (the tied or separate output
  * matrix), from the bf16 copy for few rows when there is one. */
 void nlp_net_logits(nlp_model *m, int N, const float *h, int table);
+/* Gradient of parameter i (NULL for -1 or no gradients), for adding to:
+ * zeroed first when it is lazily zero (nlp_params_grad_at). */
 float *nlp_net_g(const nlp_model *m, int i);
 
 /* Lays out the activations of one stack of sublayers: N = B·T rows, M = B·S

@@ -49,10 +49,11 @@ void nlp_linear_backward(const nlp_linear *l, int N, const float *x, int ldx, co
                          int lddx, float beta_dx)
 {
     if (l->dw) {
+        const float beta = l->dw_set ? 0.0f : 1.0f; /* the same values as adding to zeros */
         if (l->layout == NLP_W_IN_OUT) /* dW[in,out] += xᵀ dy */
-            nlp_gemm(1, 0, l->in, l->out, N, 1.0f, x, ldx, dy, lddy, 1.0f, l->dw, l->out);
+            nlp_gemm(1, 0, l->in, l->out, N, 1.0f, x, ldx, dy, lddy, beta, l->dw, l->out);
         else /* dW[out,in] += dyᵀ x */
-            nlp_gemm(1, 0, l->out, l->in, N, 1.0f, dy, lddy, x, ldx, 1.0f, l->dw, l->in);
+            nlp_gemm(1, 0, l->out, l->in, N, 1.0f, dy, lddy, x, ldx, beta, l->dw, l->in);
     }
     if (l->db) nlp_colsum_add(l->db, dy, N, l->out, lddy);
     if (dx) {

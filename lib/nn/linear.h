@@ -35,6 +35,7 @@ typedef struct nlp_linear {
                             NLP_LINEAR_BF16_ROWS rows (gemv.h); NULL = none */
     const nlp_sgemm_b *wp; /* inference: op(W) packed for the matrix kernels (same results as w); NULL = none */
     float *dw, *db;     /* gradients, accumulated (+=); NULL when not training */
+    int dw_set;         /* backward writes dw (=) instead of adding to it (the gradient was zero) */
     int in, out;
     enum nlp_wlayout layout;
 } nlp_linear;
@@ -42,8 +43,8 @@ typedef struct nlp_linear {
 /* y[N, out] (row stride ldy) = x[N, in] (row stride ldx) · W + b. */
 void nlp_linear_forward(const nlp_linear *l, int N, const float *x, int ldx, float *y, int ldy);
 
-/* Given dy[N, out] (stride lddy): dW += xᵀ·dy (layout-aware), db += Σ rows of dy
- * (when l->dw / l->db are set), and dx = dy·Wᵀ + beta_dx·dx when dx != NULL
+/* Given dy[N, out] (stride lddy): dW += xᵀ·dy (layout-aware; dW = xᵀ·dy with
+ * dw_set), db += Σ rows of dy (when l->dw / l->db are set), and dx = dy·Wᵀ + beta_dx·dx when dx != NULL
  * (beta_dx 0 overwrites, 1 accumulates into a residual gradient). */
 void nlp_linear_backward(const nlp_linear *l, int N, const float *x, int ldx, const float *dy, int lddy, float *dx,
                          int lddx, float beta_dx);

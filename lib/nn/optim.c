@@ -53,7 +53,7 @@ void nlp_optim_free(nlp_optim *o)
  * in either, so the bits agree). The Makefile compiles with -fno-math-errno:
  * with errno, sqrtf is a call where v could be negative, which kept these
  * loops scalar (2.5x slower on GPT-2 124M: 270 against ~100 ms a step). */
-#define ADAM_ELEM(DECOUPLED, L2, ZERO) \
+#define ADAM_ELEM(DECOUPLED, L2) \
     { \
         float gi = g[i], pi = p[i]; \
         if (DECOUPLED) pi *= decay; \
@@ -64,16 +64,16 @@ void nlp_optim_free(nlp_optim *o)
         v[i] = vi; \
         const float denom = sqrtf(vi) / bc2_sqrt + eps; \
         p[i] = pi - step_size * (mi / denom); \
-        if (ZERO) g[i] = 0; \
     }
 
 /* The Adam/AdamW update of elements [0, n) of one tensor, shared by the team
  * of the enclosing parallel region (chunks as threads become free, no
- * barrier at the end); with zero, the gradient is cleared once used. One
- * loop per combination of the flags, each without a branch, so that each is
- * vectorised. */
-static void adam_range(float *p, float *g, float *m, float *v, long n, const nlp_optim_config *c, long step,
-                       double lr, double wd, int zero)
+ * barrier at the end). One loop per combination of the flags, each without
+ * a branch, so that each is vectorised. (The gradients are not zeroed here:
+ * the training loop marks them zero, nlp_params_zero_grad_lazy, and the
+ * backward pass writes them.) */
+static void adam_range(float *p, const float *g, float *m, float *v, long n, const nlp_optim_config *c, long step,
+                       double lr, double wd)
 {
     const float b1 = (float)c->beta1, b2 = (float)c->beta2;
     const float a1 = (float)(1 - c->beta1), a2 = (float)(1 - c->beta2);
@@ -81,20 +81,13 @@ static void adam_range(float *p, float *g, float *m, float *v, long n, const nlp
     const float step_size = (float)(lr / bc1), bc2_sqrt = (float)sqrt(bc2), eps = (float)c->eps;
     const float decay = (float)(1 - lr * wd), l2 = (float)wd;
     const int decoupled = c->kind == NLP_OPTIM_ADAMW, coupled = !decoupled && l2 != 0;
-#define ADAM_LOOP(D, L, Z) \
+#define ADAM_LOOP(D, L) \
     do { \
-        _Pragma("omp for simd schedule(dynamic, 16384) nowait") for (long i = 0; i < n; i++) ADAM_ELEM(D, L, Z) \
+        _Pragma("omp for simd schedule(dynamic, 16384) nowait") for (long i = 0; i < n; i++) ADAM_ELEM(D, L) \
     } while (0)
-    if (decoupled) {
-        if (zero) ADAM_LOOP(1, 0, 1);
-        else ADAM_LOOP(1, 0, 0);
-    } else if (coupled) {
-        if (zero) ADAM_LOOP(0, 1, 1);
-        else ADAM_LOOP(0, 1, 0);
-    } else {
-        if (zero) ADAM_LOOP(0, 0, 1);
-        else ADAM_LOOP(0, 0, 0);
-    }
+    if (decoupled) ADAM_LOOP(1, 0);
+    else if (coupled) ADAM_LOOP(0, 1);
+    else ADAM_LOOP(0, 0);
 #undef ADAM_LOOP
 }
 
@@ -103,13 +96,13 @@ void nlp_adam_update(float *p, const float *g, float *m, float *v, size_t n, con
 {
     long N = (long)n;
 #pragma omp parallel if (N > (1L << 15))
-    adam_range(p, (float *)g, m, v, N, c, step, lr, wd, 0);
+    adam_range(p, g, m, v, N, c, step, lr, wd);
 }
 
 /* Every tensor in one parallel region, each split between the threads
  * without a barrier between tensors (an element's update depends on no
  * other element). */
-static void optim_step(nlp_optim *o, nlp_params *p, float *grad, double lr, int zero)
+void nlp_optim_step(nlp_optim *o, nlp_params *p, const float *grad, double lr)
 {
     o->step++;
     float *data = nlp_params_data(p);
@@ -118,17 +111,9 @@ static void optim_step(nlp_optim *o, nlp_params *p, float *grad, double lr, int 
     for (size_t i = 0; i < nt; i++) {
         const nlp_param_info *t = nlp_params_info(p, i);
         double wd = t->no_decay ? 0 : o->cfg.weight_decay;
-        adam_range(data + t->off, grad + t->off, o->m + t->off, o->v + t->off, (long)t->numel, &o->cfg, o->step, lr, wd,
-                   zero);
+        adam_range(data + t->off, grad + t->off, o->m + t->off, o->v + t->off, (long)t->numel, &o->cfg, o->step, lr, wd);
     }
 }
-
-void nlp_optim_step(nlp_optim *o, nlp_params *p, const float *grad, double lr)
-{
-    optim_step(o, p, (float *)grad, lr, 0);
-}
-
-void nlp_optim_step_zero(nlp_optim *o, nlp_params *p, float *grad, double lr) { optim_step(o, p, grad, lr, 1); }
 
 #define NORM_BLOCK 4096
 

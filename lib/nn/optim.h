@@ -58,9 +58,6 @@ void nlp_optim_free(nlp_optim *o);
 /* One step on every tensor of `p` with gradients `grad` (p's layout) and
  * learning rate lr; increments o->step first. */
 void nlp_optim_step(nlp_optim *o, nlp_params *p, const float *grad, double lr);
-/* The same, and grad is zeroed in the same pass (the next accumulation
- * starts from it without a pass of its own). */
-void nlp_optim_step_zero(nlp_optim *o, nlp_params *p, float *grad, double lr);
 
 /* The update on one flat range (used by nlp_optim_step): `step` is the 1-based
  * step number for bias correction. */

@@ -6,6 +6,7 @@
 #include "base/hash.h"
 #include "base/mem.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,8 @@ struct nlp_params {
     size_t n, cap;
     size_t total;
     float *data, *grad;
+    uint8_t *lazy;  /* [n]: gradient marked zero, not yet written (nlp_params_zero_grad_lazy) */
+    size_t nlazy;   /* how many are marked */
     int data_owned;
     nlp_st *mapped; /* file holding the arena when loaded in place */
     nlp_strmap *index;
@@ -37,6 +40,7 @@ void nlp_params_free(nlp_params *p)
     if (!p) return;
     if (p->data_owned) free(p->data);
     free(p->grad);
+    free(p->lazy);
     nlp_st_close(p->mapped);
     nlp_strmap_free(p->index);
     nlp_arena_free(&p->names);
@@ -104,12 +108,52 @@ int nlp_params_find(const nlp_params *p, const char *name)
 int nlp_params_enable_grad(nlp_params *p)
 {
     if (p->grad) return NLP_OK;
+    if (!(p->lazy = nlp_calloc(p->n ? p->n : 1, 1))) return NLP_ENOMEM;
     return (p->grad = alloc_floats(p->total)) ? NLP_OK : NLP_ENOMEM;
 }
 
 void nlp_params_zero_grad(nlp_params *p)
 {
-    if (p->grad) memset(p->grad, 0, p->total * sizeof(float));
+    if (!p->grad) return;
+    memset(p->grad, 0, p->total * sizeof(float));
+    memset(p->lazy, 0, p->n);
+    p->nlazy = 0;
+}
+
+void nlp_params_zero_grad_lazy(nlp_params *p)
+{
+    if (!p->grad) return;
+    memset(p->lazy, 1, p->n);
+    p->nlazy = p->n;
+}
+
+/* Tensor i's gradient made true zeros, if it is marked. */
+static void unmark(nlp_params *p, size_t i, int zero)
+{
+    if (!p->lazy[i]) return;
+    if (zero) memset(p->grad + p->t[i].off, 0, p->t[i].numel * sizeof(float));
+    p->lazy[i] = 0;
+    p->nlazy--;
+}
+
+int nlp_params_grad_claim(nlp_params *p, const int *idx, int n)
+{
+    int all = p->nlazy > 0;
+    for (int k = 0; k < n && all; k++) all = p->lazy[idx[k]];
+    for (int k = 0; k < n; k++) unmark(p, (size_t)idx[k], !all);
+    return all;
+}
+
+float *nlp_params_grad_at(nlp_params *p, size_t i)
+{
+    if (p->nlazy) unmark(p, i, 1);
+    return p->grad + p->t[i].off;
+}
+
+void nlp_params_grad_settle(nlp_params *p, size_t off)
+{
+    for (size_t i = 0; i < p->n && p->nlazy; i++)
+        if (p->t[i].off >= off) unmark(p, i, 1);
 }
 
 /* The tensor for parameter `name`: the name itself or one of the aliases real checkpoints use. */

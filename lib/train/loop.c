@@ -240,12 +240,13 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
         win_t0 = now();
     }
 
-    int grads_zero = 0; /* the last optimizer step left the gradients at zero */
     while (total == 0 || opt.step < total) {
         if (stop_signal && par.ranks == 1) break;
         nlp_model_set_training(m, 1);
-        if (!grads_zero) nlp_params_zero_grad(p);
-        grads_zero = 0;
+        /* marked zero, not written: each layer's product writes its weight
+         * gradient (the first micro-batch's), instead of adding it to zeros
+         * written over the whole arena */
+        nlp_params_zero_grad_lazy(p);
         double sums[2] = {0, 0}; /* loss, tokens of this step (this rank's shares) */
         for (int a = 0; a < o->accum; a++) {
             nlp_batch b;
@@ -266,6 +267,7 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
             sums[0] += l.loss;
             sums[1] += l.tokens;
         }
+        nlp_params_grad_settle(p, 0); /* zeros where no backward pass ran (a rank without rows) */
         if (par.ranks > 1) {
             nlp_model_set_grad_hook(m, NULL, NULL);
             nlp_model_set_loss_norm(m, NULL); /* validation's batches are whole */
@@ -296,8 +298,7 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
         /* before the schedule's length is known (a time budget's first 20
          * steps) there is no decay yet */
         double lr = nlp_train_lr(o, step, total ? total : (long)1e15, d_model);
-        nlp_optim_step_zero(&opt, p, grad, lr); /* the next step's gradients start from zero */
-        grads_zero = 1;
+        nlp_optim_step(&opt, p, grad, lr);
         res->step = opt.step;
         elapsed = now() - run_t0;
         if (par.ranks > 1) { /* rank 0's clock, and a signal any rank got, decide for all */

@@ -433,11 +433,33 @@ static void share_check(const char *name, const nlp_model_config *cfg, double lm
     for (int k = 0; k < h.n; k++)
         changed += memcmp(h.snap + (size_t)k * n + h.offs[k], whole + h.offs[k], (n - h.offs[k]) * sizeof(float)) != 0;
     CHECK_MSG(changed == 0, "%s: gradients above %d of %d reported offsets changed afterwards", name, changed, h.n);
+    /* the same pass over gradients marked zero (nlp_params_zero_grad_lazy),
+     * the arena holding stale values (NaN here, an optimizer step's inputs in
+     * training): each weight's product writes it, the rest are zeroed as they
+     * are first added to or at the end; the same values, and what the hook
+     * reads is final */
+    for (size_t i = 0; i < n; i++) g[i] = NAN;
+    nlp_params_zero_grad_lazy(p);
+    nlp_model_seed(m, 77);
+    h.n = 0, h.last = n, h.monotone = 1;
+    nlp_model_set_grad_hook(m, rec_hook, &h);
+    nlp_losses ll;
+    CHECK_EQ_INT(nlp_model_forward(m, &t.b, &ll), 0);
+    CHECK_EQ_INT(nlp_model_backward(m), 0);
+    nlp_model_set_grad_hook(m, NULL, NULL);
+    size_t differ = 0;
+    for (size_t i = 0; i < n; i++) differ += !(g[i] == whole[i]);
+    CHECK_MSG(differ == 0, "%s: lazily zeroed gradients: %zu of %zu differ from zeroed ones", name, differ, n);
+    changed = 0;
+    for (int k = 0; k < h.n; k++)
+        for (size_t i = h.offs[k]; i < n; i++) changed += !(h.snap[(size_t)k * n + i] == whole[i]);
+    CHECK_MSG(h.n > 0 && changed == 0, "%s: lazily zeroed: %d values the hook read were not final", name, changed);
     /* two shares: row 0, rows 1..2 */
     double cnt[2];
     nlp_model_loss_counts(m, &t.b, cnt);
     nlp_model_set_loss_norm(m, cnt);
-    nlp_params_zero_grad(p);
+    for (size_t i = 0; i < n; i++) g[i] = NAN; /* the second share adds to the first's */
+    nlp_params_zero_grad_lazy(p);
     double loss = 0;
     int tokens = 0;
     const int cut[3] = {0, 1, t.b.B};
@@ -451,10 +473,13 @@ static void share_check(const char *name, const nlp_model_config *cfg, double lm
     }
     nlp_model_set_loss_norm(m, NULL);
     double worst = 0, scale = 0;
+    size_t stale = 0; /* NaN left from before the shares (fmax would pass over it) */
     for (size_t i = 0; i < n; i++) {
         worst = fmax(worst, fabs((double)g[i] - whole[i]));
         scale = fmax(scale, fabs((double)whole[i]));
+        stale += isnan(g[i]);
     }
+    CHECK_MSG(stale == 0, "%s: shares: %zu gradients never written nor zeroed", name, stale);
     CHECK_MSG(fabs(loss - lw.loss) < 1e-5 * fmax(1, fabs(lw.loss)) && tokens == lw.tokens,
               "%s: shares' loss %.9g (%d tokens), whole %.9g (%d)", name, loss, tokens, lw.loss, lw.tokens);
     CHECK_MSG(worst <= 1e-5 * scale + 1e-7, "%s: shares' gradients off by %.3g (largest %.3g)", name, worst, scale);

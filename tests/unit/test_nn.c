@@ -19,6 +19,7 @@
 #include "nn/loss.h"
 #include "nn/norm.h"
 #include "nn/optim.h"
+#include "nn/params.h"
 #include "nn/safetensors.h"
 #include "nn/vmath.h"
 #include "base/err.h"
@@ -216,6 +217,16 @@ static void test_linear(void)
         fd_check(what, w, dw, (size_t)in * out, lin_loss, &k, 35, 1e-2f);
         snprintf(what, sizeof what, "linear layout %d db", layout);
         fd_check(what, b, db, (size_t)out, lin_loss, &k, out, 1e-2f);
+        /* dw_set: the product writes dW, the stale values there unread */
+        float *dw2 = malloc((size_t)in * out * 4);
+        for (int i = 0; i < in * out; i++) dw2[i] = NAN;
+        nlp_linear l2 = k.l;
+        l2.dw = dw2, l2.db = NULL, l2.dw_set = 1;
+        nlp_linear_backward(&l2, N, k.x, ldx, k.r, out, NULL, 0, 0.0f);
+        int same = 1;
+        for (int i = 0; i < in * out; i++) same &= dw2[i] == dw[i];
+        CHECK_MSG(same, "linear layout %d: dW written (dw_set) differs from dW added to zeros", layout);
+        free(dw2);
         free(w), free(b), free(dw), free(db), free(k.x), free(k.y), free(k.r), free(dx), free(dx0), free(gx);
     }
 }
@@ -702,6 +713,51 @@ static void test_xent(void)
 
 // --- optimizers, clipping, schedules
 
+// --- lazily zeroed gradients (params.h)
+
+static void test_lazy_grad(void)
+{
+    nlp_params *p = nlp_params_new();
+    const int64_t s3[1] = {3}, s5[1] = {5}, s2[1] = {2};
+    CHECK_EQ_INT(nlp_params_add(p, "a", 1, s3, 0), 0);
+    CHECK_EQ_INT(nlp_params_add(p, "b", 1, s5, 0), 1);
+    CHECK_EQ_INT(nlp_params_add(p, "c", 1, s2, 0), 2);
+    CHECK_EQ_INT(nlp_params_alloc(p), 0);
+    CHECK_EQ_INT(nlp_params_enable_grad(p), 0);
+    float *g = nlp_params_grad(p);
+    const size_t n = nlp_params_numel(p);
+    /* not marked: a claim says add, nothing is touched */
+    for (size_t i = 0; i < n; i++) g[i] = 7;
+    const int ab[2] = {0, 1}, bc[2] = {1, 2};
+    CHECK_EQ_INT(nlp_params_grad_claim(p, ab, 2), 0);
+    CHECK(g[0] == 7 && g[3] == 7);
+    /* marked: the arena keeps its stale values until a tensor is claimed,
+     * asked for, or settled */
+    nlp_params_zero_grad_lazy(p);
+    CHECK(g[0] == 7 && g[9] == 7);
+    CHECK_EQ_INT(nlp_params_grad_claim(p, ab, 2), 1); /* both marked: written by the claimant */
+    CHECK(g[0] == 7 && g[3] == 7);                    /* (not zeroed for it) */
+    for (int i = 0; i < 8; i++) g[i] = 1;             /* the claimant's product */
+    CHECK_EQ_INT(nlp_params_grad_claim(p, bc, 2), 0); /* b written, c marked: c zeroed, add to both */
+    CHECK(g[3] == 1 && g[8] == 0 && g[9] == 0);
+    nlp_params_zero_grad_lazy(p);
+    for (size_t i = 0; i < n; i++) g[i] = 7;
+    float *b = nlp_params_grad_at(p, 1); /* asked for: zeroed, then added to */
+    CHECK(b == g + 3 && b[0] == 0 && b[4] == 0 && g[0] == 7);
+    b[0] = 2;
+    CHECK(nlp_params_grad_at(p, 1)[0] == 2); /* once */
+    nlp_params_grad_settle(p, 8);            /* c (offset 8) only */
+    CHECK(g[8] == 0 && g[9] == 0 && g[0] == 7);
+    nlp_params_grad_settle(p, 0);
+    CHECK(g[0] == 0 && g[2] == 0 && g[3] == 2);
+    CHECK_EQ_INT(nlp_params_grad_claim(p, ab, 2), 0); /* nothing marked any more */
+    nlp_params_zero_grad(p); /* eager: zeros now, no marks */
+    CHECK(g[3] == 0);
+    g[3] = 4;
+    CHECK(nlp_params_grad_at(p, 1)[0] == 4);
+    nlp_params_free(p);
+}
+
 static void test_optim(void)
 {
     const size_t n = 1000;
@@ -771,6 +827,7 @@ int main(int argc, char **argv)
     RUN(test_attention);
     RUN(test_xent);
     RUN(test_xent_fused);
+    RUN(test_lazy_grad);
     RUN(test_optim);
     return TEST_END();
 }
