@@ -101,7 +101,10 @@ nlp_strmap *nlp_strmap_new(size_t hint)
     if (!m) return NULL;
     size_t ns = 16;
     while (ns < hint * 2) ns *= 2;
-    if (rehash(m, ns) || nlp_grow(&m->ents, &m->cap, hint ? hint : 1, sizeof *m->ents)) {
+    /* the entries made in one call (nlp_malloc_dense), not a page fault each
+     * as they are first written: a vocabulary's 50,257 are 300 pages */
+    m->cap = hint ? hint : 1;
+    if (rehash(m, ns) || !(m->ents = nlp_malloc_dense(m->cap * sizeof *m->ents))) {
         nlp_strmap_free(m);
         return NULL;
     }

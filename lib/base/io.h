@@ -153,7 +153,8 @@ int nlp_read_file(const char *path, char **data, size_t *len);
 int nlp_read_file_max(const char *path, size_t max, char **data, size_t *len);
 
 /* Read-only mapping of a whole regular file (falls back to reading it when
- * mmap is not possible, e.g. a pipe). Free with nlp_unmap. */
+ * mmap is not possible, e.g. a pipe), its pages mapped at once (for a file
+ * the caller reads whole). Free with nlp_unmap. */
 typedef struct nlp_map {
     const void *data;
     size_t len;

@@ -173,8 +173,13 @@ static void *arena_take(nlp_arena *a, size_t size, size_t align)
     size_t pad = b ? (align - (b->used & (align - 1))) & (align - 1) : 0;
     if (!b || b->cap - b->used < pad + size) {
         pad = 0;
-        size_t cap = size > ARENA_BLOCK ? size : ARENA_BLOCK;
-        struct nlp_arena_block *nb = nlp_malloc(sizeof *nb + cap);
+        /* an arena that outgrew its first block (a vocabulary's keys) gets
+         * blocks four times as large, their pages made in one call
+         * (nlp_malloc_dense: a bump arena writes all of a block but the
+         * last one's tail) */
+        const size_t blk = b ? 4 * ARENA_BLOCK : ARENA_BLOCK;
+        size_t cap = size > blk ? size : blk;
+        struct nlp_arena_block *nb = b ? nlp_malloc_dense(sizeof *nb + cap) : nlp_malloc(sizeof *nb + cap);
         if (!nb) return NULL;
         nb->cap = cap;
         nb->used = 0;

@@ -68,7 +68,8 @@ char *nlp_buf_detach(nlp_buf *b, size_t *len);
 void nlp_buf_free(nlp_buf *b);
 
 /* Bump arena: many small allocations freed together. Blocks are at least
- * 64 KiB; a larger request gets a block of its own. Memory is 16-aligned. */
+ * 64 KiB (256 KiB, made in one call, after the first); a larger request gets
+ * a block of its own. Memory is 16-aligned. */
 typedef struct nlp_arena {
     struct nlp_arena_block *head;
     size_t used_total;

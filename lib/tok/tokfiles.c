@@ -264,6 +264,15 @@ int nlp_tokfiles_read_pair(const char *vocab_path, const char *merges_path, int 
     size_t n = m.len;
     enum { CHUNK = 1024 };
     nlp_span keys[2 * CHUNK];
+    { /* a pair a line at most: the ids' array made at once (nlp_malloc_dense), not grown and faulted in */
+        size_t lines = 1;
+        for (const char *q = data; (q = memchr(q, '\n', (size_t)(data + n - q))); q++) lines++;
+        if (!(s->merges = nlp_malloc_dense((2 * lines + 1) * sizeof *s->merges))) {
+            rc = NLP_ENOMEM;
+            goto fail;
+        }
+        cap = 2 * lines + 1;
+    }
     while (at < n) {
         long k = merges_chunk(data, n, &at, &line, merges_path, keys, CHUNK);
         if (k < 0) {

@@ -34,7 +34,7 @@ static int table_init(struct table *t, size_t count)
 {
     size_t ns = 16;
     while (ns < count * 2) ns *= 2;
-    t->e = nlp_calloc(ns, sizeof *t->e);
+    t->e = nlp_calloc_dense(ns, sizeof *t->e); /* written all over: its pages made at once */
     t->mask = ns - 1;
     t->maxlen = 0;
     return t->e ? NLP_OK : NLP_ENOMEM;
