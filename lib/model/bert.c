@@ -275,7 +275,7 @@ static int bert_backward(nlp_model *m)
         nlp_layernorm_backward(t1, 0, nlp_net_g(m, m->mlm_ln_g), nlp_net_g(m, m->mlm_ln_b), t2, m->mlm_h2, m->mlm_mean,
                                m->mlm_rstd, nlp_net_w(m, m->mlm_ln_g), R, C);
         nlp_act_backward(m->cfg.activation, t1, t1, m->mlm_h1, (size_t)R * C, 0);
-        nlp_linear dense = nlp_net_lin_bwd(m, &m->mlm_dense, 1);
+        nlp_linear dense = nlp_net_lin_bwd(m, &m->mlm_dense);
         if (m->mlm_gathered) {
             float *dx = m->tmp[3];
             nlp_linear_backward(&dense, R, m->mlm_x, C, t1, C, dx, C, 0);
@@ -291,17 +291,17 @@ static int bert_backward(nlp_model *m)
         if (m->nsp_count) {
             nlp_xent x = nsp_xent(m);
             nlp_xent_backward(&x, m->nsp_lse, 1.0f, m->nsp_logits, 2);
-            nlp_linear nsp = nlp_net_lin_bwd(m, &m->nsp, 1);
+            nlp_linear nsp = nlp_net_lin_bwd(m, &m->nsp);
             nlp_linear_backward(&nsp, B, m->pooled, C, m->nsp_logits, 2, t1, C, 0);
         }
         if (m->cls_count) {
             const int L = m->cfg.num_labels;
             nlp_xent x = cls_xent(m, B);
             nlp_xent_backward(&x, m->cls_lse, 1.0f, m->cls_logits, L);
-            nlp_linear cls = nlp_net_lin_bwd(m, &m->cls, 1);
+            nlp_linear cls = nlp_net_lin_bwd(m, &m->cls);
             nlp_linear_backward(&cls, B, m->pooled, C, m->cls_logits, L, t1, C, m->nsp_count ? 1.0f : 0.0f);
         }
-        nlp_linear pool = nlp_net_lin_bwd(m, &m->pool, 1);
+        nlp_linear pool = nlp_net_lin_bwd(m, &m->pool);
         nlp_act_backward(NLP_ACT_TANH, t1, t1, m->pool_pre, (size_t)B * C, 0);
         nlp_linear_backward(&pool, B, seq, T * C, t1, C, dres, T * C, 1);
     }

@@ -230,7 +230,7 @@ static int gpt_backward(nlp_model *m)
         nlp_xent x = cls_xent(m, B);
         nlp_xent_backward(&x, m->cls_lse, 1.0f, m->cls_logits, L);
         float *dh = m->tmp[0];
-        nlp_linear l = nlp_net_lin_bwd(m, &m->cls, 1);
+        nlp_linear l = nlp_net_lin_bwd(m, &m->cls);
         nlp_linear_backward(&l, B, m->cls_h, C, m->cls_logits, L, dh, C, 0);
         for (int i = 0; i < B; i++) {
             float *d = m->dres + ((size_t)i * T + m->in_cls_pos[i]) * C;

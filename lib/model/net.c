@@ -105,24 +105,26 @@ nlp_linear nlp_net_lin(const nlp_model *m, const nlp_lref *r)
                         .b = nlp_net_w(m, r->b), .in = r->in, .out = r->out, .layout = r->layout};
 }
 
-nlp_linear nlp_net_lin_bwd(const nlp_model *m, const nlp_lref *r, int n)
+nlp_linear nlp_net_lin_bwd_n(const nlp_model *m, const nlp_lref *const *l, int n)
 {
-    nlp_linear l = nlp_net_lin(m, r);
-    l.out *= n;
+    nlp_linear lin = nlp_net_lin(m, l[0]);
+    lin.out *= n;
     float *g = nlp_params_grad(m->params);
-    if (!g || r->w < 0) return l;
+    if (!g || l[0]->w < 0) return lin;
     int w[4];
     if (n <= 4) {
-        for (int i = 0; i < n; i++) w[i] = r[i].w;
-        l.dw_set = nlp_params_grad_claim(m->params, w, n);
+        for (int i = 0; i < n; i++) w[i] = l[i]->w;
+        lin.dw_set = nlp_params_grad_claim(m->params, w, n);
     } else {
-        for (int i = 0; i < n; i++) (void)nlp_net_g(m, r[i].w);
+        for (int i = 0; i < n; i++) (void)nlp_net_g(m, l[i]->w);
     }
-    l.dw = g + nlp_params_info(m->params, (size_t)r->w)->off;
-    for (int i = 0; i < n; i++) (void)nlp_net_g(m, r[i].b); /* biases: added to (adjacent, as the weights) */
-    l.db = nlp_net_g(m, r->b);
-    return l;
+    lin.dw = g + nlp_params_info(m->params, (size_t)l[0]->w)->off;
+    for (int i = 0; i < n; i++) (void)nlp_net_g(m, l[i]->b); /* biases: added to (adjacent, as the weights) */
+    lin.db = nlp_net_g(m, l[0]->b);
+    return lin;
 }
+
+nlp_linear nlp_net_lin_bwd(const nlp_model *m, const nlp_lref *r) { return nlp_net_lin_bwd_n(m, &r, 1); }
 
 float nlp_net_dropout(const nlp_model *m) { return m->training ? (float)m->cfg.dropout : 0.0f; }
 float nlp_net_attn_dropout(const nlp_model *m) { return m->training ? (float)m->cfg.attention_dropout : 0.0f; }
@@ -351,12 +353,12 @@ static void qkv_backward(nlp_model *m, nlp_sub *s, int N, const float *h, const 
     const int C = m->cfg.d_model;
     const nlp_lref *p[3] = {&s->q, &s->k, &s->v};
     if (s->fused || nlp_net_adjacent(m, p, 3)) {
-        nlp_linear l = s->fused ? nlp_net_lin_bwd(m, &s->qkv, 1) : nlp_net_lin_bwd(m, &s->q, 3);
+        nlp_linear l = s->fused ? nlp_net_lin_bwd(m, &s->qkv) : nlp_net_lin_bwd_n(m, p, 3);
         nlp_linear_backward(&l, N, h, C, dqkv, 3 * C, dh, C, beta);
         return;
     }
     for (int i = 0; i < 3; i++) {
-        nlp_linear l = nlp_net_lin_bwd(m, p[i], 1);
+        nlp_linear l = nlp_net_lin_bwd(m, p[i]);
         nlp_linear_backward(&l, N, h, C, dqkv + i * C, 3 * C, dh, C, i ? 1.0f : beta);
     }
 }
@@ -386,13 +388,13 @@ static void kv_backward(nlp_model *m, nlp_sub *s, int M, const float *mem, const
     const int C = m->cfg.d_model;
     const nlp_lref *p[2] = {&s->k, &s->v};
     if (nlp_net_adjacent(m, p, 2)) {
-        nlp_linear l = nlp_net_lin_bwd(m, &s->k, 2);
+        nlp_linear l = nlp_net_lin_bwd_n(m, p, 2);
         nlp_linear_backward(&l, M, mem, C, dkv, 2 * C, dmem, C, 1);
         return;
     }
-    nlp_linear k = nlp_net_lin_bwd(m, &s->k, 1);
+    nlp_linear k = nlp_net_lin_bwd(m, &s->k);
     nlp_linear_backward(&k, M, mem, C, dkv, 2 * C, dmem, C, 1);
-    nlp_linear v = nlp_net_lin_bwd(m, &s->v, 1);
+    nlp_linear v = nlp_net_lin_bwd(m, &s->v);
     nlp_linear_backward(&v, M, mem, C, dkv + C, 2 * C, dmem, C, 1);
 }
 
@@ -491,7 +493,7 @@ static int sub_backward(const nlp_run *r, nlp_sub *s, const float *x, float *dre
     int rc = NLP_OK;
     switch (s->kind) {
     case NLP_SUB_SELF: {
-        nlp_linear o = nlp_net_lin_bwd(m, &s->o, 1);
+        nlp_linear o = nlp_net_lin_bwd(m, &s->o);
         NLP_PROF("linear out bwd", 4.0 * N * C * C, 0, nlp_linear_backward(&o, N, s->att, C, df, C, t3, C, 0));
         nlp_attn a = attn_of(r, s);
         NLP_PROF("attention bwd", attn_flops(&a, 2), 0, rc = nlp_attn_backward(&a, s->P, t3, big, big + C, big + 2 * C));
@@ -500,13 +502,13 @@ static int sub_backward(const nlp_run *r, nlp_sub *s, const float *x, float *dre
         break;
     }
     case NLP_SUB_CROSS: {
-        nlp_linear o = nlp_net_lin_bwd(m, &s->o, 1);
+        nlp_linear o = nlp_net_lin_bwd(m, &s->o);
         NLP_PROF("linear out bwd", 4.0 * N * C * C, 0, nlp_linear_backward(&o, N, s->att, C, df, C, t3, C, 0));
         nlp_attn a = attn_of(r, s);
         float *dq = big, *dkv = big + NC;
         NLP_PROF("attention bwd", attn_flops(&a, 2), 0, rc = nlp_attn_backward(&a, s->P, t3, dq, dkv, dkv + C));
         if (rc) return rc;
-        nlp_linear q = nlp_net_lin_bwd(m, &s->q, 1);
+        nlp_linear q = nlp_net_lin_bwd(m, &s->q);
         NLP_PROF("linear qkv bwd", 4.0 * N * C * C + 8.0 * M * C * C, 0, {
             nlp_linear_backward(&q, N, h, C, dq, C, dh, C, beta);
             kv_backward(m, s, M, r->mem, dkv, r->dmem);
@@ -514,13 +516,13 @@ static int sub_backward(const nlp_run *r, nlp_sub *s, const float *x, float *dre
         break;
     }
     case NLP_SUB_FFN: {
-        nlp_linear fc2 = nlp_net_lin_bwd(m, &s->fc2, 1);
+        nlp_linear fc2 = nlp_net_lin_bwd(m, &s->fc2);
         size_t NF = (size_t)N * F;
         NLP_PROF("linear ffn bwd", 4.0 * N * C * F, 0, nlp_linear_backward(&fc2, N, s->h2, F, df, C, big, F, 0));
         if (m->cfg.arch == NLP_ARCH_TRANSFORMER)
             NLP_PROF("dropout", 0, 8.0 * NF, nlp_dropout(big, big, NF, p, nlp_net_seed(m, s->site + 1), nlp_net_i0(m, r->T, F)));
         NLP_PROF("activation bwd", 0, 12.0 * NF, nlp_act_backward(m->cfg.activation, big, big, s->h1, NF, 0));
-        nlp_linear fc1 = nlp_net_lin_bwd(m, &s->fc1, 1);
+        nlp_linear fc1 = nlp_net_lin_bwd(m, &s->fc1);
         NLP_PROF("linear ffn bwd", 4.0 * N * C * F, 0, nlp_linear_backward(&fc1, N, h, C, big, F, dh, C, beta));
         break;
     }

@@ -216,12 +216,13 @@ int nlp_net_layernorm(nlp_params *p, const char *name, int C, int *g, int *b);
 /* The nlp_linear for a reference in the current arenas, for the forward
  * pass (no gradients). */
 nlp_linear nlp_net_lin(const nlp_model *m, const nlp_lref *r);
-/* For the backward pass: layer r, or the n adjacent layers r[0..n) as one
- * (n > 1: their weights lie together, nlp_net_adjacent), with gradients. The
- * weight gradient is claimed (nlp_params_grad_claim): written by the
- * product (dw_set) where it is still lazily zero; the bias's is zeroed first
- * when it is. Call it right before the layer's backward, once per pass. */
-nlp_linear nlp_net_lin_bwd(const nlp_model *m, const nlp_lref *r, int n);
+/* For the backward pass: layer r with gradients. The weight gradient is
+ * claimed (nlp_params_grad_claim): written by the product (dw_set) where it
+ * is still lazily zero; the bias's is zeroed first when it is. Call it right
+ * before the layer's backward, once per pass. _n: the n layers l[0..n) as
+ * one, whose weights lie together (nlp_net_adjacent). */
+nlp_linear nlp_net_lin_bwd(const nlp_model *m, const nlp_lref *r);
+nlp_linear nlp_net_lin_bwd_n(const nlp_model *m, const nlp_lref *const *l, int n);
 
 /* The packed copy of weight i for a product with `out` columns (the layer
  * alone, or the adjacent layers it starts), or NULL: none, or training. */

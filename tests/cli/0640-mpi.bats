@@ -86,7 +86,11 @@ same_run() {
 }
 
 @test "mpirun -np 2 pretrain: without -q, one rank reports" {
-  run_split mpi 2 pretrain "${GPT[@]/-q/-v}" --steps 4 --log-every 1 -m "$T/r" "$D/src.en"
+  # -q swapped for -v element by element: "${GPT[@]/-q/-v}" would also
+  # rewrite a temporary directory named bats-run-q... inside a path
+  local v=() a
+  for a in "${GPT[@]}"; do [ "$a" = -q ] && a=-v; v+=("$a"); done
+  run_split mpi 2 pretrain "${v[@]}" --steps 4 --log-every 1 -m "$T/r" "$D/src.en"
   [ "$status" -eq 0 ] || { echo "$stderr"; false; }
   [ "$(grep -c 'step 4/4 loss' <<<"$stderr")" -eq 1 ]
   ! grep -q 'rank 1' <<<"$stderr"
