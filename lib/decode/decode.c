@@ -169,13 +169,8 @@ static float mass_threshold(const float *p, int V, double need)
 static int at_least(const float *p, int V, float t, int32_t *idx)
 {
     int n = 0;
-    if (t > 0) {
-        for (int i = 0; i < V; i++)
-            if (p[i] >= t) idx[n++] = i;
-    } else {
-        for (int i = 0; i < V; i++)
-            if (p[i] > 0) idx[n++] = i;
-    }
+    for (int i = 0; i < V; i++)
+        if (p[i] >= t && p[i] > 0) idx[n++] = i;
     return n;
 }
 

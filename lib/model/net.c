@@ -66,14 +66,15 @@ float *nlp_net_g(const nlp_model *m, int i)
     return i < 0 || !nlp_params_grad(m->params) ? NULL : nlp_params_grad_at(m->params, (size_t)i);
 }
 
-/* The weight gradient of output table w, and whether its product writes it
- * (1: lazily zero) or adds to it. */
-static float *claim_g(const nlp_model *m, int w, int *set)
+/* Gradient of parameters w..w+n-1 (adjacent: one product writes them all),
+ * claimed (nlp_params_grad_claim): *set is 1 when the product is to write
+ * it (it was lazily zero), 0 when to add to it. NULL for -1 or no gradients. */
+static float *claim_g(const nlp_model *m, int w, int n, int *set)
 {
     float *g = nlp_params_grad(m->params);
     *set = 0;
     if (w < 0 || !g) return NULL;
-    *set = nlp_params_grad_claim(m->params, &w, 1);
+    *set = nlp_params_grad_claim(m->params, (size_t)w, (size_t)n);
     return g + nlp_params_info(m->params, (size_t)w)->off;
 }
 
@@ -109,16 +110,9 @@ nlp_linear nlp_net_lin_bwd_n(const nlp_model *m, const nlp_lref *const *l, int n
 {
     nlp_linear lin = nlp_net_lin(m, l[0]);
     lin.out *= n;
-    float *g = nlp_params_grad(m->params);
-    if (!g || l[0]->w < 0) return lin;
-    int w[4];
-    if (n <= 4) {
-        for (int i = 0; i < n; i++) w[i] = l[i]->w;
-        lin.dw_set = nlp_params_grad_claim(m->params, w, n);
-    } else {
-        for (int i = 0; i < n; i++) (void)nlp_net_g(m, l[i]->w);
-    }
-    lin.dw = g + nlp_params_info(m->params, (size_t)l[0]->w)->off;
+    /* weights adjacent in the arena were declared one after another: their
+     * indices are l[0]->w .. l[0]->w + n - 1 */
+    lin.dw = claim_g(m, l[0]->w, n, &lin.dw_set);
     for (int i = 0; i < n; i++) (void)nlp_net_g(m, l[i]->b); /* biases: added to (adjacent, as the weights) */
     lin.db = nlp_net_g(m, l[0]->b);
     return lin;
@@ -150,7 +144,7 @@ void nlp_net_output_backward(nlp_model *m, const nlp_xent *x, const float *lse, 
     if (!m->logits_grad) NLP_PROF("loss bwd", 0, 8.0 * N * V, nlp_xent_backward(x, lse, scale, dl, x->ld));
     m->logits_grad = 0;
     int set;
-    float *dw = claim_g(m, w, &set); /* a tied table's embedding gradient is added after it */
+    float *dw = claim_g(m, w, 1, &set); /* a tied table's embedding gradient is added after it */
     NLP_PROF("logits bwd", 4.0 * N * V * C, 0, {
         nlp_gemm(0, 0, N, C, V, 1.0f, dl, (int)x->ld, nlp_net_w(m, w), C, 0.0f, dh, C);
         nlp_gemm(1, 0, V, C, N, 1.0f, dl, (int)x->ld, h, C, set ? 0.0f : 1.0f, dw, C);

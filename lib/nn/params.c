@@ -136,11 +136,11 @@ static void unmark(nlp_params *p, size_t i, int zero)
     p->nlazy--;
 }
 
-int nlp_params_grad_claim(nlp_params *p, const int *idx, int n)
+int nlp_params_grad_claim(nlp_params *p, size_t i, size_t n)
 {
     int all = p->nlazy > 0;
-    for (int k = 0; k < n && all; k++) all = p->lazy[idx[k]];
-    for (int k = 0; k < n; k++) unmark(p, (size_t)idx[k], !all);
+    for (size_t k = i; k < i + n && all; k++) all = p->lazy[k];
+    for (size_t k = i; k < i + n; k++) unmark(p, k, !all);
     return all;
 }
 

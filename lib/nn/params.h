@@ -77,9 +77,9 @@ void nlp_params_zero_grad(nlp_params *p);
  * 124M, 500 MB written and 500 MB read a step). The arena holds stale values
  * until settled; the protocol, for whoever writes gradients:
  *  - nlp_params_grad_claim: a producer about to write the WHOLE of tensors
- *    idx[0..n) (one product): 1 when all of them are marked zero (they now
- *    count as written: overwrite them), else 0 (the marked ones among them
- *    are zeroed first: add to them);
+ *    i..i+n-1 (one product over adjacent tensors): 1 when all of them are
+ *    marked zero (they now count as written: overwrite them), else 0 (the
+ *    marked ones among them are zeroed first: add to them);
  *  - nlp_params_grad_at: anyone else (adding to part of a tensor): tensor
  *    i's gradient, zeroed first when marked;
  *  - nlp_params_grad_settle: zeroes the still-marked tensors at arena offset
@@ -87,7 +87,7 @@ void nlp_params_zero_grad(nlp_params *p);
  *    does it at the end of every backward pass, and before a gradient hook).
  * nlp_params_zero_grad zeroes at once (and clears the marks). */
 void nlp_params_zero_grad_lazy(nlp_params *p);
-int nlp_params_grad_claim(nlp_params *p, const int *idx, int n);
+int nlp_params_grad_claim(nlp_params *p, size_t i, size_t n);
 float *nlp_params_grad_at(nlp_params *p, size_t i);
 void nlp_params_grad_settle(nlp_params *p, size_t off);
 
