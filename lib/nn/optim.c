@@ -55,7 +55,8 @@ void nlp_optim_free(nlp_optim *o)
  * loops scalar (2.5x slower on GPT-2 124M: 270 against ~100 ms a step). */
 #define ADAM_ELEM(DECOUPLED, L2) \
     { \
-        float gi = g[i], pi = p[i]; \
+        float gi = g[i] * s1, pi = p[i]; \
+        gi *= s2; \
         if (DECOUPLED) pi *= decay; \
         if (L2) gi += l2 * pi; \
         const float mi = m[i] * b1 + a1 * gi; \
@@ -73,7 +74,7 @@ void nlp_optim_free(nlp_optim *o)
  * the training loop marks them zero, nlp_params_zero_grad_lazy, and the
  * backward pass writes them.) */
 static void adam_range(float *p, const float *g, float *m, float *v, long n, const nlp_optim_config *c, long step,
-                       double lr, double wd)
+                       double lr, double wd, float s1, float s2)
 {
     const float b1 = (float)c->beta1, b2 = (float)c->beta2;
     const float a1 = (float)(1 - c->beta1), a2 = (float)(1 - c->beta2);
@@ -96,13 +97,18 @@ void nlp_adam_update(float *p, const float *g, float *m, float *v, size_t n, con
 {
     long N = (long)n;
 #pragma omp parallel if (N > (1L << 15))
-    adam_range(p, g, m, v, N, c, step, lr, wd);
+    adam_range(p, g, m, v, N, c, step, lr, wd, 1.0f, 1.0f);
 }
 
 /* Every tensor in one parallel region, each split between the threads
  * without a barrier between tensors (an element's update depends on no
  * other element). */
 void nlp_optim_step(nlp_optim *o, nlp_params *p, const float *grad, double lr)
+{
+    nlp_optim_step_scaled(o, p, grad, 1.0f, 1.0f, lr);
+}
+
+void nlp_optim_step_scaled(nlp_optim *o, nlp_params *p, const float *grad, float s1, float s2, double lr)
 {
     o->step++;
     float *data = nlp_params_data(p);
@@ -111,7 +117,8 @@ void nlp_optim_step(nlp_optim *o, nlp_params *p, const float *grad, double lr)
     for (size_t i = 0; i < nt; i++) {
         const nlp_param_info *t = nlp_params_info(p, i);
         double wd = t->no_decay ? 0 : o->cfg.weight_decay;
-        adam_range(data + t->off, grad + t->off, o->m + t->off, o->v + t->off, (long)t->numel, &o->cfg, o->step, lr, wd);
+        adam_range(data + t->off, grad + t->off, o->m + t->off, o->v + t->off, (long)t->numel, &o->cfg, o->step, lr, wd,
+                   s1, s2);
     }
 }
 
@@ -122,21 +129,29 @@ void nlp_optim_step(nlp_optim *o, nlp_params *p, const float *grad, double lr)
  * The order is the source's, so every ISA and thread count gives the same
  * bits; independent chains run as vectors of doubles rather than one chain
  * of dependent additions. */
-static double sumsq(const float *g, size_t a, size_t e)
+static double sumsq(const float *g, size_t a, size_t e, float sc)
 {
     double acc[16] = {0};
     size_t i = a;
     for (; i + 16 <= e; i += 16)
 #pragma omp simd
-        for (int j = 0; j < 16; j++) acc[j] += (double)g[i + j] * g[i + j];
+        for (int j = 0; j < 16; j++) {
+            const float x = g[i + j] * sc;
+            acc[j] += (double)x * x;
+        }
     for (int w = 8; w >= 1; w /= 2) /* pairwise: acc[j] += acc[j + w] */
         for (int j = 0; j < w; j++) acc[j] += acc[j + w];
     double s = acc[0];
-    for (; i < e; i++) s += (double)g[i] * g[i];
+    for (; i < e; i++) {
+        const float x = g[i] * sc;
+        s += (double)x * x;
+    }
     return s;
 }
 
-double nlp_grad_norm(const float *g, size_t n)
+double nlp_grad_norm(const float *g, size_t n) { return nlp_grad_norm_scaled(g, n, 1.0f); }
+
+double nlp_grad_norm_scaled(const float *g, size_t n, float sc)
 {
     long nb = (long)((n + NORM_BLOCK - 1) / NORM_BLOCK);
     double *part = malloc((size_t)(nb ? nb : 1) * sizeof(double));
@@ -144,26 +159,31 @@ double nlp_grad_norm(const float *g, size_t n)
     if (!part) { /* no memory for partial sums: one sequential pass gives the same blocks */
         for (long b = 0; b < nb; b++) {
             size_t e = (size_t)(b + 1) * NORM_BLOCK < n ? (size_t)(b + 1) * NORM_BLOCK : n;
-            total += sumsq(g, (size_t)b * NORM_BLOCK, e);
+            total += sumsq(g, (size_t)b * NORM_BLOCK, e, sc);
         }
         return sqrt(total);
     }
 #pragma omp parallel for schedule(dynamic, 16) if (nb > 8)
     for (long b = 0; b < nb; b++) {
         size_t e = (size_t)(b + 1) * NORM_BLOCK < n ? (size_t)(b + 1) * NORM_BLOCK : n;
-        part[b] = sumsq(g, (size_t)b * NORM_BLOCK, e);
+        part[b] = sumsq(g, (size_t)b * NORM_BLOCK, e, sc);
     }
     for (long b = 0; b < nb; b++) total += part[b];
     free(part);
     return sqrt(total);
 }
 
+float nlp_clip_factor(double norm, double max_norm)
+{
+    double coef = max_norm / (norm + 1e-6);
+    return coef < 1 ? (float)coef : 1.0f;
+}
+
 double nlp_clip_grad_norm(float *g, size_t n, double max_norm)
 {
     double norm = nlp_grad_norm(g, n);
-    double coef = max_norm / (norm + 1e-6);
-    if (coef < 1) {
-        float c = (float)coef;
+    const float c = nlp_clip_factor(norm, max_norm);
+    if (c < 1) {
         long N = (long)n;
 #pragma omp parallel for simd schedule(dynamic, 16384) if (N > (1L << 15))
         for (long i = 0; i < N; i++) g[i] *= c;

@@ -59,6 +59,12 @@ void nlp_optim_free(nlp_optim *o);
  * learning rate lr; increments o->step first. */
 void nlp_optim_step(nlp_optim *o, nlp_params *p, const float *grad, double lr);
 
+/* nlp_optim_step with each gradient read as (g·s1)·s2, each product rounded
+ * to float: the same bits as scaling the arena by s1, then by s2, then
+ * stepping (a factor of 1 changes nothing), without the two passes over it.
+ * The training loop's s1 is 1/accumulation steps, s2 the clipping factor. */
+void nlp_optim_step_scaled(nlp_optim *o, nlp_params *p, const float *grad, float s1, float s2, double lr);
+
 /* The update on one flat range (used by nlp_optim_step): `step` is the 1-based
  * step number for bias correction. */
 void nlp_adam_update(float *p, const float *g, float *m, float *v, size_t n, const nlp_optim_config *c, long step,
@@ -66,6 +72,13 @@ void nlp_adam_update(float *p, const float *g, float *m, float *v, size_t n, con
 
 /* √(Σ g²) over n floats, summed in fixed blocks in double: independent of threads. */
 double nlp_grad_norm(const float *g, size_t n);
+
+/* nlp_grad_norm of g·s (each product rounded to float), g left as it is. */
+double nlp_grad_norm_scaled(const float *g, size_t n, float s);
+
+/* The factor clipping to max_norm applies to gradients of norm `norm`
+ * (torch clip_grad_norm_: max_norm/(norm + 1e-6)), or 1 where that is not below 1. */
+float nlp_clip_factor(double norm, double max_norm);
 
 /* Scales g so that its global norm is at most max_norm (torch clip_grad_norm_:
  * factor max_norm/(norm + 1e-6) when below 1). Returns the norm before clipping. */

@@ -221,6 +221,7 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
     par.bucket = numel / 32 > ((size_t)1 << 20) ? numel / 32 : (size_t)1 << 20; /* >= 4 MB, <= 32 buckets */
     const char *bk = getenv("NLPIPE_MPI_BUCKET"); /* floats per bucket (tests, experiments) */
     if (bk && atol(bk) > 0) par.bucket = (size_t)atol(bk);
+    const float sc = o->accum > 1 ? 1.0f / (float)o->accum : 1.0f; /* the mean over micro-batches */
     nlp_eval ev;
     double win_t0 = now(), win_tokens = 0, run_t0 = now() - elapsed;
     int evaluated = 0;
@@ -278,11 +279,11 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
         double loss = sums[0] / o->accum;
         tokens += (uint64_t)sums[1];
         win_tokens += sums[1];
-        if (o->accum > 1) {
-            const float sc = 1.0f / (float)o->accum;
-            for (size_t i = 0; i < numel; i++) grad[i] *= sc;
-        }
-        double norm = o->clip > 0 ? nlp_clip_grad_norm(grad, numel, o->clip) : nlp_grad_norm(grad, numel);
+        /* the mean over micro-batches and the clipping factor are applied as
+         * AdamW reads each gradient (nlp_optim_step_scaled: the same bits as
+         * two passes over the arena scaling it, without them) */
+        double norm = nlp_grad_norm_scaled(grad, numel, sc);
+        const float clip = o->clip > 0 ? nlp_clip_factor(norm, o->clip) : 1.0f;
         if (!isfinite(loss) || !isfinite(norm)) {
             rc = nlp_error(NLP_ENAN, "step %ld: the %s is %s; %s", opt.step + 1, isfinite(loss) ? "gradient norm" : "loss",
                            isnan(isfinite(loss) ? norm : loss) ? "NaN" : "infinite",
@@ -298,7 +299,7 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
         /* before the schedule's length is known (a time budget's first 20
          * steps) there is no decay yet */
         double lr = nlp_train_lr(o, step, total ? total : (long)1e15, d_model);
-        nlp_optim_step(&opt, p, grad, lr);
+        nlp_optim_step_scaled(&opt, p, grad, sc, clip, lr);
         res->step = opt.step;
         elapsed = now() - run_t0;
         if (par.ranks > 1) { /* rank 0's clock, and a signal any rank got, decide for all */

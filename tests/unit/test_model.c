@@ -744,6 +744,58 @@ static void train_steps(nlp_model *m, nlp_optim *o, nlp_train_state *s, int n, d
     }
 }
 
+/* nlp_optim_step_scaled against the passes it replaces: the arena scaled by
+ * 1/accumulation in place, clipped by nlp_clip_grad_norm, then stepped.
+ * Bit for bit, with clipping firing and not, after two steps. */
+static void test_scaled_step(void)
+{
+    for (int c = 0; c < 2; c++) {
+        const double max_norm = c ? 1e3 : 0.05; /* 0.05: the factor is below 1 */
+        nlp_optim_config oc = nlp_optim_default();
+        nlp_model *m1 = tiny(NLP_ARCH_GPT, 0), *m2 = tiny(NLP_ARCH_GPT, 0);
+        nlp_params *p1 = nlp_model_params(m1), *p2 = nlp_model_params(m2);
+        const size_t n = nlp_params_numel(p1);
+        nlp_optim o1, o2;
+        nlp_optim_init(&o1, &oc, n);
+        nlp_optim_init(&o2, &oc, n);
+        nlp_rng r;
+        nlp_rng_seed(&r, 5);
+        int fired = 0, same_norm = 1;
+        for (int k = 0; k < 2; k++) {
+            tbatch t;
+            make_batch(&t, nlp_model_cfg(m1), &r);
+            nlp_losses L;
+            nlp_model_set_training(m1, 1);
+            nlp_model_set_training(m2, 1);
+            nlp_params_zero_grad(p1);
+            nlp_params_zero_grad(p2);
+            nlp_model_forward(m1, &t.b, &L);
+            nlp_model_backward(m1);
+            nlp_model_forward(m2, &t.b, &L);
+            nlp_model_backward(m2);
+            const float sc = 1.0f / 3.0f;
+            float *g1 = nlp_params_grad(p1);
+            for (size_t i = 0; i < n; i++) g1[i] *= sc;
+            double n1 = nlp_clip_grad_norm(g1, n, max_norm);
+            nlp_optim_step(&o1, p1, g1, 1e-2);
+            double n2 = nlp_grad_norm_scaled(nlp_params_grad(p2), n, sc);
+            float f = nlp_clip_factor(n2, max_norm);
+            fired |= f < 1;
+            same_norm &= n1 == n2;
+            nlp_optim_step_scaled(&o2, p2, nlp_params_grad(p2), sc, f, 1e-2);
+        }
+        CHECK_MSG(same_norm, "gradient norms differ (max_norm %g)", max_norm);
+        CHECK_EQ_INT(fired, !c);
+        CHECK_MSG(memcmp(nlp_params_data(p1), nlp_params_data(p2), n * sizeof(float)) == 0 &&
+                      memcmp(o1.m, o2.m, n * sizeof(float)) == 0 && memcmp(o1.v, o2.v, n * sizeof(float)) == 0,
+                  "parameters or moments differ after scaled steps (max_norm %g)", max_norm);
+        nlp_optim_free(&o1);
+        nlp_optim_free(&o2);
+        nlp_model_free(m1);
+        nlp_model_free(m2);
+    }
+}
+
 static void test_resume(void)
 {
     for (int a = 0; a < 3; a++) {
@@ -1073,6 +1125,7 @@ int main(int argc, char **argv)
     RUN(test_classifier);
     RUN(test_bert_gather);
     RUN(test_bad_input);
+    RUN(test_scaled_step);
     RUN(test_resume);
     RUN(test_determinism);
     RUN(test_bf16_training);
