@@ -113,8 +113,8 @@ nlp_linear nlp_net_lin_bwd_n(const nlp_model *m, const nlp_lref *const *l, int n
     /* weights adjacent in the arena were declared one after another: their
      * indices are l[0]->w .. l[0]->w + n - 1 */
     lin.dw = claim_g(m, l[0]->w, n, &lin.dw_set);
-    for (int i = 0; i < n; i++) (void)nlp_net_g(m, l[i]->b); /* biases: added to (adjacent, as the weights) */
-    lin.db = nlp_net_g(m, l[0]->b);
+    lin.db = nlp_net_g(m, l[0]->b); /* biases: added to (adjacent, as the weights) */
+    for (int i = 1; i < n; i++) (void)nlp_net_g(m, l[i]->b);
     return lin;
 }
 

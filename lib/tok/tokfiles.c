@@ -253,7 +253,7 @@ int nlp_tokfiles_read_pair(const char *vocab_path, const char *merges_path, int 
     int rc = read_vocab_json(vocab_path, &s->vocab);
     if (rc) return rc;
     nlp_map m = {0};
-    size_t nm = 0, cap = 0, at = 0, line = 0;
+    size_t nm = 0, at = 0, line = 0;
     /* The text is checked for UTF-8 only where something is wrong with it:
      * every byte of it but the "#version" line is part of a token that must
      * be found in the vocabulary, whose tokens are valid UTF-8; an invalid
@@ -271,7 +271,6 @@ int nlp_tokfiles_read_pair(const char *vocab_path, const char *merges_path, int 
             rc = NLP_ENOMEM;
             goto fail;
         }
-        cap = 2 * lines + 1;
     }
     while (at < n) {
         long k = merges_chunk(data, n, &at, &line, merges_path, keys, CHUNK);
@@ -279,11 +278,7 @@ int nlp_tokfiles_read_pair(const char *vocab_path, const char *merges_path, int 
             rc = (int)k;
             goto bad_text;
         }
-        if (nlp_grow(&s->merges, &cap, 2 * (nm + (size_t)k) + 1, sizeof *s->merges)) {
-            rc = NLP_ENOMEM;
-            goto fail;
-        }
-        int32_t *ids = s->merges + 2 * nm;
+        int32_t *ids = s->merges + 2 * nm; /* room made above: a pair a line at most */
         nlp_vocab_find_many(s->vocab, keys, 2 * (size_t)k, ids);
         for (size_t i = 0; i < 2 * (size_t)k; i++)
             if (ids[i] < 0) {
@@ -292,10 +287,6 @@ int nlp_tokfiles_read_pair(const char *vocab_path, const char *merges_path, int 
                 goto bad_text;
             }
         nm += (size_t)k;
-    }
-    if (!s->merges && !(s->merges = nlp_malloc(sizeof *s->merges))) {
-        rc = NLP_ENOMEM;
-        goto fail;
     }
     s->n_merges = nm;
     s->model = NLP_MODEL_BPE;
