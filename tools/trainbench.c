@@ -2,6 +2,9 @@
  * trainbench — throughput of one training step of the engine, next to what
  * the CPU can do, for tools/bench/train.sh.
  *
+ *   trainbench kernels
+ *       one line: the fp32 kernels nlp_gemm runs and the bf16 path the CPU
+ *       offers (amx, avx512bf16 or none), for the header of saved results
  *   trainbench peak  [-t THREADS] [-r REPS]
  *       fp32_fma_peak    FMA throughput, best of at least 10 runs: every thread runs independent
  *                        vfmadd chains (AVX-512 when the CPU has it, else AVX2)
@@ -395,6 +398,12 @@ int main(int argc, char **argv)
         int rc = nlp_gemm_set_mode(NLP_GEMM_BF16);
         if (rc) fail(rc);
     }
+    if (cmd && !strcmp(cmd, "kernels")) {
+        /* one line for the header of saved benchmark results */
+        printf("fp32 %s%s, bf16 %s\n", nlp_gemm_kernel_name(), getenv("NLPIPE_GEMM") ? " (NLPIPE_GEMM)" : "",
+               nlp_cpu_has_amx_bf16() ? "amx" : nlp_cpu_has_avx512bf16() ? "avx512bf16" : "none");
+        return 0;
+    }
     if (cmd && !strcmp(cmd, "peak")) {
         printf("fp32_fma_peak\t%.1f\tGFLOP/s\n", fma_peak(reps < 10 ? 10 : reps));
         printf("fp32_sgemm_peak\t%.1f\tGFLOP/s\n", sgemm_peak(reps));
@@ -410,6 +419,6 @@ int main(int argc, char **argv)
         if (profile) profile_peak = fma_peak(10);
         return beam(what, reps, profile);
     }
-    fprintf(stderr, "trainbench: expected 'peak', 'train NAME' or 'beam NAME'\n");
+    fprintf(stderr, "trainbench: expected 'kernels', 'peak', 'train NAME' or 'beam NAME'\n");
     return 2;
 }
