@@ -255,6 +255,10 @@ static void report(void *ctx, const nlp_train_event *e)
     case NLP_TRAIN_RESUME:
         cli_info("resuming '%s' at step %ld", e->path, e->step);
         break;
+    case NLP_TRAIN_PLAN:
+        end_live();
+        mio_report_plan(e, o.warmup, 0);
+        break;
     }
     fflush(stderr);
 }

@@ -141,6 +141,24 @@ void mio_check_vocab(const nlp_tokenizer *tk, const char *tk_name, const nlp_mod
                 "belong together", tk_name, tv, m_name, mv);
 }
 
+void mio_report_plan(const nlp_train_event *e, long warmup, double minutes)
+{
+    char budget[128] = "";
+    if (minutes > 0 && e->step > 0) {
+        char m[40];
+        nlp_format_double(m, sizeof m, minutes);
+        snprintf(budget, sizeof budget, "about %ld steps in --max-time %s at the pace so far", e->total, m);
+        cli_debug("%s", budget);
+    }
+    if (warmup <= 0 || e->total > warmup || e->step >= warmup) return;
+    if (budget[0])
+        cli_warn("the warm-up (--warmup %ld) outlasts the run (%s): the learning rate would neither reach its "
+                 "peak nor decay; give a smaller --warmup", warmup, budget);
+    else
+        cli_warn("the warm-up (--warmup %ld) outlasts the run (%ld step%s): the learning rate would neither reach its "
+                 "peak nor decay; give a smaller --warmup", warmup, e->total, e->total == 1 ? "" : "s");
+}
+
 int mio_eot(const nlp_tokenizer *tk, const char *name, const char *tk_name)
 {
     if (name) {

@@ -13,6 +13,7 @@
 
 #include "model/model.h"
 #include "tok/tokenizer.h"
+#include "train/loop.h"
 
 /* Resolves a run directory to its newest checkpoint (else the path itself)
  * into buf. */
@@ -61,6 +62,12 @@ int mio_decode_line(const nlp_tokenizer *tk, const int32_t *ids, size_t n, nlp_b
  * the start defaults to the end-of-sentence token, as fairseq starts its
  * decoder); -1 for one it lacks. */
 void mio_special_ids(const nlp_tokenizer *tk, int32_t id[3]);
+
+/* A training run's NLP_TRAIN_PLAN event (train/loop.h): with a time budget
+ * of `minutes` (0: none), the steps it holds at the pace so far (with -v);
+ * a warning when the warm-up's `warmup` steps last the whole run or longer
+ * (the rate would neither reach its peak nor decay). */
+void mio_report_plan(const nlp_train_event *e, long warmup, double minutes);
 
 /* The end-of-text id: the token `name` when given (usage error if absent),
  * else <|endoftext|>, </s>, <eos> or [SEP], else -1. */
