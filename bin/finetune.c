@@ -119,9 +119,9 @@ static const char usage[] =
     "Memory available is the smallest of MemAvailable (/proc/meminfo), what\n"
     "RLIMIT_AS (ulimit -v) and the cgroup's memory.max leave.\n"
     "SIGINT and SIGTERM save a checkpoint and exit with status 130 and 143.\n"
-    "Exit status: 0 ok, 1 bad input data or I/O error, 2 usage error, 3 unreadable or\n"
-    "incompatible model or tokenizer file, or a missing, unreadable or invalid config\n"
-    "file (-c).\n";
+    "Exit status: 0 ok, 1 bad input data or I/O error, 2 usage error (also: no\n"
+    "tokenizer), 3 missing, unreadable or incompatible model or tokenizer file, or a\n"
+    "missing, unreadable or invalid config file (-c).\n";
 
 static const char *const schedules[] = {"cosine", "linear", "constant", NULL};
 
@@ -492,7 +492,7 @@ static int train_main(int argc, char **argv, int explicit_sub)
 
     /* the model: a resumed run's checkpoint, or the pretrained one */
     char resume_ck[4096] = "";
-    if (o.resume && nlp_train_find_checkpoint(o.resume, resume_ck, sizeof resume_ck)) cli_fail(NLP_EIO);
+    if (o.resume && nlp_train_find_checkpoint(o.resume, resume_ck, sizeof resume_ck)) cli_fail_file(NLP_EIO);
     const char *from = o.resume ? resume_ck : o.init;
     model = mio_load_model(from, -1);
     check_arch(model, from);
@@ -507,7 +507,7 @@ static int train_main(int argc, char **argv, int explicit_sub)
     const int gpt = nlp_model_cfg(model)->arch == NLP_ARCH_GPT;
     tk_name = o.tokenizer ? o.tokenizer : from;
     tok = o.tokenizer ? mio_load_tokenizer(o.tokenizer) : mio_load_tokenizer_beside(from);
-    if (!tok) cli_usage_error("'%s' has no tokenizer beside it: give --tokenizer", from);
+    if (!tok) mio_no_tokenizer(from, "", "tokenizer.json, vocab.json + merges.txt, vocab.txt", "");
     if (o.lr < 0) o.lr = gpt ? 6.25e-5 : 5e-5;
 
     /* labels and data */
@@ -678,7 +678,7 @@ static void load_classifier(void)
     snprintf(tkp, sizeof tkp, "%s", o.tokenizer ? o.tokenizer : path);
     tk_name = tkp;
     tok = o.tokenizer ? mio_load_tokenizer(o.tokenizer) : mio_load_tokenizer_beside(path);
-    if (!tok) cli_usage_error("'%s' has no tokenizer beside it: give --tokenizer", path);
+    if (!tok) mio_no_tokenizer(path, "", "tokenizer.json, vocab.json + merges.txt, vocab.txt", "");
     mio_check_vocab(tok, tk_name, model, path);
     /* the model's labels, for reading labelled files against them */
     char name[4096];

@@ -72,8 +72,9 @@ static const char usage[] =
     "  -V, --version             output version information and exit\n"
     "\n"
     "Exit status: 0 ok, 1 bad input (a prompt that fills the context, ids outside the\n"
-    "vocabulary) or I/O error, 2 usage error, 3 unreadable or incompatible model or\n"
-    "tokenizer, or a missing, unreadable or invalid config file (-c).\n";
+    "vocabulary) or I/O error, 2 usage error (also: no tokenizer for text), 3 missing,\n"
+    "unreadable or incompatible model or tokenizer, or a missing, unreadable or\n"
+    "invalid config file (-c).\n";
 
 static const char *const formats[] = {"text", "id", NULL};
 
@@ -417,8 +418,8 @@ int main(int argc, char **argv)
     if (o.tokenizer) tok = mio_load_tokenizer(o.tokenizer);
     else tok = mio_load_tokenizer_beside(o.model);
     if (!tok && need_tok)
-        cli_die(NLP_EXIT_FORMAT, "'%s' has no tokenizer beside it (tokenizer.json, vocab.json + merges.txt): give "
-                "--tokenizer, or use --input-format id --output-format id", o.model);
+        mio_no_tokenizer(o.model, "", "tokenizer.json, vocab.json + merges.txt",
+                         ", or use --input-format id --output-format id");
     if (tok) {
         mio_check_vocab(tok, o.tokenizer ? o.tokenizer : o.model, model, o.model);
         eot = mio_eot(tok, NULL, o.model);

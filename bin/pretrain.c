@@ -163,9 +163,9 @@ static const char usage[] =
     "RLIMIT_AS (ulimit -v) and the cgroup's memory.max leave; the first progress lines\n"
     "state the run's memory beside it.\n"
     "SIGINT and SIGTERM save a checkpoint and exit with status 130 and 143.\n"
-    "Exit status: 0 ok, 1 bad input data, I/O error or a non-finite loss, 2 usage error,\n"
-    "3 unreadable or incompatible model or tokenizer file, or a missing, unreadable or\n"
-    "invalid config file (-c).\n";
+    "Exit status: 0 ok, 1 bad input data, I/O error or a non-finite loss, 2 usage error\n"
+    "(also: text without a tokenizer), 3 missing, unreadable or incompatible model,\n"
+    "checkpoint or tokenizer file, or a missing, unreadable or invalid config file (-c).\n";
 
 static const char *const archs[] = {"gpt", "bert", "transformer", NULL};
 static const char *const schedules[] = {"cosine", "linear", "constant", "noam", "inverse-sqrt", NULL};
@@ -763,7 +763,7 @@ int main(int argc, char **argv)
     char resume_ck[4096] = "";
     const char *from = NULL; /* where the model (and its tokenizers) come from */
     if (o.resume) {
-        if (nlp_train_find_checkpoint(o.resume, resume_ck, sizeof resume_ck)) cli_fail(NLP_EIO);
+        if (nlp_train_find_checkpoint(o.resume, resume_ck, sizeof resume_ck)) cli_fail_file(NLP_EIO);
         from = resume_ck;
     } else if (o.init)
         from = o.init;

@@ -124,6 +124,11 @@ void cli_fail(int rc)
     leave(nlp_exit_code(rc));
 }
 
+void cli_fail_file(int rc)
+{
+    cli_fail(rc == NLP_ENOMEM || rc == NLP_EINVAL ? rc : NLP_EFORMAT);
+}
+
 int cli_parse_long(const char *s, long *out)
 {
     char *end;

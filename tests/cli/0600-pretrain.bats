@@ -168,10 +168,10 @@ losses() { cut -f1,2,4,5,6,8- "$1"; }
   run_split pretrain "${TINY[@]}" --steps 5 -m "$T/e" --tokenizer "$W/tok.json" "$T/short.txt"
   [ "$status" -eq 1 ]
   [[ "$stderr" == *"fewer than one training window"* ]]
-  # text without a tokenizer
+  # text without a tokenizer: the tokenizer was not given (a usage error)
   run_split pretrain "${TINY[@]}" --steps 5 -m "$T/e" "$W/corpus.txt"
-  [ "$status" -eq 1 ]
-  [[ "$stderr" == *"'$W/corpus.txt' is not a token stream (no NLTK or llm.c header): give a tokenizer"* ]]
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"'$W/corpus.txt' is text, not a token stream: give a tokenizer"* ]]
   # ids beyond the model's vocabulary
   run_split pretrain "${TINY[@]}" --vocab-size 100 --steps 5 -m "$T/e" "$W/train.bin"
   [ "$status" -eq 1 ]

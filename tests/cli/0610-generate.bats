@@ -178,7 +178,7 @@ PY
   [ "$status" -eq 2 ]
   [[ "$stderr" == *"no model: give -m MODEL"* ]]
   run_split generate -m "$T/none" -p hi
-  [ "$status" -eq 1 ]
+  [ "$status" -eq 3 ]
   [[ "$stderr" == *"cannot open '$T/none'"* ]]
   # another architecture
   "$NLPIPE_TOOLS/mkmodel" tiny "$T/bert.safetensors" arch=bert
@@ -190,9 +190,9 @@ PY
   run_split generate -m "$T/m.safetensors" --tokenizer "$W/tok.json" -p hi
   [ "$status" -eq 3 ]
   [[ "$stderr" == *"has "*" token ids, but the model '$T/m.safetensors' has a vocabulary of 100"* ]]
-  # text with a model that has no tokenizer
+  # text with a model that has no tokenizer: give one (a usage error)
   run_split generate -m "$T/m.safetensors" -p hi
-  [ "$status" -eq 3 ]
+  [ "$status" -eq 2 ]
   [[ "$stderr" == *"has no tokenizer beside it"* ]]
   # ids out of range, not ids at all
   run_split generate -m "$T/m.safetensors" --input-format id --output-format id <<<"1 2 100"
