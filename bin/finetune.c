@@ -587,7 +587,9 @@ static int train_main(int argc, char **argv, int explicit_sub)
     if (o.max_length > mc->max_positions)
         cli_usage_error("--max-length %ld: the model has %d positions", o.max_length, mc->max_positions);
     o.max_length = default_length(model);
-    if ((rc = nlp_model_set_input_length(model, (int)o.max_length))) cli_fail(rc);
+    if ((rc = nlp_model_set_input_length(model, (int)o.max_length)) ||
+        (rc = nlp_model_set_input_texts(model, dtrain.pair ? 2 : 1)))
+        cli_fail(rc);
     nlp_cls_encoder enc = encoder_for(model, (int)o.max_length);
     size_t cut = nlp_cls_truncated(&enc, &dtrain);
     if (cut) cli_info("%zu of %zu training examples truncated to %ld positions (--max-length)", cut, dtrain.n, o.max_length);
@@ -690,6 +692,23 @@ static void load_classifier(void)
         cli_die(NLP_EXIT_FORMAT, "'%s': its label names are not distinct", path);
 }
 
+/* Inputs of the kind the model was fine-tuned on: a model of single texts
+ * given pairs would read a labelled file ('label<TAB>text') given to
+ * predict as a pair and answer as if it made sense. */
+static void check_texts(const nlp_cls_data *d, const char *file, int eval)
+{
+    const int want = nlp_model_input_texts(model), got = d->pair ? 2 : 1;
+    if (!want || !d->n || want == got) return;
+    const char *fields = eval ? (d->pair ? "'label<TAB>text_a<TAB>text_b'" : "'label<TAB>text'")
+                              : (d->pair ? "'text_a<TAB>text_b'" : "'text'");
+    if (want == 1 && !eval)
+        cli_die(NLP_EXIT_FAILURE, "'%s' has lines of two fields (%s), but '%s' was fine-tuned on single texts: is it a "
+                "labelled file? 'finetune eval' scores one; predict reads a text a line", file, fields, o.model);
+    cli_die(NLP_EXIT_FAILURE, "'%s' has lines of %s, but '%s' was fine-tuned on %s", file, fields, o.model,
+            want == 2 ? (eval ? "'label<TAB>text_a<TAB>text_b' pairs" : "pairs ('text_a<TAB>text_b')")
+                      : (eval ? "single texts ('label<TAB>text')" : "single texts"));
+}
+
 static int predict_main(int argc, char **argv, int eval)
 {
     struct cli c = {"finetune", usage, opts, NULL};
@@ -718,6 +737,7 @@ static int predict_main(int argc, char **argv, int eval)
                                 .threads = threads};
         int rc = nlp_cls_read(&d, files[f], &ro);
         if (rc) cli_fail(rc);
+        check_texts(&d, files[f], eval);
         if (d.repaired) cli_warn("'%s': %llu fields of invalid UTF-8 repaired (U+FFFD)", files[f], (unsigned long long)d.repaired);
         int32_t *pred = nlp_calloc(d.n ? d.n : 1, sizeof *pred);
         float *prob = nlp_calloc(d.n ? d.n : 1, sizeof *prob), *probs = o.all ? nlp_calloc((d.n ? d.n : 1) * (size_t)L, sizeof *probs) : NULL;

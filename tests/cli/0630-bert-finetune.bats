@@ -134,6 +134,10 @@ with_sigint() {
   run_split bash -c "cut -f2,3 '$W/pair.tsv' | head -5 | finetune predict -q -m '$T/p'"
   [ "$status" -eq 0 ]
   [ "$(echo "$output" | wc -l)" -eq 5 ]
+  # the model knows it reads pairs: single texts are refused
+  run_split bash -c "cut -f2 '$W/pair.tsv' | head -5 | finetune predict -q -m '$T/p'"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"'-' has lines of 'text', but '$T/p' was fine-tuned on pairs ('text_a<TAB>text_b')"* ]]
 }
 
 @test "finetune: a run stopped by SIGINT resumes to the same losses" {

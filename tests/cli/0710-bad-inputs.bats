@@ -44,6 +44,7 @@ PY
   printf 'en\tgood\n\tno label\n' >nolabel.tsv
   printf 'en\tgood\nde\t\n' >notext.tsv
   printf 'en\tgood\nde\r\nfr\tbon\n' >crlf.tsv
+  printf 'en\tgood\tday\nde\tgut\tTag\n' >labpair.tsv
   local Q=(--preset tiny -t 1 -q)
   "$NLPIPE_BIN/pretrain" "${Q[@]}" --max-length 32 -B 4 --steps 2 --tokenizer tok.json -m gpt corpus.txt
   "$NLPIPE_BIN/pretrain" --arch bert "${Q[@]}" --tokenizer wp.json --steps 2 -B 8 --max-length 48 -m bert docs.txt
@@ -284,6 +285,12 @@ MT=(--arch transformer --preset tiny -t 1 -q --steps 2 --batch-tokens 600)
 @test "finetune predict: invalid UTF-8 is repaired, with a warning" {
   row 0 "*'badutf8.txt': 1 fields of invalid UTF-8 repaired*" finetune predict -m cls badutf8.txt; }
 @test "finetune predict: empty input" { row 0 "" finetune predict -m cls empty.txt; }
+@test "finetune predict: a labelled file given to a model of single texts (it would read pairs)" {
+  row 1 "*'cls.tsv' has lines of two fields ('text_a<TAB>text_b'), but 'cls' was fine-tuned on single texts: is it a labelled file? 'finetune eval' scores one*" \
+    finetune predict -m cls cls.tsv; }
+@test "finetune eval: pairs given to a model of single texts" {
+  row 1 "*'labpair.tsv' has lines of 'label<TAB>text_a<TAB>text_b', but 'cls' was fine-tuned on single texts ('label<TAB>text')*" \
+    finetune eval -m cls labpair.tsv; }
 @test "finetune eval: unlabelled text" { row 1 "*'text.txt' line 1: 1 field*" finetune eval -m cls text.txt; }
 @test "finetune predict: standard output on a full disk" {
   [ -w /dev/full ] || skip "no /dev/full"
