@@ -156,6 +156,20 @@ losses() { cut -f1,2,4,5,6,8- "$1"; }
   run_split "$NLPIPE_TOP/tools/plot-log" -x minutes -y bpb -o "$T/q.png" "$T/p.tsv=ours"
   [ "$status" -eq 1 ]   # a stream without a tokenizer has no bits per byte
   [[ "$stderr" == *"nothing to plot"* ]]
+  # --smooth: a moving average of the training loss beside the raw line; long options
+  run_split "$NLPIPE_TOP/tools/plot-log" --smooth 5 --title 'a "title"' --note 'a second line' --output "$T/s.png" "$T/p.tsv"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  [ "$(head -c 4 "$T/s.png" | od -An -tx1 | tr -d ' ')" = 89504e47 ]
+  ! cmp -s "$T/s.png" "$T/p.png"
+  run_split "$NLPIPE_TOP/tools/plot-log" --help
+  [ "$status" -eq 0 ] && [[ "$output" == *"--smooth N"* ]] && [ -z "$stderr" ]
+  run_split "$NLPIPE_TOP/tools/plot-log" --smooth x "$T/p.tsv" "$T/x.png"
+  [ "$status" -eq 2 ] && [[ "$stderr" == *"--smooth: a number of rows, not 'x'"* ]]
+  run_split "$NLPIPE_TOP/tools/plot-log" -y bleu --smooth 5 "$T/p.tsv" "$T/x.png"
+  [ "$status" -eq 2 ] && [[ "$stderr" == *"--smooth is for the training loss"* ]]
+  run_split "$NLPIPE_TOP/tools/plot-log" --smoth 5 "$T/p.tsv" "$T/x.png"
+  [ "$status" -eq 2 ] && [[ "$stderr" == *"unrecognized option '--smoth'"*"Try 'plot-log --help'"* ]]
+  [ ! -e "$T/x.png" ]
 }
 
 @test "pretrain: bad data is a clear error naming the file" {
