@@ -645,7 +645,7 @@ static int train_main(int argc, char **argv, int explicit_sub)
         else cli_warn("stopped by %s before the first step; nothing was saved", res.signal == SIGINT ? "SIGINT" : "SIGTERM");
         status = 128 + res.signal;
     } else {
-        cli_info("done: %ld epochs, checkpoint '%s'", o.epochs, res.last_checkpoint);
+        cli_info("done: %ld epoch%s, checkpoint '%s'", o.epochs, o.epochs == 1 ? "" : "s", res.last_checkpoint);
         if (task.evaluate && !isnan(res.best))
             cli_info("best validation accuracy %.4f: '%s/best'", res.best, o.model);
     }

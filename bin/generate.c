@@ -67,7 +67,8 @@ static const char usage[] =
     "  -c, --config FILE         read options from a YAML file (keys = long option names)\n"
     "      --dump-config         print the effective configuration and exit\n"
     "  -q, --quiet               no warnings\n"
-    "  -v, --verbose             more messages (-v: speed figures)\n"
+    "  -v, --verbose             more messages (-v: why a continuation ended early,\n"
+    "                            speed figures)\n"
     "  -h, --help                display this help and exit\n"
     "  -V, --version             output version information and exit\n"
     "\n"
@@ -354,6 +355,12 @@ static void run_prompt(nlp_ids *prompt, const char *name, uint64_t line, nlp_rng
     gen_tokens += st.gen.n;
     if (o.out_fmt == 0) stream_flush(1);
     nlp_cache_free(c);
+    /* why the continuation ended before -n (-v): the end-of-text token (not printed), or --stop */
+    if (st.stopped)
+        cli_debug("%s: stopped at --stop after %zu tokens", where(name, line), st.gen.n);
+    else if (eot >= 0 && !o.ignore_eos && st.gen.n < (size_t)n)
+        cli_debug("%s: stopped at the end-of-text token after %zu of %ld tokens (--ignore-eos goes on)",
+                  where(name, line), st.gen.n, n);
 }
 
 // --- perplexity

@@ -491,6 +491,7 @@ static char *make_run_yaml(const nlp_model_config *mc)
     yaml_int(&b, "keep", o.keep);
     yaml_int(&b, "average", o.average);
     yaml_path(&b, "log", o.log);
+    yaml_int(&b, "log-every", o.log_every);
     char num[40];
     nlp_format_double(num, sizeof num, mc->dropout);
     yaml_kv(&b, "dropout", num);

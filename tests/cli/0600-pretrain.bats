@@ -66,6 +66,15 @@ losses() { cut -f1,2,4,5,6,8- "$1"; }
   awk -v a="$v" -v b="$g" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d < 1e-5 * a) }' || { echo "$output vs $v"; false; }
 }
 
+@test "pretrain: --resume keeps the run's --log-every (run.yaml records it)" {
+  run_split pretrain "${TINY[@]}" --no-progress -v --steps 10 --log-every 7 -m "$T/l" "$W/train.bin"
+  [ "$status" -eq 0 ] && [[ "$stderr" == *"step 7/10 "* ]]
+  grep -qx 'log-every: 7' "$T/l/latest/run.yaml"
+  run_split pretrain --resume "$T/l" -t 1 --no-progress --steps 22
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  [[ "$stderr" == *"step 14/22 "* ]] && [[ "$stderr" == *"step 21/22 "* ]] && [[ "$stderr" != *"step 20/22 "* ]]
+}
+
 @test "pretrain: --resume continues the loss sequence bit for bit" {
   run_split pretrain "${TINY[@]}" --steps 40 --save-every 10 --keep 0 -m "$T/full" --log "$T/full.tsv" "$W/train.bin"
   [ "$status" -eq 0 ] || { echo "$stderr"; false; }

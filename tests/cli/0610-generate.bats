@@ -128,6 +128,12 @@ PY
   want="$(printf '%s\n' "$output" | sed -E 's/(^| )0( .*)?$//')"
   run_split generate -m "$W/run" -p "Die" -n 40 --temperature 1 --seed $found --output-format id
   [ "$output" = "$want" ]
+  [ -z "$stderr" ]
+  # -v says why it ended
+  run_split generate -v -m "$W/run" -p "Die" -n 40 --temperature 1 --seed $found --output-format id
+  [ "$output" = "$want" ]
+  [[ "$stderr" == *"'-p': stopped at the end-of-text token after $(wc -w <<<"$want") of 40 tokens (--ignore-eos goes on)"* ]] ||
+    { echo "$stderr"; false; }
   # --stop: the text before the stop string, not the string
   run_split generate -m "$W/run" -p "Die" -n 40 --greedy --ignore-eos
   full="$output"
@@ -136,6 +142,8 @@ PY
   run_split generate -m "$W/run" -p "Die" -n 40 --greedy --ignore-eos --stop "$word"
   [ "$status" -eq 0 ]
   [ "$output" = "${full%%"$word"*}" ]
+  run_split generate -v -m "$W/run" -p "Die" -n 40 --greedy --ignore-eos --stop "$word"
+  [[ "$stderr" == *"'-p': stopped at --stop after "*" tokens"* ]] || { echo "$stderr"; false; }
 }
 
 @test "generate: --batch writes one line per prompt, in order; an empty prompt starts a document" {

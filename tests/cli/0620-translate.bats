@@ -195,8 +195,8 @@ losses() { cut -f1,2,4,5,6,8- "$1"; }
   [ "$status" -eq 0 ] && [ -s "$T/y.png" ]
   run_split "$NLPIPE_TOP/tools/plot-attention" --help
   [ "$status" -eq 0 ] && [[ "$output" == *"--sentence N"* ]] && [ -z "$stderr" ]
-  run_split "$NLPIPE_TOP/tools/plot-attention" --sentenc 1 "$T/att.tsv" "$T/z.png"
-  [ "$status" -eq 2 ] && [[ "$stderr" == *"unrecognized option '--sentenc'"*"Try 'plot-attention --help'"* ]]
+  run_split "$NLPIPE_TOP/tools/plot-attention" --sentense 1 "$T/att.tsv" "$T/z.png"
+  [ "$status" -eq 2 ] && [[ "$stderr" == *"unrecognized option '--sentense'"*"Try 'plot-attention --help'"* ]]
 }
 
 @test "translate: a pipe sees each translation before the input ends" {
