@@ -31,11 +31,16 @@ SHARED    ?= ../shared
 MPI       ?= $(shell pkg-config --exists ompi-c 2>/dev/null && echo 1 || echo 0)
 ifeq ($(MPI),1)
 MPI_CPPFLAGS := -DNLP_MPI $(shell pkg-config --cflags ompi-c)
-LDLIBS    += $(shell pkg-config --libs ompi-c)
+MPI_LIBS  := $(shell pkg-config --libs ompi-c)
 # only the tools that train (pretrain, finetune) reference MPI: the others
 # are linked without it
 LDFLAGS   += -Wl,--as-needed
 endif
+# nlpipe.pc: what every program linking libnlpipe.a needs (Libs), and MPI
+# apart (Libs.private, also the variable mpi_libs): only a program that
+# trains (nlp_train) pulls in lib/train/dist.o, which calls MPI
+PC_LIBS   := $(LDLIBS)
+LDLIBS    += $(MPI_LIBS)
 
 # BUILD holds objects; BINDIR the tools. `make asan` uses its own pair so the
 # sanitized and the normal build never mix.
@@ -54,6 +59,8 @@ CLI_LIB   := $(BUILD)/bin/common/libcli.a
 TOOL_SRC  := $(sort $(wildcard bin/*.c))
 TOOLS     := $(TOOL_SRC:bin/%.c=$(BINDIR)/%)
 DEV_SRC   := $(sort $(wildcard tools/*.c))
+# scripts installed beside the tools (make install)
+SCRIPTS   := tools/plot-log tools/plot-attention
 DEVTOOLS  := $(DEV_SRC:tools/%.c=$(TOOLDIR)/%)
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -212,18 +219,22 @@ install: all $(BUILD)/nlpipe.h
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	  $(DESTDIR)$(PREFIX)/include/nlpipe $(DESTDIR)$(PREFIX)/share/man/man1
 	$(if $(TOOLS),install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin)
+	install -m 755 $(SCRIPTS) $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib
 	install -m 644 $(BUILD)/nlpipe.h $(DESTDIR)$(PREFIX)/include/nlpipe/nlpipe.h
-	printf '%s\n' 'prefix=$(PREFIX)' 'Name: nlpipe' 'Description: Transformer NLP toolchain core library' \
+	printf '%s\n' 'prefix=$(PREFIX)' 'mpi_libs=$(strip $(MPI_LIBS))' 'Name: nlpipe' \
+	  'Description: Transformer NLP toolchain core library' \
 	  'Version: $(VERSION)' 'Cflags: -I$${prefix}/include/nlpipe -fopenmp' \
-	  'Libs: -L$${prefix}/lib -lnlpipe -fopenmp $(LDLIBS)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/nlpipe.pc
+	  'Libs: -L$${prefix}/lib -lnlpipe -fopenmp $(strip $(PC_LIBS))' \
+	  'Libs.private: $${mpi_libs}' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/nlpipe.pc
 	for h in $(LIB_HDR); do \
 	  d=$(DESTDIR)$(PREFIX)/include/nlpipe/$$(basename $$(dirname $$h)); \
 	  install -d $$d && install -m 644 $$h $$d; done
 	$(if $(wildcard man/man1/*.1),install -m 644 $(wildcard man/man1/*.1) $(DESTDIR)$(PREFIX)/share/man/man1)
 
 uninstall:
-	rm -f $(TOOLS:$(BINDIR)/%=$(DESTDIR)$(PREFIX)/bin/%) $(DESTDIR)$(PREFIX)/lib/libnlpipe.a
+	rm -f $(TOOLS:$(BINDIR)/%=$(DESTDIR)$(PREFIX)/bin/%) $(SCRIPTS:tools/%=$(DESTDIR)$(PREFIX)/bin/%) \
+	  $(DESTDIR)$(PREFIX)/lib/libnlpipe.a
 	rm -rf $(DESTDIR)$(PREFIX)/include/nlpipe $(DESTDIR)$(PREFIX)/lib/pkgconfig/nlpipe.pc
 	rm -f $(patsubst man/man1/%,$(DESTDIR)$(PREFIX)/share/man/man1/%,$(wildcard man/man1/*.1))
 

@@ -119,9 +119,9 @@ static const char usage[] =
     "Memory available is the smallest of MemAvailable (/proc/meminfo), what\n"
     "RLIMIT_AS (ulimit -v) and the cgroup's memory.max leave.\n"
     "SIGINT and SIGTERM save a checkpoint and exit with status 130 and 143.\n"
-    "Exit status: 0 ok, 1 bad input data or I/O error, 2 usage error, 3 unreadable or\n"
-    "incompatible model or tokenizer file, or a missing, unreadable or invalid config\n"
-    "file (-c).\n";
+    "Exit status: 0 ok, 1 bad input data or I/O error, 2 usage error (also: no\n"
+    "tokenizer), 3 missing, unreadable or incompatible model or tokenizer file, or a\n"
+    "missing, unreadable or invalid config file (-c).\n";
 
 static const char *const schedules[] = {"cosine", "linear", "constant", NULL};
 
@@ -254,6 +254,10 @@ static void report(void *ctx, const nlp_train_event *e)
         break;
     case NLP_TRAIN_RESUME:
         cli_info("resuming '%s' at step %ld", e->path, e->step);
+        break;
+    case NLP_TRAIN_PLAN:
+        end_live();
+        mio_report_plan(e, o.warmup, 0);
         break;
     }
     fflush(stderr);
@@ -488,7 +492,7 @@ static int train_main(int argc, char **argv, int explicit_sub)
 
     /* the model: a resumed run's checkpoint, or the pretrained one */
     char resume_ck[4096] = "";
-    if (o.resume && nlp_train_find_checkpoint(o.resume, resume_ck, sizeof resume_ck)) cli_fail(NLP_EIO);
+    if (o.resume && nlp_train_find_checkpoint(o.resume, resume_ck, sizeof resume_ck)) cli_fail_file(NLP_EIO);
     const char *from = o.resume ? resume_ck : o.init;
     model = mio_load_model(from, -1);
     check_arch(model, from);
@@ -503,7 +507,7 @@ static int train_main(int argc, char **argv, int explicit_sub)
     const int gpt = nlp_model_cfg(model)->arch == NLP_ARCH_GPT;
     tk_name = o.tokenizer ? o.tokenizer : from;
     tok = o.tokenizer ? mio_load_tokenizer(o.tokenizer) : mio_load_tokenizer_beside(from);
-    if (!tok) cli_usage_error("'%s' has no tokenizer beside it: give --tokenizer", from);
+    if (!tok) mio_no_tokenizer(from, "", "tokenizer.json, vocab.json + merges.txt, vocab.txt", "");
     if (o.lr < 0) o.lr = gpt ? 6.25e-5 : 5e-5;
 
     /* labels and data */
@@ -583,7 +587,9 @@ static int train_main(int argc, char **argv, int explicit_sub)
     if (o.max_length > mc->max_positions)
         cli_usage_error("--max-length %ld: the model has %d positions", o.max_length, mc->max_positions);
     o.max_length = default_length(model);
-    if ((rc = nlp_model_set_input_length(model, (int)o.max_length))) cli_fail(rc);
+    if ((rc = nlp_model_set_input_length(model, (int)o.max_length)) ||
+        (rc = nlp_model_set_input_texts(model, dtrain.pair ? 2 : 1)))
+        cli_fail(rc);
     nlp_cls_encoder enc = encoder_for(model, (int)o.max_length);
     size_t cut = nlp_cls_truncated(&enc, &dtrain);
     if (cut) cli_info("%zu of %zu training examples truncated to %ld positions (--max-length)", cut, dtrain.n, o.max_length);
@@ -639,7 +645,7 @@ static int train_main(int argc, char **argv, int explicit_sub)
         else cli_warn("stopped by %s before the first step; nothing was saved", res.signal == SIGINT ? "SIGINT" : "SIGTERM");
         status = 128 + res.signal;
     } else {
-        cli_info("done: %ld epochs, checkpoint '%s'", o.epochs, res.last_checkpoint);
+        cli_info("done: %ld epoch%s, checkpoint '%s'", o.epochs, o.epochs == 1 ? "" : "s", res.last_checkpoint);
         if (task.evaluate && !isnan(res.best))
             cli_info("best validation accuracy %.4f: '%s/best'", res.best, o.model);
     }
@@ -674,7 +680,7 @@ static void load_classifier(void)
     snprintf(tkp, sizeof tkp, "%s", o.tokenizer ? o.tokenizer : path);
     tk_name = tkp;
     tok = o.tokenizer ? mio_load_tokenizer(o.tokenizer) : mio_load_tokenizer_beside(path);
-    if (!tok) cli_usage_error("'%s' has no tokenizer beside it: give --tokenizer", path);
+    if (!tok) mio_no_tokenizer(path, "", "tokenizer.json, vocab.json + merges.txt, vocab.txt", "");
     mio_check_vocab(tok, tk_name, model, path);
     /* the model's labels, for reading labelled files against them */
     char name[4096];
@@ -684,6 +690,23 @@ static void load_classifier(void)
     }
     if (nlp_cls_labels_count(&labels) != nlp_model_cfg(model)->num_labels)
         cli_die(NLP_EXIT_FORMAT, "'%s': its label names are not distinct", path);
+}
+
+/* Inputs of the kind the model was fine-tuned on: a model of single texts
+ * given pairs would read a labelled file ('label<TAB>text') given to
+ * predict as a pair and answer as if it made sense. */
+static void check_texts(const nlp_cls_data *d, const char *file, int eval)
+{
+    const int want = nlp_model_input_texts(model), got = d->pair ? 2 : 1;
+    if (!want || !d->n || want == got) return;
+    const char *fields = eval ? (d->pair ? "'label<TAB>text_a<TAB>text_b'" : "'label<TAB>text'")
+                              : (d->pair ? "'text_a<TAB>text_b'" : "'text'");
+    if (want == 1 && !eval)
+        cli_die(NLP_EXIT_FAILURE, "'%s' has lines of two fields (%s), but '%s' was fine-tuned on single texts: is it a "
+                "labelled file? 'finetune eval' scores one; predict reads a text a line", file, fields, o.model);
+    cli_die(NLP_EXIT_FAILURE, "'%s' has lines of %s, but '%s' was fine-tuned on %s", file, fields, o.model,
+            want == 2 ? (eval ? "'label<TAB>text_a<TAB>text_b' pairs" : "pairs ('text_a<TAB>text_b')")
+                      : (eval ? "single texts ('label<TAB>text')" : "single texts"));
 }
 
 static int predict_main(int argc, char **argv, int eval)
@@ -714,6 +737,7 @@ static int predict_main(int argc, char **argv, int eval)
                                 .threads = threads};
         int rc = nlp_cls_read(&d, files[f], &ro);
         if (rc) cli_fail(rc);
+        check_texts(&d, files[f], eval);
         if (d.repaired) cli_warn("'%s': %llu fields of invalid UTF-8 repaired (U+FFFD)", files[f], (unsigned long long)d.repaired);
         int32_t *pred = nlp_calloc(d.n ? d.n : 1, sizeof *pred);
         float *prob = nlp_calloc(d.n ? d.n : 1, sizeof *prob), *probs = o.all ? nlp_calloc((d.n ? d.n : 1) * (size_t)L, sizeof *probs) : NULL;

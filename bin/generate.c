@@ -67,13 +67,15 @@ static const char usage[] =
     "  -c, --config FILE         read options from a YAML file (keys = long option names)\n"
     "      --dump-config         print the effective configuration and exit\n"
     "  -q, --quiet               no warnings\n"
-    "  -v, --verbose             more messages (-v: speed figures)\n"
+    "  -v, --verbose             more messages (-v: why a continuation ended early,\n"
+    "                            speed figures)\n"
     "  -h, --help                display this help and exit\n"
     "  -V, --version             output version information and exit\n"
     "\n"
     "Exit status: 0 ok, 1 bad input (a prompt that fills the context, ids outside the\n"
-    "vocabulary) or I/O error, 2 usage error, 3 unreadable or incompatible model or\n"
-    "tokenizer, or a missing, unreadable or invalid config file (-c).\n";
+    "vocabulary) or I/O error, 2 usage error (also: no tokenizer for text), 3 missing,\n"
+    "unreadable or incompatible model or tokenizer, or a missing, unreadable or\n"
+    "invalid config file (-c).\n";
 
 static const char *const formats[] = {"text", "id", NULL};
 
@@ -353,6 +355,12 @@ static void run_prompt(nlp_ids *prompt, const char *name, uint64_t line, nlp_rng
     gen_tokens += st.gen.n;
     if (o.out_fmt == 0) stream_flush(1);
     nlp_cache_free(c);
+    /* why the continuation ended before -n (-v): the end-of-text token (not printed), or --stop */
+    if (st.stopped)
+        cli_debug("%s: stopped at --stop after %zu tokens", where(name, line), st.gen.n);
+    else if (eot >= 0 && !o.ignore_eos && st.gen.n < (size_t)n)
+        cli_debug("%s: stopped at the end-of-text token after %zu of %ld tokens (--ignore-eos goes on)",
+                  where(name, line), st.gen.n, n);
 }
 
 // --- perplexity
@@ -417,8 +425,8 @@ int main(int argc, char **argv)
     if (o.tokenizer) tok = mio_load_tokenizer(o.tokenizer);
     else tok = mio_load_tokenizer_beside(o.model);
     if (!tok && need_tok)
-        cli_die(NLP_EXIT_FORMAT, "'%s' has no tokenizer beside it (tokenizer.json, vocab.json + merges.txt): give "
-                "--tokenizer, or use --input-format id --output-format id", o.model);
+        mio_no_tokenizer(o.model, "", "tokenizer.json, vocab.json + merges.txt",
+                         ", or use --input-format id --output-format id");
     if (tok) {
         mio_check_vocab(tok, o.tokenizer ? o.tokenizer : o.model, model, o.model);
         eot = mio_eot(tok, NULL, o.model);

@@ -102,9 +102,9 @@ static const char usage[] =
     "                            bucketed by length and the batches shuffled per epoch\n"
     "Optimisation (-1: the architecture's default, given as gpt / bert / transformer):\n"
     "      --steps N             optimizer steps (default 0: until --max-time)\n"
-    "      --max-time MIN        stop after MIN minutes of training (evaluation not\n"
-    "                            counted); with --steps 0 the schedule's length is\n"
-    "                            estimated from the first 20 steps\n"
+    "      --max-time MIN        train MIN minutes (evaluation not counted); with\n"
+    "                            --steps 0 the decay of cosine and linear follows the\n"
+    "                            clock, reaching --min-lr at the end of the budget\n"
     "      --lr F                peak learning rate; noam: the scale factor\n"
     "                            (6e-4 / 1e-4 / 1)\n"
     "      --min-lr F            final learning rate of cosine and linear (default -1:\n"
@@ -163,9 +163,9 @@ static const char usage[] =
     "RLIMIT_AS (ulimit -v) and the cgroup's memory.max leave; the first progress lines\n"
     "state the run's memory beside it.\n"
     "SIGINT and SIGTERM save a checkpoint and exit with status 130 and 143.\n"
-    "Exit status: 0 ok, 1 bad input data, I/O error or a non-finite loss, 2 usage error,\n"
-    "3 unreadable or incompatible model or tokenizer file, or a missing, unreadable or\n"
-    "invalid config file (-c).\n";
+    "Exit status: 0 ok, 1 bad input data, I/O error or a non-finite loss, 2 usage error\n"
+    "(also: text without a tokenizer), 3 missing, unreadable or incompatible model,\n"
+    "checkpoint or tokenizer file, or a missing, unreadable or invalid config file (-c).\n";
 
 static const char *const archs[] = {"gpt", "bert", "transformer", NULL};
 static const char *const schedules[] = {"cosine", "linear", "constant", "noam", "inverse-sqrt", NULL};
@@ -365,6 +365,13 @@ static void report(void *ctx, const nlp_train_event *e)
     case NLP_TRAIN_RESUME:
         cli_info("resuming '%s' at step %ld (%llu tokens trained)", e->path, e->step,
                  (unsigned long long)e->tokens);
+        if (!o.steps && o.max_time > 0 && e->eta == 0)
+            cli_warn("the run has trained %.2f minutes, its --max-time %g is used: nothing to train; give a larger "
+                     "--max-time to go on", e->seconds / 60, o.max_time);
+        break;
+    case NLP_TRAIN_PLAN:
+        end_live();
+        mio_report_plan(e, o.warmup, o.steps ? 0 : o.max_time);
         break;
     }
     fflush(stderr);
@@ -484,6 +491,7 @@ static char *make_run_yaml(const nlp_model_config *mc)
     yaml_int(&b, "keep", o.keep);
     yaml_int(&b, "average", o.average);
     yaml_path(&b, "log", o.log);
+    yaml_int(&b, "log-every", o.log_every);
     char num[40];
     nlp_format_double(num, sizeof num, mc->dropout);
     yaml_kv(&b, "dropout", num);
@@ -506,14 +514,6 @@ static char *make_run_yaml(const nlp_model_config *mc)
 static const char *resume_yaml, *resume_train;
 static char **resume_argv;   /* argv with the run's run.yaml first */
 static nlp_config resume_cf; /* that run.yaml, for its 'train' */
-
-/* A resumed run given another --max-time than its run.yaml's. */
-static int resume_budget_changed(void)
-{
-    if (!resume_yaml) return 0;
-    const nlp_config_entry *e = nlp_config_get(&resume_cf, "max-time");
-    return e && e->value && strtod(e->value, NULL) != o.max_time;
-}
 
 /* --resume DIR: DIR's run.yaml is read as the first config file, so the
  * run continues with its own options unless flags say otherwise. */
@@ -764,7 +764,7 @@ int main(int argc, char **argv)
     char resume_ck[4096] = "";
     const char *from = NULL; /* where the model (and its tokenizers) come from */
     if (o.resume) {
-        if (nlp_train_find_checkpoint(o.resume, resume_ck, sizeof resume_ck)) cli_fail(NLP_EIO);
+        if (nlp_train_find_checkpoint(o.resume, resume_ck, sizeof resume_ck)) cli_fail_file(NLP_EIO);
         from = resume_ck;
     } else if (o.init)
         from = o.init;
@@ -1014,7 +1014,6 @@ int main(int argc, char **argv)
         .out_dir = o.model,
         .steps = o.steps,
         .max_seconds = o.max_time * 60,
-        .new_budget = resume_budget_changed(),
         .accum = (int)accum,
         .schedule = (enum nlp_schedule)o.schedule,
         .lr = o.lr,

@@ -1105,7 +1105,7 @@ int main(int argc, char **argv)
 
     nlp_tokfiles_opts fo = {.cased = o.cased};
     int rc = nlp_tokfiles_load(o.model, &fo, &tk);
-    if (rc) fail_with(rc == NLP_EIO || rc == NLP_EFORMAT ? NLP_EFORMAT : rc);
+    if (rc) cli_fail_file(rc);
     if (o.cased && fo.fmt != NLP_TOKF_VOCAB)
         cli_usage_error("--cased is for a bare BERT vocab.txt; '%s' names its own normalizer", o.model);
     const nlp_tok_spec *spec = nlp_tokenizer_spec(tk);

@@ -66,9 +66,10 @@ static const char usage[] =
     "  -V, --version             output version information and exit\n"
     "\n"
     "Exit status: 0 ok, 1 bad input (ids outside the vocabulary, a sentence longer than\n"
-    "the model's positions) or I/O error, 2 usage error, 3 unreadable or incompatible\n"
-    "model or tokenizer (a GPT or BERT model, a tokenizer with more ids than the model),\n"
-    "or a missing, unreadable or invalid config file (-c).\n";
+    "the model's positions) or I/O error, 2 usage error (also: no tokenizer for text),\n"
+    "3 missing, unreadable or incompatible model or tokenizer (a GPT or BERT model, a\n"
+    "tokenizer with more ids than the model), or a missing, unreadable or invalid\n"
+    "config file (-c).\n";
 
 static const char *const formats[] = {"text", "id", NULL};
 
@@ -430,9 +431,10 @@ int main(int argc, char **argv)
     const nlp_model_config *cfg = nlp_model_cfg(model);
     if (!src_tok && tgt_tok && cfg->shared_vocab) src_tok = tgt_tok;
     if ((need_tgt && !tgt_tok) || (need_src && !src_tok))
-        cli_die(NLP_EXIT_FORMAT, "'%s' has no %s tokenizer beside it (tokenizer.json%s): give --tokenizer%s, or use "
-                "--input-format id --output-format id", o.model, need_src && !src_tok ? "source" : "target",
-                cfg->shared_vocab ? "" : ", src-tokenizer.json", cfg->shared_vocab ? "" : " and --src-tokenizer");
+        mio_no_tokenizer(o.model, need_src && !src_tok ? "source " : "target ",
+                         cfg->shared_vocab ? "tokenizer.json" : "tokenizer.json, src-tokenizer.json",
+                         cfg->shared_vocab ? ", or use --input-format id --output-format id"
+                                           : " and --src-tokenizer, or use --input-format id --output-format id");
     if (tgt_tok && nlp_tokenizer_vocab_size(tgt_tok) > (size_t)cfg->vocab_size)
         cli_die(NLP_EXIT_FORMAT, "'%s': %zu ids, but the model '%s' has a target vocabulary of %d: not its tokenizer",
                 tname, nlp_tokenizer_vocab_size(tgt_tok), o.model, cfg->vocab_size);

@@ -124,6 +124,11 @@ void cli_fail(int rc)
     leave(nlp_exit_code(rc));
 }
 
+void cli_fail_file(int rc)
+{
+    cli_fail(rc == NLP_ENOMEM || rc == NLP_EINVAL ? rc : NLP_EFORMAT);
+}
+
 int cli_parse_long(const char *s, long *out)
 {
     char *end;
@@ -295,6 +300,48 @@ static _Noreturn void exit_printed(void)
     exit(0);
 }
 
+/* Edit distance (Levenshtein, an adjacent swap counting one) between a and
+ * b[0..nb), capped: an option name a typo may be of. */
+static size_t edit_distance(const char *a, const char *b, size_t nb)
+{
+    enum { MAXLEN = 64 };
+    size_t na = strlen(a);
+    if (na >= MAXLEN || nb >= MAXLEN) return MAXLEN;
+    size_t d[MAXLEN + 1][MAXLEN + 1];
+    for (size_t i = 0; i <= na; i++) d[i][0] = i;
+    for (size_t j = 0; j <= nb; j++) d[0][j] = j;
+    for (size_t i = 1; i <= na; i++)
+        for (size_t j = 1; j <= nb; j++) {
+            size_t v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < v) v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[na][nb];
+}
+
+/* "; did you mean '--x'?" (or "'--x' or '--y'") for a name that is a typo of
+ * one or two of names[] (NULL-ended; `prefix` before each, "--" or ""), else
+ * "". A typo: at most 1 edit in 4 characters, and not the whole name. */
+static const char *did_you_mean(const char *name, size_t n, const char *const *names, const char *prefix)
+{
+    static char buf[256];
+    size_t best = (size_t)-1, hits = 0;
+    const char *first = NULL, *second = NULL;
+    for (int i = 0; names[i]; i++) {
+        size_t d = edit_distance(names[i], name, n);
+        if (d < best) best = d, hits = 0, first = second = NULL;
+        if (d == best && ++hits <= 2) *(hits == 1 ? &first : &second) = names[i];
+    }
+    buf[0] = 0;
+    if (!first || best == 0 || best > 1 + n / 4 || best >= n || hits > 2) return buf;
+    if (second) snprintf(buf, sizeof buf, "; did you mean '%s%s' or '%s%s'?", prefix, first, prefix, second);
+    else snprintf(buf, sizeof buf, "; did you mean '%s%s'?", prefix, first);
+    return buf;
+}
+
 static void option_error(int ch, char **argv, const struct option *lopts, const char *shortopts)
 {
     /* argv[optind - 1] is the long option at fault; for a short one in the
@@ -314,11 +361,18 @@ static void option_error(int ch, char **argv, const struct option *lopts, const 
     if (bad[0] == '-' && bad[1] == '-') {
         /* prefix of several options, or unknown */
         const char *name = bad + 2;
-        size_t n = strcspn(name, "=");
-        int hits = 0;
-        for (int i = 0; lopts[i].name; i++) hits += strncmp(lopts[i].name, name, n) == 0;
-        if (hits > 1) cli_usage_error("option '%.*s' is ambiguous", (int)(n + 2), bad);
-        cli_usage_error("unrecognized option '%.*s'", (int)(n + 2), bad);
+        size_t n = strcspn(name, "="), hits = 0, len = 0;
+        const char *names[512];
+        char list[1024] = "";
+        for (int i = 0; lopts[i].name && i < 511; i++) {
+            names[i] = lopts[i].name, names[i + 1] = NULL;
+            if (strncmp(lopts[i].name, name, n) != 0) continue;
+            hits++;
+            len += (size_t)snprintf(list + len, len < sizeof list ? sizeof list - len : 0, " '--%s'", lopts[i].name);
+            if (len >= sizeof list) len = sizeof list;
+        }
+        if (hits > 1) cli_usage_error("option '%.*s' is ambiguous; possibilities:%s", (int)(n + 2), bad, list);
+        cli_usage_error("unrecognized option '%.*s'%s", (int)(n + 2), bad, did_you_mean(name, n, names, "--"));
     }
     cli_usage_error("invalid option '%s'", bad);
 }
@@ -363,7 +417,13 @@ static int check_key(void *ctx, const char *key)
 {
     const struct key_check *k = ctx;
     if (find_key(k, key)) return NLP_OK;
-    return nlp_error(NLP_EFORMAT, "unknown key '%s' (keys are the long option names of '%s --help')", key, k->c->prog);
+    const char *names[512];
+    size_t m = 0;
+    for (size_t i = 0; i < k->nopt && m < 511; i++)
+        if (!(k->c->opts[i].flags & CLI_NOCONFIG)) names[m++] = k->c->opts[i].name;
+    names[m] = NULL;
+    return nlp_error(NLP_EFORMAT, "unknown key '%s' (keys are the long option names of '%s --help')%s", key,
+                     k->c->prog, did_you_mean(key, strlen(key), names, ""));
 }
 
 /* The options of the last cli_parse, for cli_free to release CLI_LIST values. */

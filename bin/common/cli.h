@@ -110,6 +110,17 @@ _Noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(print
 /* Library failure: prints nlp_errmsg() and exits with nlp_exit_code(rc). */
 _Noreturn void cli_fail(int rc);
 
+/* The one exit rule for the files a tool is given to work with (a model,
+ * checkpoint, run directory, tokenizer or config file: -m, --init,
+ * --resume, --tokenizer, -c...): one that cannot be used exits 3, whatever
+ * the reason (missing, unreadable, a directory without one, corrupt,
+ * incompatible), as the conventions' "unreadable, corrupt or incompatible
+ * model, tokenizer or config file" says; only out of memory (1) and a usage
+ * error (2) keep their statuses. Data files (the text, streams and TSV a
+ * tool reads or writes) fail with cli_fail: 1 for I/O. A file a tool needs
+ * but was not given is a usage error (2: modelio.h's mio_no_tokenizer). */
+_Noreturn void cli_fail_file(int rc);
+
 /* A data-parallel job (bin/common/dist.h sets it): messages name the rank,
  * cli_info, cli_debug, cli_warn and usage errors come from rank 0 only,
  * and an exit with a failure status ends every rank (abort_job). */

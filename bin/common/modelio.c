@@ -24,8 +24,8 @@ void mio_resolve(const char *path, char *buf, size_t cap)
 void mio_check_resume(const char *path, const char *tool, char *ck, size_t cap)
 {
     struct stat st;
-    if (stat(path, &st) != 0) cli_die(NLP_EXIT_FAILURE, "cannot open '%s': %s", path, strerror(errno));
-    if (nlp_train_find_checkpoint(path, ck, cap)) cli_fail(NLP_EFORMAT);
+    if (stat(path, &st) != 0) cli_die(NLP_EXIT_FORMAT, "cannot open '%s': %s", path, strerror(errno));
+    if (nlp_train_find_checkpoint(path, ck, cap)) cli_fail_file(NLP_EFORMAT);
     char p[4200];
     snprintf(p, sizeof p, "%s/train_state.safetensors", ck);
     if (!nlp_is_dir(ck) || !nlp_file_exists(p))
@@ -94,10 +94,10 @@ nlp_model *mio_load_model(const char *path, int want)
 {
     char p[4096];
     mio_resolve(path, p, sizeof p);
-    if (!nlp_file_exists(p)) cli_die(NLP_EXIT_FAILURE, "cannot open '%s': No such file or directory", path);
+    if (!nlp_file_exists(p)) cli_die(NLP_EXIT_FORMAT, "cannot open '%s': No such file or directory", path);
     nlp_model *m = NULL;
     int rc = nlp_model_load(&m, p);
-    if (rc) cli_fail(rc);
+    if (rc) cli_fail_file(rc);
     if (want >= 0 && (int)nlp_model_cfg(m)->arch != want) {
         const char *is = nlp_arch_name(nlp_model_cfg(m)->arch);
         nlp_model_free(m);
@@ -110,8 +110,13 @@ nlp_tokenizer *mio_load_tokenizer(const char *path)
 {
     nlp_tokenizer *tk = NULL;
     int rc = nlp_tokfiles_load(path, NULL, &tk);
-    if (rc) cli_fail(rc);
+    if (rc) cli_fail_file(rc);
     return tk;
+}
+
+void mio_no_tokenizer(const char *model, const char *side, const char *files, const char *also)
+{
+    cli_usage_error("'%s' has no %stokenizer beside it (%s): give --tokenizer%s", model, side, files, also);
 }
 
 nlp_tokenizer *mio_load_tokenizer_beside(const char *model_path)
@@ -139,6 +144,24 @@ void mio_check_vocab(const nlp_tokenizer *tk, const char *tk_name, const nlp_mod
     if (tv > (size_t)mv)
         cli_die(NLP_EXIT_FORMAT, "'%s' has %zu token ids, but the model '%s' has a vocabulary of %d: they do not "
                 "belong together", tk_name, tv, m_name, mv);
+}
+
+void mio_report_plan(const nlp_train_event *e, long warmup, double minutes)
+{
+    char budget[128] = "";
+    if (minutes > 0 && e->step > 0) {
+        char m[40];
+        nlp_format_double(m, sizeof m, minutes);
+        snprintf(budget, sizeof budget, "about %ld steps in --max-time %s at the pace so far", e->total, m);
+        cli_debug("%s", budget);
+    }
+    if (warmup <= 0 || e->total > warmup || e->step >= warmup) return;
+    if (budget[0])
+        cli_warn("the warm-up (--warmup %ld) outlasts the run (%s): the learning rate would neither reach its "
+                 "peak nor decay; give a smaller --warmup", warmup, budget);
+    else
+        cli_warn("the warm-up (--warmup %ld) outlasts the run (%ld step%s): the learning rate would neither reach its "
+                 "peak nor decay; give a smaller --warmup", warmup, e->total, e->total == 1 ? "" : "s");
 }
 
 int mio_eot(const nlp_tokenizer *tk, const char *name, const char *tk_name)

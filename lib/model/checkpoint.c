@@ -64,6 +64,8 @@ int nlp_checkpoint_save(const char *dir, const nlp_model *m, const nlp_optim *o,
     if (!rc) rc = nlp_st_writer_add(w, "rng.data", NLP_DT_U64, 1, s4, s->data_rng.s, NLP_DT_U64);
     if (!rc) rc = nlp_st_writer_add(w, "data.position", NLP_DT_U64, 1, s4, s->data_position, NLP_DT_U64);
     if (!rc) rc = nlp_st_writer_add(w, "data.task", NLP_DT_U64, 1, s4, s->task_state, NLP_DT_U64);
+    int64_t s8[1] = {8};
+    if (!rc) rc = nlp_st_writer_add(w, "train.clock", NLP_DT_U64, 1, s8, s->clock, NLP_DT_U64);
     if (!rc) rc = nlp_st_writer_save(w, path);
     nlp_st_writer_free(w);
     if (rc) return rc;
@@ -73,12 +75,17 @@ int nlp_checkpoint_save(const char *dir, const nlp_model *m, const nlp_optim *o,
     return rc;
 }
 
-static int u64x4(const nlp_st *f, const char *name, uint64_t *dst)
+static int u64xn(const nlp_st *f, const char *name, int64_t n, uint64_t *dst)
 {
-    int64_t shape[1] = {4};
+    int64_t shape[1] = {n};
     const nlp_st_tensor *t;
     int rc = nlp_st_expect(f, name, 1, shape, &t);
     return rc ? rc : nlp_st_read_u64(f, t, dst);
+}
+
+static int u64x4(const nlp_st *f, const char *name, uint64_t *dst)
+{
+    return u64xn(f, name, 4, dst);
 }
 
 static int meta_double(const nlp_st *f, const char *key, double *out)
@@ -160,6 +167,8 @@ int nlp_checkpoint_load(const char *dir, nlp_model **out, nlp_optim *o, nlp_trai
         goto fail;
     memset(s->task_state, 0, sizeof s->task_state);
     if (nlp_st_find(f, "data.task") && (rc = u64x4(f, "data.task", s->task_state))) goto fail;
+    memset(s->clock, 0, sizeof s->clock);
+    if (nlp_st_find(f, "train.clock") && (rc = u64xn(f, "train.clock", 8, s->clock))) goto fail;
     const char *rk = nlp_st_meta(f, "ranks");
     s->ranks = rk && atoi(rk) > 0 ? atoi(rk) : 1;
     nlp_st_close(f);

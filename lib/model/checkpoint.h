@@ -16,6 +16,9 @@
  *     rng.model          U64 [4]        the model's dropout generator
  *     rng.data           U64 [4]        the caller's data generator (shuffling, masking)
  *     data.position      U64 [4]        the caller's position in its data, opaque here
+ *     data.task          U64 [4]        the caller's task state, opaque too (older: absent)
+ *     train.clock        U64 [8]        the caller's clock and schedule, opaque too (older:
+ *                                       absent, read as zeros)
  *
  * Each file is written through a temporary file, fsynced and renamed, the
  * state first and the model second; both carry the step, and loading rejects
@@ -37,6 +40,7 @@ typedef struct nlp_train_state {
     nlp_rng data_rng;          /* the caller's generator */
     uint64_t data_position[4]; /* opaque to the library */
     uint64_t task_state[4];    /* opaque too (absent from older checkpoints: zeros) */
+    uint64_t clock[8];         /* opaque too: the training loop's time budget (absent: zeros) */
     int ranks;                 /* processes the run was trained on (metadata "ranks"; older: 1) */
 } nlp_train_state;
 

@@ -186,7 +186,18 @@ int nlp_model_load(nlp_model **out, const char *path)
         nlp_model_free(m);
         return rc;
     }
-    const char *len = nlp_st_meta(f, "input_length");
+    const char *len = nlp_st_meta(f, "input_length"), *texts = nlp_st_meta(f, "input_texts");
+    if (texts) {
+        if (strcmp(texts, "1") && strcmp(texts, "2"))
+            rc = nlp_error(NLP_EFORMAT, "'%s': input_texts '%s' is not 1 or 2", file, texts);
+        else m->input_texts = texts[0] - '0';
+        if (rc) {
+            nlp_st_close(f);
+            free(file);
+            nlp_model_free(m);
+            return rc;
+        }
+    }
     if (len) {
         char *end;
         long n = strtol(len, &end, 10);
@@ -236,6 +247,7 @@ int nlp_model_save_meta(const nlp_model *m, const char *path, enum nlp_dtype dty
             snprintf(len, sizeof len, "%d", m->input_length);
             meta[k++] = "input_length", meta[k++] = len;
         }
+        if (m->input_texts > 0) meta[k++] = "input_texts", meta[k++] = m->input_texts == 2 ? "2" : "1";
         for (int i = 0; extra && extra[i] && extra[i + 1] && k < 30; i += 2) meta[k++] = extra[i], meta[k++] = extra[i + 1];
         meta[k] = NULL;
         rc = nlp_params_save(m->params, file, meta, dtype);
@@ -522,6 +534,15 @@ int nlp_model_set_input_length(nlp_model *m, int n)
 
 int nlp_model_input_length(const nlp_model *m) { return m->input_length; }
 
+int nlp_model_set_input_texts(nlp_model *m, int n)
+{
+    if (n != 1 && n != 2) return nlp_error(NLP_EINVAL, "%d texts per example: 1 or 2 (a pair)", n);
+    m->input_texts = n;
+    return NLP_OK;
+}
+
+int nlp_model_input_texts(const nlp_model *m) { return m->input_texts; }
+
 int nlp_model_label(const nlp_model *m, int i, char *buf, size_t cap)
 {
     if (i < 0 || i >= m->cfg.num_labels) return -1;
@@ -567,6 +588,7 @@ int nlp_model_extend(nlp_model **out, const nlp_model *src, const nlp_model_conf
     }
     m->lm_weight = src->lm_weight;
     m->input_length = src->input_length <= cfg->max_positions ? src->input_length : 0;
+    m->input_texts = src->input_texts;
     *out = m;
     return NLP_OK;
 }

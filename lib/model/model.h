@@ -225,6 +225,12 @@ int nlp_model_label(const nlp_model *m, int i, char *buf, size_t cap);
  * 1..max-positions (NLP_EINVAL). */
 int nlp_model_set_input_length(nlp_model *m, int n);
 int nlp_model_input_length(const nlp_model *m);
+/* The texts per example a classifier was trained on: 1 (single texts) or 2
+ * (pairs), saved with the model ("input_texts") so that using it can refuse
+ * the other kind of input (a labelled file given to predict reads as
+ * pairs); 0 when not recorded. n must be 1 or 2 (NLP_EINVAL). */
+int nlp_model_set_input_texts(nlp_model *m, int n);
+int nlp_model_input_texts(const nlp_model *m);
 
 /* A new model of configuration cfg (same architecture) initialised from
  * seed, then every tensor of src copied in by name: a tensor that grew in

@@ -155,6 +155,7 @@ struct nlp_model {
     double lm_weight;         /* gpt classification: λ of L3 = L2 + λ·L1 */
     char *label_names;        /* the head's labels, '\n'-joined (NULL: unnamed) */
     int input_length;         /* positions per example it was trained on (0: not recorded) */
+    int input_texts;          /* texts per example it was trained on: 1 or 2 (a pair; 0: not recorded) */
     const int32_t *in_cls_pos;
     int32_t *nsp_target;
     float *mlm_h1, *mlm_h2, *mlm_ln, *mlm_mean, *mlm_rstd;

@@ -191,9 +191,15 @@ int nlp_corpus_add(nlp_corpus *c, const char *path, const nlp_tokenizer *tk, int
         rc = add_stream(c, r, path, vocab);
         goto out;
     }
-    if (!tk) {
-        rc = nlp_error(NLP_EDATA, "'%s' is not a token stream (%s): give a tokenizer for text input", path,
-                       got ? "no NLTK or llm.c header" : "it is empty");
+    if (!tk) { /* text is a usage error (the tokenizer was not given), anything else bad data */
+        const size_t look = 1024;
+        size_t bad;
+        if ((rc = nlp_reader_peek(r, look, &p, &got))) goto out;
+        if (got && !memchr(p, 0, got) && (nlp_utf8_valid(p, got, &bad) || (got == look && bad + 4 > got)))
+            rc = nlp_error(NLP_EINVAL, "'%s' is text, not a token stream: give a tokenizer for text input", path);
+        else
+            rc = nlp_error(NLP_EDATA, "'%s' is not a token stream (%s): give a tokenizer for text input", path,
+                           got ? "no NLTK or llm.c header" : "it is empty");
         goto out;
     }
     nlp_buf b = {0};

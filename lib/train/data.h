@@ -58,8 +58,10 @@ int nlp_corpus_add_stream(nlp_corpus *c, const char *path, uint32_t vocab);
 int nlp_corpus_add_text(nlp_corpus *c, const char *path, const nlp_tokenizer *tk, int32_t eot, int threads);
 
 /* Appends a file of either kind: a token stream when it starts with one of
- * the stream magics, else text for tk (NLP_EDATA "... is not a token
- * stream ..." when tk is NULL). Arguments as above. */
+ * the stream magics, else text for tk. Without tk: NLP_EINVAL "'path' is
+ * text, not a token stream ..." when its first KiB is text (no NUL, UTF-8:
+ * the caller did not give the tokenizer it needs), else NLP_EDATA "... is
+ * not a token stream ...". Arguments as above. */
 int nlp_corpus_add(nlp_corpus *c, const char *path, const nlp_tokenizer *tk, int32_t eot, uint32_t vocab,
                    int threads);
 

@@ -7,6 +7,7 @@
 #include "base/io.h"
 #include "base/mem.h"
 #include "base/hash.h"
+#include "base/prof.h"
 #include "model/checkpoint.h"
 #include "train/dist.h"
 #include "train/rundir.h"
@@ -29,11 +30,10 @@ void nlp_train_request_stop(int sig)
     stop_signal = sig;
 }
 
-static double now(void)
+/* the training clock: the options' (tests), else CLOCK_MONOTONIC */
+static double now(const nlp_train_opts *o)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    return o->clock ? o->clock(o->clock_ctx) : nlp_now();
 }
 
 double nlp_train_lr(const nlp_train_opts *o, long step, long total, int d_model)
@@ -47,6 +47,50 @@ double nlp_train_lr(const nlp_train_opts *o, long step, long total, int d_model)
         return o->warmup > 0 ? o->lr * sqrt((double)o->warmup / (double)step) : o->lr / sqrt((double)step);
     default: return nlp_lr_cosine(step, o->warmup, total, o->lr, o->lr_min);
     }
+}
+
+double nlp_train_lr_frac(const nlp_train_opts *o, long step, double frac, int d_model)
+{
+    if (o->schedule != NLP_SCHED_COSINE && o->schedule != NLP_SCHED_LINEAR) return nlp_train_lr(o, step, 0, d_model);
+    if (o->warmup > 0 && step < o->warmup) return o->lr * (double)step / (double)o->warmup;
+    if (!(frac < 1)) return o->lr_min;
+    if (frac < 0) frac = 0;
+    if (o->schedule == NLP_SCHED_LINEAR) return o->lr + (o->lr_min - o->lr) * frac;
+    return o->lr_min + 0.5 * (o->lr - o->lr_min) * (1 + cos(M_PI * frac));
+}
+
+// --- a time budget (loop.h: the decay keyed to the training time)
+
+typedef struct budget {
+    double seconds; /* the budget */
+    double t_w;     /* training time at which the decay began (the start of step `warmup`); NAN: not yet */
+    double dt;      /* a step's training time, lately: the longest of the last few (a longer step is
+                       taken at once, a shorter one eases it down); 0: none measured yet */
+} budget;
+
+/* The decay's fraction at training time t (the start of a step). */
+static double budget_frac(const budget *b, double t)
+{
+    double span = b->seconds - b->t_w;
+    if (!(span > 0)) return 1;
+    double f = (t - b->t_w) / span;
+    return f < 0 ? 0 : f > 1 ? 1 : f;
+}
+
+/* A step of d seconds was taken. The estimate errs long: a step expected
+ * to end within the budget should, or the last one would not be the one
+ * planned (with the floor rate) but an earlier one the budget ran out in. */
+static void budget_step(budget *b, double d)
+{
+    b->dt = d >= b->dt ? d : 0.8 * b->dt + 0.2 * d;
+}
+
+/* The steps the budget holds at the recent pace (0: no pace yet). */
+static long budget_steps(const budget *b, long step, double t)
+{
+    if (!(b->dt > 0)) return 0;
+    double left = ceil((b->seconds - t) / b->dt);
+    return step + (left > 0 ? (left < 1e15 ? (long)left : (long)1e15) : 0);
 }
 
 // --- data parallel (train/dist.h)
@@ -135,6 +179,28 @@ static double bitsd(uint64_t u)
     return d;
 }
 
+/* What a checkpoint records of the loop: the tokens seen, the planned steps
+ * (0: a time budget's), the training time in milliseconds and the best
+ * validation; with a time budget, its clock: the training time, the decay's
+ * start, the pace and the budget as exact doubles (loop.h), and whether the
+ * budget's last step was taken (`ended`). */
+static void save_state(nlp_train_state *st, uint64_t tokens, long total, double elapsed, double best, const budget *b,
+                       int ended)
+{
+    st->data_position[0] = tokens;
+    st->data_position[1] = (uint64_t)total;
+    st->data_position[2] = (uint64_t)llround(elapsed * 1000);
+    st->data_position[3] = dbits(best);
+    memset(st->clock, 0, sizeof st->clock);
+    if (b) {
+        st->clock[0] = dbits(elapsed);
+        st->clock[1] = dbits(b->t_w);
+        st->clock[2] = dbits(b->dt);
+        st->clock[3] = dbits(b->seconds);
+        st->clock[4] = (uint64_t)ended;
+    }
+}
+
 int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, const char *resume,
               nlp_train_result *res)
 {
@@ -148,6 +214,10 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
     uint64_t tokens = 0;
     long total = o->steps, resumed = -1;
     double elapsed = 0, best = NAN;
+    /* a time budget without a number of steps: the decay follows the clock */
+    const int timed = !o->steps && o->max_seconds > 0;
+    int ended = 0; /* the budget's last step is taken */
+    budget bg = {.seconds = o->max_seconds, .t_w = NAN, .dt = 0};
     int rc;
     FILE *logf = NULL;
     /* data parallel: every rank draws every batch (the same generator) and
@@ -164,13 +234,16 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
         if ((rc = nlp_checkpoint_load(dir, &m, &opt, &st))) return rc;
         *mp = m;
         tokens = st.data_position[0];
-        if (!o->steps) total = (long)st.data_position[1];
-        if (!o->steps && o->new_budget && o->max_seconds > 0 && st.data_position[2] > 0) {
-            double done = (double)st.data_position[2] / 1000.0;
-            long est = (long)((double)opt.step * o->max_seconds / done);
-            total = est > opt.step ? est : opt.step + 1;
-        }
         elapsed = (double)st.data_position[2] / 1000.0;
+        if (st.clock[3]) { /* a run with a time budget: its clock as it was */
+            elapsed = bitsd(st.clock[0]);
+            bg.t_w = bitsd(st.clock[1]);
+            bg.dt = bitsd(st.clock[2]);
+            ended = st.clock[4] && bitsd(st.clock[3]) == o->max_seconds; /* (not with a new budget) */
+        }
+        if (opt.step < o->warmup) bg.t_w = NAN; /* (a longer --warmup than the run had) */
+        else if (timed && isnan(bg.t_w)) /* a run of steps, or of an older build, goes on with a budget */
+            bg.t_w = elapsed * (double)(o->warmup > 0 ? o->warmup : 0) / (double)(opt.step > 0 ? opt.step : 1);
         best = bitsd(st.data_position[3]);
         resumed = opt.step;
         if (task->set_state && (rc = task->set_state(task->ctx, st.task_state))) {
@@ -183,6 +256,7 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
         if (report) {
             nlp_train_event e = {.kind = NLP_TRAIN_RESUME, .step = opt.step, .total = total, .tokens = tokens,
                                  .seconds = elapsed, .path = dir, .eta = -1, .ranks_before = st.ranks};
+            if (timed) e.eta = ended || elapsed >= o->max_seconds ? 0 : o->max_seconds - elapsed;
             report(o->cb_ctx, &e);
         }
     } else {
@@ -223,10 +297,16 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
     if (bk && atol(bk) > 0) par.bucket = (size_t)atol(bk);
     const float sc = o->accum > 1 ? 1.0f / (float)o->accum : 1.0f; /* the mean over micro-batches */
     nlp_eval ev;
-    double win_t0 = now(), win_tokens = 0, run_t0 = now() - elapsed;
+    double win_t0 = now(o), win_tokens = 0, run_t0 = now(o) - elapsed;
     int evaluated = 0;
     long s0 = opt.step, saved = resumed;
     double t0 = elapsed;
+    int plan = 0; /* NLP_TRAIN_PLAN reported: 1, and 2 once it fell within the warm-up */
+
+    if (report && total && opt.step < total) {
+        nlp_train_event e = {.kind = NLP_TRAIN_PLAN, .step = opt.step, .total = total, .seconds = elapsed, .eta = -1};
+        report(o->cb_ctx, &e);
+    }
 
     if (o->eval_at_start && task->evaluate && resumed < 0) {
         nlp_model_set_training(m, 0);
@@ -237,12 +317,13 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
         }
         nlp_train_event e0 = {.step = 0, .lr = 0, .loss = NAN};
         if ((rc = nlp_rundir_log_row(logf, o->log_path, task, &e0, &ev))) goto out;
-        run_t0 = now() - elapsed; /* the clock starts after it */
-        win_t0 = now();
+        run_t0 = now(o) - elapsed; /* the clock starts after it */
+        win_t0 = now(o);
     }
 
     while (total == 0 || opt.step < total) {
         if (stop_signal && par.ranks == 1) break;
+        if (ended || (o->max_seconds > 0 && elapsed >= o->max_seconds)) break; /* a resumed run that has used its budget */
         nlp_model_set_training(m, 1);
         /* marked zero, not written: each layer's product writes its weight
          * gradient (the first micro-batch's), instead of adding it to zeros
@@ -272,9 +353,9 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
         if (par.ranks > 1) {
             nlp_model_set_grad_hook(m, NULL, NULL);
             nlp_model_set_loss_norm(m, NULL); /* validation's batches are whole */
-            double tw = now();
+            double tw = now(o);
             if ((rc = dp_finish(&par)) || (rc = nlp_dist_sum_f64(sums, 2))) goto out;
-            res->comm_seconds += now() - tw;
+            res->comm_seconds += now(o) - tw;
         }
         double loss = sums[0] / o->accum;
         tokens += (uint64_t)sums[1];
@@ -296,36 +377,57 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
             goto out;
         }
         long step = opt.step + 1;
-        /* before the schedule's length is known (a time budget's first 20
-         * steps) there is no decay yet */
-        double lr = nlp_train_lr(o, step, total ? total : (long)1e15, d_model);
+        double lr, before = elapsed;
+        int planned_last = 0;
+        if (timed) { /* the decay at this step's start time; the last step (the floor) is the one the budget
+                        ends in, at the recent pace */
+            if (step >= o->warmup && isnan(bg.t_w)) bg.t_w = elapsed;
+            planned_last = bg.dt > 0 && elapsed + bg.dt >= bg.seconds;
+            lr = nlp_train_lr_frac(o, step, planned_last ? 1 : isnan(bg.t_w) ? 0 : budget_frac(&bg, elapsed), d_model);
+        } else {
+            /* a budget with a number of steps too: the schedule is the steps' */
+            lr = nlp_train_lr(o, step, total ? total : (long)1e15, d_model);
+        }
         nlp_optim_step_scaled(&opt, p, grad, sc, clip, lr);
         res->step = opt.step;
-        elapsed = now() - run_t0;
+        elapsed = now(o) - run_t0;
         if (par.ranks > 1) { /* rank 0's clock, and a signal any rank got, decide for all */
-            double v[2] = {lead ? elapsed : -1, (double)stop_signal}, tw = now();
+            double v[2] = {lead ? elapsed : -1, (double)stop_signal}, tw = now(o);
             if ((rc = nlp_dist_max_f64(v, 2))) goto out;
-            res->comm_seconds += now() - tw;
+            res->comm_seconds += now(o) - tw;
             elapsed = v[0];
             if (v[1] > 0 && !stop_signal) stop_signal = (int)v[1];
         }
-        if (!total && opt.step == 20) {
-            long est = (long)(o->max_seconds / (elapsed / 20.0));
-            total = est > 20 ? est : 21;
+        long shown = total; /* the planned steps: a time budget's at the recent pace */
+        if (timed) {
+            budget_step(&bg, elapsed - before);
+            shown = budget_steps(&bg, opt.step, elapsed);
+            if (planned_last || elapsed >= bg.seconds) shown = opt.step;
         }
-        int last = (total && opt.step >= total) || (o->max_seconds > 0 && elapsed >= o->max_seconds);
-        double wt = now() - win_t0;
-        nlp_train_event e = {.kind = NLP_TRAIN_STEP, .step = opt.step, .total = total, .tokens = tokens,
+        int last = (total && opt.step >= total) || (o->max_seconds > 0 && elapsed >= o->max_seconds) || planned_last;
+        ended = timed && last;
+        double wt = now(o) - win_t0;
+        nlp_train_event e = {.kind = NLP_TRAIN_STEP, .step = opt.step, .total = shown, .tokens = tokens,
                              .loss = loss, .lr = lr, .grad_norm = norm,
                              .tokens_per_s = wt > 0 ? win_tokens / wt : 0, .seconds = elapsed, .eta = -1};
         if (total && opt.step > s0) e.eta = (double)(total - opt.step) * (elapsed - t0) / (double)(opt.step - s0);
         if (o->max_seconds > 0 && (e.eta < 0 || e.eta > o->max_seconds - elapsed)) e.eta = o->max_seconds - elapsed;
+        if (e.eta < 0 && o->max_seconds > 0) e.eta = 0;
         if (report) report(o->cb_ctx, &e);
-        win_t0 = now(), win_tokens = 0;
+        /* how many steps the budget holds: after 20 steps of this run, and
+         * again when that falls within the warm-up while it lasts */
+        if (timed && report && !last && shown > 0 &&
+            ((!plan && opt.step - s0 >= 20) || (plan == 1 && opt.step < o->warmup && shown <= o->warmup))) {
+            plan = shown <= o->warmup && opt.step < o->warmup ? 2 : 1;
+            nlp_train_event pe = e;
+            pe.kind = NLP_TRAIN_PLAN;
+            report(o->cb_ctx, &pe);
+        }
+        win_t0 = now(o), win_tokens = 0;
 
         evaluated = 0;
         if (task->evaluate && ((o->eval_every && opt.step % o->eval_every == 0) || last)) {
-            double t = now();
+            double t = now(o);
             nlp_model_set_training(m, 0);
             if ((rc = task->evaluate(task->ctx, m, &ev))) goto out;
             int bm = task->best_metric, hi = task->higher_is_better;
@@ -342,16 +444,13 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
             ee.kind = NLP_TRAIN_EVAL, ee.eval = &ev, ee.best = is_best;
             if (report) report(o->cb_ctx, &ee);
             evaluated = 1;
-            run_t0 += now() - t; /* evaluation time is not training time */
-            win_t0 = now();
+            run_t0 += now(o) - t; /* evaluation time is not training time */
+            win_t0 = now(o);
         }
         if ((rc = nlp_rundir_log_row(logf, o->log_path, task, &e, evaluated ? &ev : NULL))) goto out;
         if (o->out_dir && ((o->save_every && opt.step % o->save_every == 0) || last || stop_signal)) {
-            double t = now();
-            st.data_position[0] = tokens;
-            st.data_position[1] = (uint64_t)total;
-            st.data_position[2] = (uint64_t)llround(elapsed * 1000);
-            st.data_position[3] = dbits(best);
+            double t = now(o);
+            save_state(&st, tokens, total, elapsed, best, timed ? &bg : NULL, ended);
             if (task->get_state) task->get_state(task->ctx, st.task_state);
             if ((rc = dp_check_same(m, "before a checkpoint"))) goto out;
             rc = lead ? nlp_rundir_save_checkpoint(o, m, &opt, &st, res->last_checkpoint, sizeof res->last_checkpoint) : 0;
@@ -360,8 +459,8 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
             nlp_train_event se = e;
             se.kind = NLP_TRAIN_SAVE, se.path = res->last_checkpoint;
             if (report) report(o->cb_ctx, &se);
-            run_t0 += now() - t;
-            win_t0 = now();
+            run_t0 += now(o) - t;
+            win_t0 = now(o);
         }
         if (last || stop_signal) break;
     }
@@ -371,10 +470,7 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
         /* a signal between the last save check and the loop's: save where it
          * stops (nothing when this run took no step) */
         if (o->out_dir && saved != opt.step && opt.step > s0) {
-            st.data_position[0] = tokens;
-            st.data_position[1] = (uint64_t)total;
-            st.data_position[2] = (uint64_t)llround(elapsed * 1000);
-            st.data_position[3] = dbits(best);
+            save_state(&st, tokens, total, elapsed, best, timed ? &bg : NULL, ended);
             if (task->get_state) task->get_state(task->ctx, st.task_state);
             rc = lead ? nlp_rundir_save_checkpoint(o, m, &opt, &st, res->last_checkpoint, sizeof res->last_checkpoint) : 0;
             if ((rc = dp_status(rc, "a checkpoint"))) goto out;

@@ -24,6 +24,27 @@
  * model's dropout generator, the task's data generator, the tokens seen and
  * the schedule's length).
  *
+ * A time budget (max_seconds, with steps 0) is used whole, and the decay
+ * of the cosine and linear schedules is keyed to the training time, not
+ * to a step count guessed in advance: after the warm-up's steps, a step
+ * that starts at training time t has the rate of the decay's fraction
+ *
+ *     (t - t_w) / (max_seconds - t_w)      (t_w: when the warm-up ended)
+ *
+ * and the step the budget ends in at the recent pace (dt: the longest
+ * step lately, easing down) is the last, with the floor lr_min: the run
+ * ends within a step of its budget at the end of its schedule whatever
+ * the pace did on the way (a busy machine for a minute, a fast or slow
+ * start). Noam, inverse-sqrt and constant do not depend on the length.
+ * Such a run is reproducible on resume given what it recorded: the
+ * checkpoint holds the training time so far, t_w, dt and the budget as
+ * exact doubles, so with the same clock readings a resumed run takes the
+ * same steps with the same rates to the same weights as one never stopped
+ * (the unit tests drive the loop with a clock of their own: o->clock).
+ * Resumed with the same budget, a run trains on to the budget's end (one
+ * that has used it trains nothing); with another budget the schedule is
+ * laid over the new one, as if the run had been planned with it.
+ *
  * Data parallel (a program started by mpirun, train/dist.h): every rank
  * draws every micro-batch from the same generator and trains on its share
  * of the rows (nlp_batch_rows), with each loss divided by the whole batch's
@@ -89,6 +110,10 @@ typedef enum nlp_train_event_kind {
     NLP_TRAIN_EVAL,   /* after a validation */
     NLP_TRAIN_SAVE,   /* after a checkpoint was written (path = its directory) */
     NLP_TRAIN_RESUME, /* after a checkpoint was loaded (path = its directory) */
+    NLP_TRAIN_PLAN,   /* the run's length: total = the steps of a fixed run (before its first step) or
+                         the steps a time budget will hold at the pace so far (after 20 steps of this
+                         run, and again when the estimate falls to the warm-up's steps or below while
+                         the warm-up lasts); step = the steps done */
 } nlp_train_event_kind;
 
 typedef struct nlp_train_event {
@@ -99,7 +124,8 @@ typedef struct nlp_train_event {
     double lr, grad_norm;
     double tokens_per_s;    /* over the steps since the last STEP report */
     double seconds;         /* training time so far (evaluation excluded) */
-    double eta;             /* seconds left (estimate), -1 unknown */
+    double eta;             /* seconds left (estimate), -1 unknown; NLP_TRAIN_RESUME: of a time budget
+                               (0: it is used, nothing to train) */
     const nlp_eval *eval;   /* NLP_TRAIN_EVAL */
     int best;               /* NLP_TRAIN_EVAL: the best validation so far */
     const char *path;
@@ -110,8 +136,6 @@ typedef struct nlp_train_opts {
     const char *out_dir;        /* run directory (created); NULL = no checkpoints */
     long steps;                 /* optimizer steps; 0 = until max_seconds */
     double max_seconds;         /* training time budget (evaluation excluded); 0 = none */
-    int new_budget;             /* resume with steps 0: max_seconds differs from the run's own, so
-                                   the schedule's length is estimated again from the pace so far */
     int accum;                  /* micro-batches per step (>= 1) */
     enum nlp_schedule schedule;
     double lr, lr_min;
@@ -129,6 +153,10 @@ typedef struct nlp_train_opts {
     int (*save_extra)(void *ctx, const char *dir);
     void (*report)(void *ctx, const nlp_train_event *e);
     void *cb_ctx;
+    /* The training clock in seconds (tests drive the loop with a clock of
+     * their own); NULL = CLOCK_MONOTONIC. */
+    double (*clock)(void *ctx);
+    void *clock_ctx;
 } nlp_train_opts;
 
 /* What a run ended with. */
@@ -169,5 +197,10 @@ int nlp_train_average(const nlp_train_opts *o, int n, int *used);
 
 /* The learning rate of a 1-based step under the options' schedule. */
 double nlp_train_lr(const nlp_train_opts *o, long step, long total, int d_model);
+
+/* The same for a run keyed to its time budget: the warm-up by steps, then
+ * cosine and linear at `frac` (0: the peak o->lr, 1 and beyond: o->lr_min)
+ * of their decay; the other schedules as nlp_train_lr. */
+double nlp_train_lr_frac(const nlp_train_opts *o, long step, double frac, int d_model);
 
 #endif

@@ -33,6 +33,29 @@ tools() { for s in "$NLPIPE_TOP"/bin/*.c; do [ -e "$s" ] && basename "$s" .c; do
   done
 }
 
+@test "every tool: a typo of an option gets a 'did you mean', an ambiguous prefix lists its candidates" {
+  for t in $(tools); do
+    run_split "$NLPIPE_BIN/$t" --vrebose
+    [ "$status" -eq 2 ] || { echo "$t: status $status"; false; }
+    [[ "$stderr" == *"$t: unrecognized option '--vrebose'; did you mean '--verbose'?"* ]] || { echo "$t: $stderr"; false; }
+    run_split "$NLPIPE_BIN/$t" --ver
+    [ "$status" -eq 2 ] || { echo "$t: status $status"; false; }
+    [[ "$stderr" == *"$t: option '--ver' is ambiguous; possibilities:"*"'--version'"* ]] || { echo "$t: $stderr"; false; }
+    [[ "$stderr" == *"'--verbose'"* ]]
+  done
+  # far from every option: no guess
+  run_split "$NLPIPE_BIN/pretrain" --learning-rate 1
+  [[ "$stderr" == *"unrecognized option '--learning-rate'"* ]] && [[ "$stderr" != *"did you mean"* ]]
+  # a letter off
+  run_split "$NLPIPE_BIN/pretrain" --mix-length 1
+  [[ "$stderr" == *"did you mean '--max-length'"* ]] || { echo "$stderr"; false; }
+  # a config file's key too
+  printf 'stpes: 3\n' >"$BATS_TEST_TMPDIR/typo.yaml"
+  run_split "$NLPIPE_BIN/pretrain" -c "$BATS_TEST_TMPDIR/typo.yaml" --dump-config
+  [ "$status" -eq 3 ]
+  [[ "$stderr" == *"'$BATS_TEST_TMPDIR/typo.yaml' line 1: unknown key 'stpes'"*"did you mean 'steps'?"* ]] || { echo "$stderr"; false; }
+}
+
 @test "every tool: config file errors name file and line, exit 3" {
   printf 'no-such-key: 1\n' >"$BATS_TEST_TMPDIR/bad.yaml"
   printf 'a: [1\n' >"$BATS_TEST_TMPDIR/broken.yaml"

@@ -21,6 +21,15 @@ synopsis() {
   done
 }
 
+@test "every man page: one date, and the version --version prints" {
+  dates="$(for f in "$NLPIPE_TOP"/man/man1/*.1; do sed -n '1s/^\.TH [^ ]* [0-9] "\([^"]*\)".*/\1/p' "$f"; done | sort -u)"
+  [ "$(wc -l <<<"$dates")" -eq 1 ] || { echo "dates: $dates"; false; }
+  for t in "${TOOLS[@]}"; do
+    v="$("$NLPIPE_BIN/$t" --version | sed 's/.* //')"
+    head -1 "$NLPIPE_TOP/man/man1/$t.1" | grep -qF "\"nlpipe $v\"" || { echo "$t: $(head -1 "$NLPIPE_TOP/man/man1/$t.1") vs $v"; false; }
+  done
+}
+
 @test "every tool: the man page has EXIT STATUS, with each status --help names, and EXAMPLES" {
   for t in "${TOOLS[@]}"; do
     page="$NLPIPE_TOP/man/man1/$t.1"

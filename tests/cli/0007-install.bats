@@ -1,7 +1,9 @@
 #!/usr/bin/env bats
 # The library from another program: `make install` into a scratch DESTDIR,
 # then examples/encode.c built against the installed tree alone (nlpipe.h
-# and libnlpipe.a found through the installed nlpipe.pc), as C and as C++.
+# and libnlpipe.a found through the installed nlpipe.pc), as C and as C++,
+# without MPI (only a program that trains needs it: Libs.private); the
+# tools and the plotting scripts installed beside them.
 
 load helper
 
@@ -28,7 +30,25 @@ load helper
     [ "$status" -eq 0 ] || { echo "$e: $stderr"; false; }
     [ "$output" = $'15496\tHello\n995\t\xc4\xa0world' ]
   done
+  # a program that only encodes text links no MPI; --static adds it (a program that trains)
+  [[ " $flags " != *" -lmpi "* ]] || { echo "Libs: $flags"; false; }
+  if [ "${NLPIPE_MPI:-0}" = 1 ]; then
+    ! readelf -d ./encode | grep -q 'NEEDED.*libmpi' || { readelf -d ./encode | grep NEEDED; false; }
+    static="$(PKG_CONFIG_PATH="$d/usr/lib/pkgconfig" pkg-config --define-variable=prefix="$d/usr" --static --libs nlpipe)"
+    [[ " $static " == *" -lmpi "* ]] || { echo "--static: $static"; false; }
+    [[ "$(PKG_CONFIG_PATH="$d/usr/lib/pkgconfig" pkg-config --variable=mpi_libs nlpipe)" == *-lmpi* ]]
+  fi
   run_split ./encode "$BATS_TEST_TMPDIR/none.json" x
   [ "$status" -ne 0 ]
   [[ "$stderr" == "encode: cannot open '$BATS_TEST_TMPDIR/none.json'"* ]]
+  # the tools and the plotting scripts, on the PATH of the installed tree
+  for t in tokenize train-bpe train-wordpiece bleu pretrain finetune translate generate plot-log plot-attention; do
+    [ -x "$d/usr/bin/$t" ] || { echo "not installed: $t"; false; }
+    run_split "$d/usr/bin/$t" --help
+    [ "$status" -eq 0 ] && [ -n "$output" ] || { echo "$t --help: $status $stderr"; false; }
+  done
+  [ -f "$d/usr/share/man/man1/pretrain.1" ]
+  run make -C "$NLPIPE_TOP" --no-print-directory uninstall DESTDIR="$d" PREFIX=/usr BINDIR="$NLPIPE_BIN"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [ ! -e "$d/usr/bin/plot-log" ] && [ ! -e "$d/usr/bin/pretrain" ] && [ ! -e "$d/usr/lib/pkgconfig/nlpipe.pc" ]
 }

@@ -66,6 +66,15 @@ losses() { cut -f1,2,4,5,6,8- "$1"; }
   awk -v a="$v" -v b="$g" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d < 1e-5 * a) }' || { echo "$output vs $v"; false; }
 }
 
+@test "pretrain: --resume keeps the run's --log-every (run.yaml records it)" {
+  run_split pretrain "${TINY[@]}" --no-progress -v --steps 10 --log-every 7 -m "$T/l" "$W/train.bin"
+  [ "$status" -eq 0 ] && [[ "$stderr" == *"step 7/10 "* ]]
+  grep -qx 'log-every: 7' "$T/l/latest/run.yaml"
+  run_split pretrain --resume "$T/l" -t 1 --no-progress --steps 22
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  [[ "$stderr" == *"step 14/22 "* ]] && [[ "$stderr" == *"step 21/22 "* ]] && [[ "$stderr" != *"step 20/22 "* ]]
+}
+
 @test "pretrain: --resume continues the loss sequence bit for bit" {
   run_split pretrain "${TINY[@]}" --steps 40 --save-every 10 --keep 0 -m "$T/full" --log "$T/full.tsv" "$W/train.bin"
   [ "$status" -eq 0 ] || { echo "$stderr"; false; }
@@ -156,6 +165,20 @@ losses() { cut -f1,2,4,5,6,8- "$1"; }
   run_split "$NLPIPE_TOP/tools/plot-log" -x minutes -y bpb -o "$T/q.png" "$T/p.tsv=ours"
   [ "$status" -eq 1 ]   # a stream without a tokenizer has no bits per byte
   [[ "$stderr" == *"nothing to plot"* ]]
+  # --smooth: a moving average of the training loss beside the raw line; long options
+  run_split "$NLPIPE_TOP/tools/plot-log" --smooth 5 --title 'a "title"' --note 'a second line' --output "$T/s.png" "$T/p.tsv"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  [ "$(head -c 4 "$T/s.png" | od -An -tx1 | tr -d ' ')" = 89504e47 ]
+  ! cmp -s "$T/s.png" "$T/p.png"
+  run_split "$NLPIPE_TOP/tools/plot-log" --help
+  [ "$status" -eq 0 ] && [[ "$output" == *"--smooth N"* ]] && [ -z "$stderr" ]
+  run_split "$NLPIPE_TOP/tools/plot-log" --smooth x "$T/p.tsv" "$T/x.png"
+  [ "$status" -eq 2 ] && [[ "$stderr" == *"--smooth: a number of rows, not 'x'"* ]]
+  run_split "$NLPIPE_TOP/tools/plot-log" -y bleu --smooth 5 "$T/p.tsv" "$T/x.png"
+  [ "$status" -eq 2 ] && [[ "$stderr" == *"--smooth is for the training loss"* ]]
+  run_split "$NLPIPE_TOP/tools/plot-log" --smoth 5 "$T/p.tsv" "$T/x.png"
+  [ "$status" -eq 2 ] && [[ "$stderr" == *"unrecognized option '--smoth'"*"Try 'plot-log --help'"* ]]
+  [ ! -e "$T/x.png" ]
 }
 
 @test "pretrain: bad data is a clear error naming the file" {
@@ -168,10 +191,10 @@ losses() { cut -f1,2,4,5,6,8- "$1"; }
   run_split pretrain "${TINY[@]}" --steps 5 -m "$T/e" --tokenizer "$W/tok.json" "$T/short.txt"
   [ "$status" -eq 1 ]
   [[ "$stderr" == *"fewer than one training window"* ]]
-  # text without a tokenizer
+  # text without a tokenizer: the tokenizer was not given (a usage error)
   run_split pretrain "${TINY[@]}" --steps 5 -m "$T/e" "$W/corpus.txt"
-  [ "$status" -eq 1 ]
-  [[ "$stderr" == *"'$W/corpus.txt' is not a token stream (no NLTK or llm.c header): give a tokenizer"* ]]
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"'$W/corpus.txt' is text, not a token stream: give a tokenizer"* ]]
   # ids beyond the model's vocabulary
   run_split pretrain "${TINY[@]}" --vocab-size 100 --steps 5 -m "$T/e" "$W/train.bin"
   [ "$status" -eq 1 ]

@@ -128,6 +128,12 @@ PY
   want="$(printf '%s\n' "$output" | sed -E 's/(^| )0( .*)?$//')"
   run_split generate -m "$W/run" -p "Die" -n 40 --temperature 1 --seed $found --output-format id
   [ "$output" = "$want" ]
+  [ -z "$stderr" ]
+  # -v says why it ended
+  run_split generate -v -m "$W/run" -p "Die" -n 40 --temperature 1 --seed $found --output-format id
+  [ "$output" = "$want" ]
+  [[ "$stderr" == *"'-p': stopped at the end-of-text token after $(wc -w <<<"$want") of 40 tokens (--ignore-eos goes on)"* ]] ||
+    { echo "$stderr"; false; }
   # --stop: the text before the stop string, not the string
   run_split generate -m "$W/run" -p "Die" -n 40 --greedy --ignore-eos
   full="$output"
@@ -136,6 +142,8 @@ PY
   run_split generate -m "$W/run" -p "Die" -n 40 --greedy --ignore-eos --stop "$word"
   [ "$status" -eq 0 ]
   [ "$output" = "${full%%"$word"*}" ]
+  run_split generate -v -m "$W/run" -p "Die" -n 40 --greedy --ignore-eos --stop "$word"
+  [[ "$stderr" == *"'-p': stopped at --stop after "*" tokens"* ]] || { echo "$stderr"; false; }
 }
 
 @test "generate: --batch writes one line per prompt, in order; an empty prompt starts a document" {
@@ -178,7 +186,7 @@ PY
   [ "$status" -eq 2 ]
   [[ "$stderr" == *"no model: give -m MODEL"* ]]
   run_split generate -m "$T/none" -p hi
-  [ "$status" -eq 1 ]
+  [ "$status" -eq 3 ]
   [[ "$stderr" == *"cannot open '$T/none'"* ]]
   # another architecture
   "$NLPIPE_TOOLS/mkmodel" tiny "$T/bert.safetensors" arch=bert
@@ -190,9 +198,9 @@ PY
   run_split generate -m "$T/m.safetensors" --tokenizer "$W/tok.json" -p hi
   [ "$status" -eq 3 ]
   [[ "$stderr" == *"has "*" token ids, but the model '$T/m.safetensors' has a vocabulary of 100"* ]]
-  # text with a model that has no tokenizer
+  # text with a model that has no tokenizer: give one (a usage error)
   run_split generate -m "$T/m.safetensors" -p hi
-  [ "$status" -eq 3 ]
+  [ "$status" -eq 2 ]
   [[ "$stderr" == *"has no tokenizer beside it"* ]]
   # ids out of range, not ids at all
   run_split generate -m "$T/m.safetensors" --input-format id --output-format id <<<"1 2 100"

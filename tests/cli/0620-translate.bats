@@ -190,6 +190,13 @@ losses() { cut -f1,2,4,5,6,8- "$1"; }
   [ "$(head -c 4 "$T/att.png" | od -An -tx1 | tr -d ' ')" = 89504e47 ]
   run_split "$NLPIPE_TOP/tools/plot-attention" -n 9 "$T/att.tsv" "$T/x.png"
   [ "$status" -eq 1 ] && [[ "$stderr" == *"no sentence 9"* ]]
+  # long options as the other tools take them
+  run_split "$NLPIPE_TOP/tools/plot-attention" --sentence=2 --title "the third" "$T/att.tsv" "$T/y.png"
+  [ "$status" -eq 0 ] && [ -s "$T/y.png" ]
+  run_split "$NLPIPE_TOP/tools/plot-attention" --help
+  [ "$status" -eq 0 ] && [[ "$output" == *"--sentence N"* ]] && [ -z "$stderr" ]
+  run_split "$NLPIPE_TOP/tools/plot-attention" --sentense 1 "$T/att.tsv" "$T/z.png"
+  [ "$status" -eq 2 ] && [[ "$stderr" == *"unrecognized option '--sentense'"*"Try 'plot-attention --help'"* ]]
 }
 
 @test "translate: a pipe sees each translation before the input ends" {

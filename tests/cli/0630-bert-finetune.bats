@@ -129,11 +129,16 @@ with_sigint() {
   run_split finetune --init "$W/gpt" --epochs 1 "${FT[@]}" --lm-weight 0 -m "$T/g0" "$W/train.tsv"
   [ "$status" -eq 0 ] || { echo "$stderr"; false; }
   # pairs: label<TAB>a<TAB>b, with BERT
-  run_split finetune --init "$W/bert" --epochs 1 "${FT[@]}" -m "$T/p" "$W/pair.tsv"
+  run_split finetune --init "$W/bert" --epochs 1 "${FT[@]}" --no-progress -v -m "$T/p" "$W/pair.tsv"
   [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  [[ "$stderr" == *"done: 1 epoch, checkpoint"* ]] || { echo "$stderr"; false; }
   run_split bash -c "cut -f2,3 '$W/pair.tsv' | head -5 | finetune predict -q -m '$T/p'"
   [ "$status" -eq 0 ]
   [ "$(echo "$output" | wc -l)" -eq 5 ]
+  # the model knows it reads pairs: single texts are refused
+  run_split bash -c "cut -f2 '$W/pair.tsv' | head -5 | finetune predict -q -m '$T/p'"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"'-' has lines of 'text', but '$T/p' was fine-tuned on pairs ('text_a<TAB>text_b')"* ]]
 }
 
 @test "finetune: a run stopped by SIGINT resumes to the same losses" {

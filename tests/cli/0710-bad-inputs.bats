@@ -44,6 +44,7 @@ PY
   printf 'en\tgood\n\tno label\n' >nolabel.tsv
   printf 'en\tgood\nde\t\n' >notext.tsv
   printf 'en\tgood\nde\r\nfr\tbon\n' >crlf.tsv
+  printf 'en\tgood\tday\nde\tgut\tTag\n' >labpair.tsv
   local Q=(--preset tiny -t 1 -q)
   "$NLPIPE_BIN/pretrain" "${Q[@]}" --max-length 32 -B 4 --steps 2 --tokenizer tok.json -m gpt corpus.txt
   "$NLPIPE_BIN/pretrain" --arch bert "${Q[@]}" --tokenizer wp.json --steps 2 -B 8 --max-length 48 -m bert docs.txt
@@ -51,6 +52,9 @@ PY
     --batch-tokens 600 -m mt
   "$NLPIPE_BIN/finetune" -t 1 -q -B 16 --max-length 48 --init bert --epochs 1 -m cls cls.tsv
   cp gpt/latest/model.safetensors model.safetensors
+  # runs without a tokenizer beside their models, and a directory without a model
+  "$NLPIPE_BIN/pretrain" "${Q[@]}" --max-length 32 -B 4 --steps 2 -m gpt-notok train.bin
+  mkdir mt-notok nomodel && cp mt/latest/model.safetensors mt-notok/
   mkdir modeldir && cp model.safetensors gpt/latest/tokenizer.json modeldir/
   head -c 1000 model.safetensors >trunc-model.safetensors
   # a training state of a later format version
@@ -197,7 +201,7 @@ MT=(--arch transformer --preset tiny -t 1 -q --steps 2 --batch-tokens 600)
   row 3 "*'modeldir' is not a checkpoint to resume*" pretrain --resume modeldir -t 1 -q -m "$O" train.bin; }
 @test "pretrain: a finetune run to resume" {
   row 3 "*'cls' is a checkpoint of finetune, not of pretrain*" pretrain --resume cls -t 1 -q -m "$O" train.bin; }
-@test "pretrain: nothing to resume" { row 1 "*cannot open 'nosuch': No such file or directory*" pretrain --resume nosuch -t 1 -q -m "$O"; }
+@test "pretrain: nothing to resume" { row 3 "*cannot open 'nosuch': No such file or directory*" pretrain --resume nosuch -t 1 -q -m "$O"; }
 @test "pretrain: a config file that is binary" {
   row 3 "*'binary.bin'*not a YAML text file*" pretrain "${GPT[@]}" -c binary.bin -m "$O" train.bin; }
 @test "pretrain: a log on a full disk" {
@@ -281,6 +285,12 @@ MT=(--arch transformer --preset tiny -t 1 -q --steps 2 --batch-tokens 600)
 @test "finetune predict: invalid UTF-8 is repaired, with a warning" {
   row 0 "*'badutf8.txt': 1 fields of invalid UTF-8 repaired*" finetune predict -m cls badutf8.txt; }
 @test "finetune predict: empty input" { row 0 "" finetune predict -m cls empty.txt; }
+@test "finetune predict: a labelled file given to a model of single texts (it would read pairs)" {
+  row 1 "*'cls.tsv' has lines of two fields ('text_a<TAB>text_b'), but 'cls' was fine-tuned on single texts: is it a labelled file? 'finetune eval' scores one*" \
+    finetune predict -m cls cls.tsv; }
+@test "finetune eval: pairs given to a model of single texts" {
+  row 1 "*'labpair.tsv' has lines of 'label<TAB>text_a<TAB>text_b', but 'cls' was fine-tuned on single texts ('label<TAB>text')*" \
+    finetune eval -m cls labpair.tsv; }
 @test "finetune eval: unlabelled text" { row 1 "*'text.txt' line 1: 1 field*" finetune eval -m cls text.txt; }
 @test "finetune predict: standard output on a full disk" {
   [ -w /dev/full ] || skip "no /dev/full"
@@ -316,6 +326,56 @@ MT=(--arch transformer --preset tiny -t 1 -q --steps 2 --batch-tokens 600)
   row 1 "*No space left on device*" bash -c 'translate -m mt -b 1 --max-length 2 text.txt >/dev/full'; }
 @test "translate: a missing input" { row 1 "*cannot open 'nosuch.txt': No such file or directory*" translate -m mt nosuch.txt; }
 @test "translate: more n-best than beams" { row 2 "*--n-best 5: at most --beam-size (2)*" translate -m mt --n-best 5 -b 2 text.txt; }
+
+# --- one exit rule for the files a tool works with (bin/common cli_fail_file, mio_no_tokenizer):
+# a model, checkpoint, run directory or tokenizer that is missing, unreadable or
+# bad is 3 (the conventions' "unreadable ... model, tokenizer or config file", as
+# a missing -c file is); a tokenizer needed but neither given nor beside the
+# model is a usage error (2); data files stay 1 (the rows above)
+
+@test "a missing model: generate" { row 3 "*cannot open 'nosuch': No such file or directory*" generate -m nosuch -p hi; }
+@test "a missing model: translate" { row 3 "*cannot open 'nosuch': No such file or directory*" translate -m nosuch text.txt; }
+@test "a missing model: finetune predict" {
+  row 3 "*cannot open 'nosuch': No such file or directory*" finetune predict -m nosuch text.txt; }
+@test "a missing model: finetune eval" { row 3 "*cannot open 'nosuch': No such file or directory*" finetune eval -m nosuch cls.tsv; }
+@test "a missing model: pretrain --init" {
+  row 3 "*cannot open 'nosuch': No such file or directory*" pretrain "${GPT[@]}" --init nosuch -m "$O" train.bin; }
+@test "a missing model: finetune --init" { row 3 "*cannot open 'nosuch': No such file or directory*" finetune "${FT[@]}" --init nosuch -m "$O" cls.tsv; }
+@test "a missing run: finetune --resume" {
+  row 3 "*cannot open 'nosuch': No such file or directory*" finetune "${FT[@]}" --resume nosuch -m "$O" cls.tsv; }
+@test "a directory without a model: generate" { row 3 "*cannot open 'nomodel/model.safetensors'*" generate -m nomodel -p hi; }
+@test "a directory without a model: pretrain --init" {
+  row 3 "*cannot open 'nomodel/model.safetensors'*" pretrain "${GPT[@]}" --init nomodel -m "$O" train.bin; }
+@test "a missing tokenizer: tokenize" { row 3 "*cannot open 'nosuch.json': No such file or directory*" tokenize -m nosuch.json -o "$O" text.txt; }
+@test "a missing tokenizer: pretrain --tokenizer" {
+  row 3 "*cannot open 'nosuch.json': No such file or directory*" pretrain "${GPT[@]}" --tokenizer nosuch.json -m "$O" corpus.txt; }
+@test "a missing tokenizer: pretrain --src-tokenizer" {
+  row 3 "*cannot open 'nosuch.json': No such file or directory*" \
+    pretrain "${MT[@]}" --src-tokenizer nosuch.json --tgt-tokenizer mt.json --src train.en --tgt train.de -m "$O"; }
+@test "a missing tokenizer: generate --tokenizer" {
+  row 3 "*cannot open 'nosuch.json': No such file or directory*" generate -m gpt --tokenizer nosuch.json -p hi; }
+@test "a missing tokenizer: translate --tokenizer" {
+  row 3 "*cannot open 'nosuch.json': No such file or directory*" translate -m mt --tokenizer nosuch.json text.txt; }
+@test "a missing tokenizer: finetune --tokenizer" {
+  row 3 "*cannot open 'nosuch.json': No such file or directory*" finetune "${FT[@]}" --init bert --tokenizer nosuch.json -m "$O" cls.tsv; }
+@test "a missing tokenizer: finetune predict --tokenizer" {
+  row 3 "*cannot open 'nosuch.json': No such file or directory*" finetune predict -m cls --tokenizer nosuch.json text.txt; }
+@test "no --tokenizer: pretrain on text" {
+  row 2 "*'corpus.txt' is text, not a token stream: give a tokenizer for text input*" pretrain "${GPT[@]}" -m "$O" corpus.txt; }
+@test "no --tokenizer: pretrain on text from standard input" {
+  row 2 "*'-' is text, not a token stream: give a tokenizer for text input*" bash -c 'pretrain "$@" - <corpus.txt' _ "${GPT[@]}" -m "$O"; }
+@test "no --tokenizer: pretrain --arch transformer" {
+  row 2 "*the transformer reads text: give --tokenizer*" pretrain "${MT[@]}" --src train.en --tgt train.de -m "$O"; }
+@test "no --tokenizer: generate with a model that has none" {
+  row 2 "*'gpt-notok' has no tokenizer beside it (*): give --tokenizer, or use --input-format id --output-format id*" \
+    generate -m gpt-notok -p hi; }
+@test "no --tokenizer: generate --perplexity of text with a model that has none" {
+  row 2 "*'text.txt' is text, not a token stream: give a tokenizer for text input*" generate -m gpt-notok --perplexity text.txt; }
+@test "no --tokenizer: translate with a model that has none" {
+  row 2 "*'mt-notok' has no source tokenizer beside it (tokenizer.json): give --tokenizer, or use --input-format id*" \
+    translate -m mt-notok text.txt; }
+@test "no --tokenizer: finetune --init with a model that has none" {
+  row 2 "*'gpt-notok' has no tokenizer beside it (*): give --tokenizer*" finetune "${FT[@]}" --init gpt-notok -m "$O" cls.tsv; }
 
 # --- generate
 
