@@ -28,11 +28,13 @@
 #include "train/loop.h"
 #include "train/mt.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +49,10 @@ static const char usage[] =
     "several lines between blank lines) or token streams, with a WordPiece --tokenizer.\n"
     "Transformer: --src and --tgt, two files aligned line by line, or FILEs (and\n"
     "--train) as TSV 'source<TAB>target' lines.\n"
+    "Token streams are mapped, not read: memory does not grow with the corpus.\n"
+    "Text files are tokenized once into a cache in DIR/data (-m), reused while the\n"
+    "text and the tokenizer stay the same, and mapped. A pipe ('-' as the only\n"
+    "training input) is read through a shuffle buffer (--buffer-tokens).\n"
     "\n"
     "Data:\n"
     "      --train FILE          training data (also: FILE arguments)\n"
@@ -65,6 +71,13 @@ static const char usage[] =
     "                            (default 0: all; -1: no BLEU, loss only)\n"
     "      --src-tokenizer FILE, --tgt-tokenizer FILE  transformer: a tokenizer per side\n"
     "                            (separate vocabularies) instead of --tokenizer\n"
+    "      --no-cache            tokenize text into memory instead of a cache in DIR/data\n"
+    "      --buffer-tokens N     gpt: the shuffle buffer of a pipe, in tokens (default\n"
+    "                            67108864: 256 MiB); windows are drawn from it and it\n"
+    "                            is refilled as they are; one pass over a pipe is one\n"
+    "                            epoch\n"
+    "      --force               read a file given as text even when it looks like\n"
+    "                            something else (compressed, binary, token ids)\n"
     "Model:\n"
     "      --arch ARCH           gpt (default), bert or transformer\n"
     "      --preset NAME         tiny, small (default), base, big (transformer: the\n"
@@ -183,7 +196,8 @@ static struct {
     const char *train, *valid, *tokenizer, *eot, *preset, *init, *model, *resume, *log;
     const char *src, *tgt, *valid_src, *valid_tgt, *src_tokenizer, *tgt_tokenizer;
     const char *mk[NMK];
-    int arch, schedule, progress, bf16, dry_run, memory_check;
+    int arch, schedule, progress, bf16, dry_run, memory_check, cache, force;
+    long buffer_tokens;
     long max_length, batch_size, batch_tokens, steps, warmup, seed, eval_every, save_every, keep, log_every, threads;
     long valid_bleu, average;
     double max_time, lr, min_lr, weight_decay, beta1, beta2, eps, grad_clip;
@@ -207,6 +221,8 @@ static struct {
     .keep = 3,
     .log_every = 50,
     .memory_check = 1,
+    .cache = 1,
+    .buffer_tokens = (long)NLP_CORPUS_BUFFER_DEFAULT,
 };
 
 /* --schedule: a name, or -1 (the architecture's default) until resolved */
@@ -291,6 +307,9 @@ static struct cli_opt opts[] = {
     {.name = "progress", .kind = CLI_BOOL, .dest = &o.progress, .flags = CLI_NEGATABLE},
     {.name = "dry-run", .kind = CLI_BOOL, .dest = &o.dry_run, .flags = CLI_NOCONFIG},
     {.name = "memory-check", .kind = CLI_BOOL, .dest = &o.memory_check, .flags = CLI_NEGATABLE},
+    {.name = "cache", .kind = CLI_BOOL, .dest = &o.cache, .flags = CLI_NEGATABLE},
+    {.name = "buffer-tokens", .kind = CLI_INT, .dest = &o.buffer_tokens, .min = 2, .max = 1e12},
+    {.name = "force", .kind = CLI_BOOL, .dest = &o.force},
     {.name = NULL},
 };
 
@@ -375,11 +394,11 @@ static void report(void *ctx, const nlp_train_event *e)
 static char *run_yaml;
 static double min_lr_given; /* -1: --lr / 10, whatever --lr a resumed run gives */
 
-/* FNV-1a over the ids: tells a resumed run whether it has its data back. */
+/* Tells a resumed run whether it has its data back (data.h). */
 static uint64_t fingerprint(const nlp_corpus *c)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < c->n; i++) h = (h ^ (uint32_t)c->ids[i]) * 1099511628211ull;
+    uint64_t h;
+    if (nlp_corpus_fingerprint(c, &h)) cli_fail(nlp_errcode());
     return h;
 }
 
@@ -483,6 +502,8 @@ static char *make_run_yaml(const nlp_model_config *mc)
     yaml_int(&b, "save-every", o.save_every);
     yaml_int(&b, "keep", o.keep);
     yaml_int(&b, "average", o.average);
+    if (!o.cache) yaml_kv(&b, "cache", "false");
+    if (o.buffer_tokens != (long)NLP_CORPUS_BUFFER_DEFAULT) yaml_int(&b, "buffer-tokens", o.buffer_tokens);
     yaml_path(&b, "log", o.log);
     char num[40];
     nlp_format_double(num, sizeof num, mc->dropout);
@@ -574,23 +595,80 @@ static void catch_signals(void)
 
 // --- data
 
-static void read_data(nlp_corpus *c, const char *path, int32_t eot, int threads)
+static char cache_dir[4200]; /* DIR/data: text tokenized once ("" = --no-cache) */
+static int tokenizing;       /* text is tokenized by this run (memory for --dry-run) */
+
+static void read_data(nlp_corpus *c, const char *path, int32_t eot, int threads, int pipe)
 {
     size_t before = c->n;
+    uint64_t held = c->held;
+    int built = 0, rc;
     if (c->eot < 0) c->eot = eot; /* an llm.c shard does not name its own */
-    int rc = nlp_corpus_add(c, path, tok, eot, 0, threads);
+    if (pipe) /* --dry-run reads the header (or the text's start) only */
+        rc = nlp_corpus_open_pipe(c, path, tok, eot, 0, o.dry_run ? 2 : (size_t)o.buffer_tokens, threads);
+    else
+        rc = nlp_corpus_add_cached(c, path, tok, eot, 0, threads, cache_dir[0] ? cache_dir : NULL, o.dry_run, &built);
     if (rc) cli_fail(rc);
-    cli_debug("'%s': %zu tokens", path, c->n - before);
+    if (built) tokenizing = 1;
+    if (built == 1) cli_info("'%s': tokenized into a cache in '%s' (%zu tokens)", path, cache_dir, c->n - before);
+    else if (built < 0) cli_info("'%s': to be tokenized into a cache in '%s'", path, cache_dir);
+    else if (pipe) cli_info("'%s': %zu tokens in the shuffle buffer to start with", path, c->n);
+    else cli_debug("'%s': %zu tokens", path, c->n - before);
+    int text;
+    if (pipe && nlp_corpus_is_pipe(c, NULL, NULL, &text) && text) tokenizing = 1;
+    if (!pipe && !built && c->held > held && tok) tokenizing = 1; /* text into memory (or a stream from a pipe) */
 }
 
-/* Every id of a corpus must have a row in the model's embedding. */
-static void check_ids(const nlp_corpus *c, const char *what, int vocab)
+/* Every id of a corpus must have a row in the model's embedding: ids held
+ * in memory are checked now, so are streams whose header admits larger
+ * ones; the rest as windows are read (c->limit). */
+static void check_ids(nlp_corpus *c, const char *what, int vocab)
 {
-    if (c->max_id <= (uint32_t)vocab) return;
-    for (size_t i = 0; i < c->n; i++)
-        if (c->ids[i] >= vocab)
-            cli_die(NLP_EXIT_FAILURE, "%s: token %zu is id %d, not below the model's vocabulary size %d (was it made "
-                    "with another tokenizer?)", what, i, c->ids[i], vocab);
+    int scan = c->max_id > (uint32_t)vocab;
+    for (size_t q = 0; q < c->nparts; q++) scan |= c->part[q].n && c->part[q].vocab > (uint32_t)vocab;
+    if (scan) {
+        enum { K = 1 << 16 };
+        static int32_t buf[K];
+        for (size_t at = 0; at < c->n; at += K) {
+            size_t k = c->n - at < K ? c->n - at : K;
+            if (nlp_corpus_read(c, at, k, buf)) cli_fail(nlp_errcode());
+            for (size_t i = 0; i < k; i++)
+                if (buf[i] >= vocab)
+                    cli_die(NLP_EXIT_FAILURE, "%s: token %zu is id %d, not below the model's vocabulary size %d (was "
+                            "it made with another tokenizer?)", what, at + i, buf[i], vocab);
+        }
+    }
+    c->limit = (uint32_t)vocab;
+}
+
+/* A pipe (or a FIFO): read through the shuffle buffer, not mapped. */
+static int is_pipe(const char *path)
+{
+    struct stat st;
+    return strcmp(path, "-") == 0 || (stat(path, &st) == 0 && S_ISFIFO(st.st_mode));
+}
+
+/* A run directory this process made only for its data cache goes again
+ * when the run fails before training (nothing made, as for other errors). */
+static char made_dir[4200];
+static int training;
+
+static void remove_made_dir(void)
+{
+    if (!made_dir[0] || training || !cache_dir[0]) return;
+    DIR *d = opendir(cache_dir);
+    if (d) {
+        struct dirent *e;
+        char p[8600];
+        while ((e = readdir(d)))
+            if (e->d_name[0] != '.') {
+                snprintf(p, sizeof p, "%s/%s", cache_dir, e->d_name);
+                unlink(p);
+            }
+        closedir(d);
+    }
+    rmdir(cache_dir);
+    rmdir(made_dir);
 }
 
 // --- translation: special tokens, data, validation BLEU
@@ -755,6 +833,14 @@ int main(int argc, char **argv)
     if (o.min_lr < 0) o.min_lr = o.lr / 10;
 
     int threads = nlp_threads_set(cli_dist_threads(o.threads));
+    nlp_text_check_force(o.force);
+    if (o.cache) {
+        snprintf(cache_dir, sizeof cache_dir, "%s/data", o.model);
+        if (!o.dry_run && !nlp_is_dir(o.model) && nlp_dist_rank() == 0) {
+            snprintf(made_dir, sizeof made_dir, "%s", o.model);
+            atexit(remove_made_dir);
+        }
+    }
     if (o.bf16 && nlp_gemm_set_mode(NLP_GEMM_BF16)) cli_usage_error("--bf16: %s", nlp_errmsg());
     cli_debug("%d thread%s", threads, threads == 1 ? "" : "s");
 
@@ -801,6 +887,10 @@ int main(int argc, char **argv)
         if (tok && eot < 0)
             cli_warn("'%s' has no end-of-text token (<|endoftext|>, </s>, <eos>, [SEP]): documents of text input are "
                      "joined without a separator; name one with --eot", tk_name);
+        if (!tok)
+            cli_warn("no tokenizer (--tokenizer): the run's checkpoints will hold none, and 'generate' will need one "
+                     "given; give the tokenizer that made the token streams with --tokenizer, to store it with the "
+                     "model and check the streams against it");
     }
 
     /* data (the transformer's after its model: --max-length defaults to its positions) */
@@ -816,12 +906,23 @@ int main(int argc, char **argv)
             cli_info("%llu special tokens inside documents of token streams dropped",
                      (unsigned long long)(btrain.dropped + bvalid.dropped));
     } else if (!mt) {
-        for (size_t i = 0; i < ninputs; i++) read_data(&train, inputs[i], eot, threads);
+        const int pipe = ninputs == 1 && is_pipe(inputs[0]);
+        if (pipe && o.resume)
+            cli_warn("'%s' is a pipe: a resumed run cannot replay it; it trains on what the pipe gives now, through a "
+                     "new shuffle buffer (not the batches the run would have drawn)", inputs[0]);
+        /* under mpirun rank 0 makes the caches, the others then find them (or make their own) */
+        if (nlp_dist_size() > 1 && nlp_dist_rank() != 0 && nlp_dist_barrier()) cli_fail(nlp_errcode());
+        for (size_t i = 0; i < ninputs; i++) read_data(&train, inputs[i], eot, threads, pipe);
         if (o.valid) {
-            read_data(&valid, o.valid, eot, threads);
+            read_data(&valid, o.valid, eot, threads, 0);
             if (!valid.bytes && tok && nlp_corpus_count_bytes(&valid, tok)) cli_fail(nlp_errcode());
-            if (!valid.bytes) cli_info("no tokenizer for the validation stream: bits per byte are not reported");
+            if (!valid.bytes && valid.n) cli_info("no tokenizer for the validation stream: bits per byte are not reported");
         }
+        if (nlp_dist_size() > 1 && nlp_dist_rank() == 0 && nlp_dist_barrier()) cli_fail(nlp_errcode());
+        /* streams made by another tokenizer than the run's are refused */
+        if (tok && (nlp_corpus_check_tokenizer(&train, tok, tk_name, eot) ||
+                    nlp_corpus_check_tokenizer(&valid, tok, tk_name, eot)))
+            cli_fail(nlp_errcode());
         if (train.repaired + valid.repaired)
             cli_warn("%llu line%s of invalid UTF-8 repaired (U+FFFD)",
                      (unsigned long long)(train.repaired + valid.repaired),
@@ -906,7 +1007,17 @@ int main(int argc, char **argv)
             if (!T) T = mc->max_positions;
             if (T < 2 || T > mc->max_positions)
                 cli_usage_error("--max-length %ld: must be in [2, %d], the model's positions", T, mc->max_positions);
-            data = 4 * (uint64_t)(train.n + valid.n);
+            data = nlp_corpus_memory(&train) + nlp_corpus_memory(&valid);
+            if (o.dry_run && nlp_corpus_is_pipe(&train, NULL, NULL, NULL)) data += 4 * (uint64_t)o.buffer_tokens;
+            if (tokenizing) data += 4 * (uint64_t)NLP_TEXT_BLOCK; /* a block of text, its ids, their copy */
+            if (train.mapped + valid.mapped) {
+                static char note[160];
+                char h[32];
+                mio_human(h, sizeof h, train.mapped + valid.mapped);
+                snprintf(note, sizeof note, "and %s of token streams mapped, read a window at a time", h);
+                mio_data_note = note;
+            } else if (o.dry_run && tokenizing && cache_dir[0])
+                mio_data_note = "while text is tokenized into the cache, which is then mapped";
         }
         mio_memory_check(mc, (int)B, (int)T, (int)S, data, o.dry_run, o.memory_check);
     }
@@ -983,14 +1094,21 @@ int main(int argc, char **argv)
                      accum * micro);
         check_ids(&train, ninputs == 1 ? inputs[0] : "the training data", mc->vocab_size);
         check_ids(&valid, o.valid ? o.valid : "", mc->vocab_size);
+        if (train.mapped)
+            cli_info("%s: %zu tokens mapped (%.1f MiB on disk)", ninputs == 1 ? inputs[0] : "the training data",
+                     train.n, (double)train.mapped / (1 << 20));
         if (train.n < (size_t)o.max_length)
             cli_die(NLP_EXIT_FAILURE, "%s: %zu tokens, fewer than one training window of %ld (--max-length)",
                     ninputs == 1 ? inputs[0] : "the training data", train.n, o.max_length);
         if (o.valid && valid.n < 2)
             cli_die(NLP_EXIT_FAILURE, "'%s': %zu tokens: nothing to validate on", o.valid, valid.n);
-        cli_info("%s: %zu parameters, %zu training tokens (%llu documents)%s", archs[o.arch],
-                 nlp_model_param_count(model), train.n, (unsigned long long)train.docs,
-                 o.valid ? "" : "; no validation data");
+        if (train.mapped || train.pipe)
+            cli_info("%s: %zu parameters, %zu training tokens%s%s", archs[o.arch], nlp_model_param_count(model),
+                     train.n, train.pipe ? " in the buffer" : "", o.valid ? "" : "; no validation data");
+        else
+            cli_info("%s: %zu parameters, %zu training tokens (%llu documents)%s", archs[o.arch],
+                     nlp_model_param_count(model), train.n, (unsigned long long)train.docs,
+                     o.valid ? "" : "; no validation data");
         if (o.valid) cli_debug("validation: %zu tokens, %llu bytes", valid.n, (unsigned long long)valid.bytes);
         int rc = nlp_lm_task_init(&lm, &task, &train, o.valid ? &valid : NULL, (int)o.batch_size, (int)o.max_length);
         if (rc) cli_fail(rc);
@@ -1036,6 +1154,7 @@ int main(int argc, char **argv)
         model = NULL;
     }
     catch_signals();
+    training = 1;
     nlp_train_result res;
     int rc = nlp_train(&model, &task, &to, o.resume, &res);
     end_live();
