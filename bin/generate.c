@@ -362,7 +362,8 @@ static void perplexity(const char **inputs, size_t n, int threads)
     nlp_corpus c = NLP_CORPUS_INIT;
     c.eot = eot; /* an llm.c shard does not name its own */
     for (size_t i = 0; i < n; i++) {
-        int rc = nlp_corpus_add(&c, inputs[i], tok, eot, (uint32_t)nlp_model_cfg(model)->vocab_size, threads);
+        /* with a tokenizer, a stream's header is checked against it below (which names the tokenizer) */
+        int rc = nlp_corpus_add(&c, inputs[i], tok, eot, tok ? 0 : (uint32_t)nlp_model_cfg(model)->vocab_size, threads);
         if (rc) cli_fail(rc);
     }
     if (c.repaired)

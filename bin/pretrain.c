@@ -321,6 +321,7 @@ static nlp_pairs ptrain, pvalid;
 static nlp_bert_docs btrain, bvalid;
 static nlp_corpus train = NLP_CORPUS_INIT, valid = NLP_CORPUS_INIT;
 static nlp_model_config newcfg; /* a new model's configuration */
+static int pending_train, pending_valid; /* GPT: text whose cache is still to be made */
 static const char **inputs;
 static size_t ninputs;
 static int live; /* a live progress line is showing */
@@ -596,27 +597,43 @@ static void catch_signals(void)
 // --- data
 
 static char cache_dir[4200]; /* DIR/data: text tokenized once ("" = --no-cache) */
-static int tokenizing;       /* text is tokenized by this run (memory for --dry-run) */
 
-static void read_data(nlp_corpus *c, const char *path, int32_t eot, int threads, int pipe)
+/* Reads path into c: a pipe through the shuffle buffer, text through the
+ * cache. With `dry`, a cache is not made: 1 is returned for text whose
+ * cache is still to be made (nothing appended), else 0. */
+static int read_data(nlp_corpus *c, const char *path, int32_t eot, int threads, int pipe, int dry)
 {
     size_t before = c->n;
-    uint64_t held = c->held;
     int built = 0, rc;
     if (c->eot < 0) c->eot = eot; /* an llm.c shard does not name its own */
     if (pipe) /* --dry-run reads the header (or the text's start) only */
         rc = nlp_corpus_open_pipe(c, path, tok, eot, 0, o.dry_run ? 2 : (size_t)o.buffer_tokens, threads);
     else
-        rc = nlp_corpus_add_cached(c, path, tok, eot, 0, threads, cache_dir[0] ? cache_dir : NULL, o.dry_run, &built);
+        rc = nlp_corpus_add_cached(c, path, tok, eot, 0, threads, cache_dir[0] ? cache_dir : NULL, dry, &built);
     if (rc) cli_fail(rc);
-    if (built) tokenizing = 1;
     if (built == 1) cli_info("'%s': tokenized into a cache in '%s' (%zu tokens)", path, cache_dir, c->n - before);
-    else if (built < 0) cli_info("'%s': to be tokenized into a cache in '%s'", path, cache_dir);
-    else if (pipe) cli_info("'%s': %zu tokens in the shuffle buffer to start with", path, c->n);
-    else cli_debug("'%s': %zu tokens", path, c->n - before);
-    int text;
-    if (pipe && nlp_corpus_is_pipe(c, NULL, NULL, &text) && text) tokenizing = 1;
-    if (!pipe && !built && c->held > held && tok) tokenizing = 1; /* text into memory (or a stream from a pipe) */
+    else if (built < 0 && o.dry_run) cli_debug("'%s': to be tokenized into a cache in '%s', then mapped", path, cache_dir);
+    else if (pipe && !o.dry_run) cli_info("'%s': %zu tokens in the shuffle buffer to start with", path, c->n);
+    else if (built >= 0) cli_debug("'%s': %zu tokens", path, c->n - before);
+    return built < 0;
+}
+
+/* The training (or validation) data of a GPT run, read again now that its
+ * memory is known to fit: the caches still to make are made. Under mpirun
+ * rank 0 makes them, the others then find them (or make their own). */
+static int read_gpt_data(nlp_corpus *c, const char *const *in, size_t n, int32_t eot, int threads, int pipe, int dry)
+{
+    int pending = 0;
+    const int ranks = nlp_dist_size();
+    if (!dry && ranks > 1 && nlp_dist_rank() != 0 && nlp_dist_barrier()) cli_fail(nlp_errcode());
+    for (size_t i = 0; i < n; i++) pending |= read_data(c, in[i], eot, threads, pipe, dry);
+    if (!dry && ranks > 1 && nlp_dist_rank() == 0 && nlp_dist_barrier()) cli_fail(nlp_errcode());
+    if (dry && ranks > 1) { /* every rank goes on to the same barriers */
+        double x = pending;
+        if (nlp_dist_max_f64(&x, 1)) cli_fail(nlp_errcode());
+        pending = x > 0;
+    }
+    return pending;
 }
 
 /* Every id of a corpus must have a row in the model's embedding: ids held
@@ -651,14 +668,19 @@ static int is_pipe(const char *path)
 /* A run directory this process made only for its data cache goes again
  * when the run fails before training (nothing made, as for other errors). */
 static char made_dir[4200];
-static int training;
 
 static void remove_made_dir(void)
 {
-    if (!made_dir[0] || training || !cache_dir[0]) return;
-    DIR *d = opendir(cache_dir);
+    if (!made_dir[0] || !cache_dir[0]) return;
+    DIR *d = opendir(made_dir);
+    if (!d) return;
+    struct dirent *e;
+    int other = 0;
+    while ((e = readdir(d))) other |= strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "data");
+    closedir(d);
+    if (other) return; /* a checkpoint, a log: the run happened */
+    d = opendir(cache_dir);
     if (d) {
-        struct dirent *e;
         char p[8600];
         while ((e = readdir(d)))
             if (e->d_name[0] != '.') {
@@ -910,23 +932,9 @@ int main(int argc, char **argv)
         if (pipe && o.resume)
             cli_warn("'%s' is a pipe: a resumed run cannot replay it; it trains on what the pipe gives now, through a "
                      "new shuffle buffer (not the batches the run would have drawn)", inputs[0]);
-        /* under mpirun rank 0 makes the caches, the others then find them (or make their own) */
-        if (nlp_dist_size() > 1 && nlp_dist_rank() != 0 && nlp_dist_barrier()) cli_fail(nlp_errcode());
-        for (size_t i = 0; i < ninputs; i++) read_data(&train, inputs[i], eot, threads, pipe);
-        if (o.valid) {
-            read_data(&valid, o.valid, eot, threads, 0);
-            if (!valid.bytes && tok && nlp_corpus_count_bytes(&valid, tok)) cli_fail(nlp_errcode());
-            if (!valid.bytes && valid.n) cli_info("no tokenizer for the validation stream: bits per byte are not reported");
-        }
-        if (nlp_dist_size() > 1 && nlp_dist_rank() == 0 && nlp_dist_barrier()) cli_fail(nlp_errcode());
-        /* streams made by another tokenizer than the run's are refused */
-        if (tok && (nlp_corpus_check_tokenizer(&train, tok, tk_name, eot) ||
-                    nlp_corpus_check_tokenizer(&valid, tok, tk_name, eot)))
-            cli_fail(nlp_errcode());
-        if (train.repaired + valid.repaired)
-            cli_warn("%llu line%s of invalid UTF-8 repaired (U+FFFD)",
-                     (unsigned long long)(train.repaired + valid.repaired),
-                     train.repaired + valid.repaired == 1 ? "" : "s");
+        /* what is there now (streams, caches made before); the caches to make after the memory check */
+        pending_train = read_gpt_data(&train, inputs, ninputs, eot, threads, pipe, 1);
+        if (o.valid) pending_valid = read_gpt_data(&valid, &o.valid, 1, eot, threads, 0, 1);
     }
     /* the model: a resumed run's, a loaded one, or a new one */
     const char *mname = o.resume ? o.resume : o.init ? o.init : "(new model)";
@@ -1009,17 +1017,36 @@ int main(int argc, char **argv)
                 cli_usage_error("--max-length %ld: must be in [2, %d], the model's positions", T, mc->max_positions);
             data = nlp_corpus_memory(&train) + nlp_corpus_memory(&valid);
             if (o.dry_run && nlp_corpus_is_pipe(&train, NULL, NULL, NULL)) data += 4 * (uint64_t)o.buffer_tokens;
-            if (tokenizing) data += 4 * (uint64_t)NLP_TEXT_BLOCK; /* a block of text, its ids, their copy */
+            int text = 0;
+            if (nlp_corpus_is_pipe(&train, NULL, NULL, &text) && text) /* a block of text and its ids */
+                data += o.dry_run ? 2 * (uint64_t)NLP_TEXT_BLOCK : 0;
             if (train.mapped + valid.mapped) {
                 static char note[160];
                 char h[32];
                 mio_human(h, sizeof h, train.mapped + valid.mapped);
                 snprintf(note, sizeof note, "and %s of token streams mapped, read a window at a time", h);
                 mio_data_note = note;
-            } else if (o.dry_run && tokenizing && cache_dir[0])
-                mio_data_note = "while text is tokenized into the cache, which is then mapped";
+            } else if (pending_train || pending_valid)
+                mio_data_note = "text to be tokenized into the cache, then mapped";
         }
         mio_memory_check(mc, (int)B, (int)T, (int)S, data, o.dry_run, o.memory_check);
+    }
+    if (!mt && !bert) { /* GPT: the caches made, the data read again */
+        if (pending_train || pending_valid) nlp_error_clear();
+        if (pending_train) { /* never a pipe */
+            nlp_corpus_free(&train);
+            read_gpt_data(&train, inputs, ninputs, eot, threads, 0, 0);
+        }
+        if (pending_valid) {
+            nlp_corpus_free(&valid);
+            read_gpt_data(&valid, &o.valid, 1, eot, threads, 0, 0);
+        }
+        if (o.valid && !valid.bytes && tok && nlp_corpus_count_bytes(&valid, tok)) cli_fail(nlp_errcode());
+        if (o.valid && !valid.bytes) cli_info("no tokenizer for the validation stream: bits per byte are not reported");
+        if (train.repaired + valid.repaired)
+            cli_warn("%llu line%s of invalid UTF-8 repaired (U+FFFD)",
+                     (unsigned long long)(train.repaired + valid.repaired),
+                     train.repaired + valid.repaired == 1 ? "" : "s");
     }
     if (!model) {
         int rc = nlp_model_new(&model, &newcfg, (uint64_t)o.seed);
@@ -1082,6 +1109,10 @@ int main(int argc, char **argv)
                  pvalid.n ? "" : "; no validation data");
     } else {
         if (tok) mio_check_vocab(tok, tk_name, model, mname);
+        /* streams made by another tokenizer than the run's are refused */
+        if (tok && (nlp_corpus_check_tokenizer(&train, tok, tk_name, eot) ||
+                    nlp_corpus_check_tokenizer(&valid, tok, tk_name, eot)))
+            cli_fail(nlp_errcode());
         if (!o.max_length) o.max_length = mc->max_positions;
         if (o.max_length < 2 || o.max_length > mc->max_positions)
             cli_usage_error("--max-length %ld: must be in [2, %d], the model's positions", o.max_length,
@@ -1154,7 +1185,6 @@ int main(int argc, char **argv)
         model = NULL;
     }
     catch_signals();
-    training = 1;
     nlp_train_result res;
     int rc = nlp_train(&model, &task, &to, o.resume, &res);
     end_live();

@@ -9,6 +9,7 @@
 #include "base/thread.h"
 #include "text/utf8.h"
 #include "tok/tokbin.h"
+#include "train/data.h"
 #include "train/dist.h"
 
 #include <math.h>
@@ -400,6 +401,7 @@ int nlp_bert_docs_add(nlp_bert_docs *d, const char *path, const nlp_tokenizer *t
         if ((rc = nlp_reader_read(r, b.data + b.len, b.cap - b.len - 1, &got)) || !got) break;
         b.len += got;
     }
+    if (!rc) rc = nlp_text_check(path, b.data, b.len < 65536 ? b.len : 65536); /* not compressed, binary, ids */
     if (!rc) rc = nlp_bert_docs_add_text(d, b.data ? b.data : "", b.len, path, tk, threads);
     nlp_buf_free(&b);
 out:

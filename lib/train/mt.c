@@ -7,6 +7,7 @@
 #include "base/mem.h"
 #include "base/thread.h"
 #include "text/utf8.h"
+#include "train/data.h"
 #include "train/dist.h"
 
 #include <math.h>
@@ -37,6 +38,10 @@ static int slurp(const char *path, char **text, size_t *len)
         return rc;
     }
     if (!b.data && nlp_buf_reserve(&b, 1)) return NLP_ENOMEM;
+    if ((rc = nlp_text_check(path, b.data, b.len < 65536 ? b.len : 65536))) { /* not compressed, binary, ids */
+        nlp_buf_free(&b);
+        return rc;
+    }
     *text = nlp_buf_detach(&b, len);
     return 0;
 }
