@@ -411,11 +411,25 @@ static uint64_t pairs_fingerprint(const nlp_pairs *p)
     return h ^ p->n;
 }
 
+/* Over everything up to 2^24 tokens (as before caches were mapped); over
+ * the counts and 256 blocks spread evenly beyond, so that a large mapped
+ * cache is not read through. */
 static uint64_t docs_fingerprint(const nlp_bert_docs *d)
 {
     uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < d->n; i++) h = (h ^ (uint32_t)d->ids[i]) * 1099511628211ull;
-    for (size_t i = 0; i <= d->nsent && d->sent; i++) h = (h ^ d->sent[i]) * 1099511628211ull;
+    const size_t big = (size_t)1 << 24, blk = 4096;
+    if (d->n <= big) {
+        for (size_t i = 0; i < d->n; i++) h = (h ^ (uint32_t)d->ids[i]) * 1099511628211ull;
+        for (size_t i = 0; i <= d->nsent && d->sent; i++) h = (h ^ d->sent[i]) * 1099511628211ull;
+    } else {
+        h = (h ^ d->n ^ (uint64_t)d->nsent << 32) * 1099511628211ull;
+        for (size_t j = 0; j < 256; j++) {
+            size_t at = (d->n - blk) / 255 * j, s = (d->nsent - 1) / 255 * j;
+            for (size_t i = at; i < at + blk; i++) h = (h ^ (uint32_t)d->ids[i]) * 1099511628211ull;
+            h = (h ^ d->sent[s]) * 1099511628211ull;
+        }
+        nlp_bert_docs_release(d);
+    }
     return h ^ d->ndoc;
 }
 
@@ -618,22 +632,45 @@ static int read_data(nlp_corpus *c, const char *path, int32_t eot, int threads, 
     return built < 0;
 }
 
-/* The training (or validation) data of a GPT run, read again now that its
- * memory is known to fit: the caches still to make are made. Under mpirun
- * rank 0 makes them, the others then find them (or make their own). */
-static int read_gpt_data(nlp_corpus *c, const char *const *in, size_t n, int32_t eot, int threads, int pipe, int dry)
+/* Caches are made after the memory check (a first, dry pass maps what is
+ * there and finds what is not). Under mpirun rank 0 makes them, the others
+ * then find them (or make their own): the ranks meet before and after. */
+static void dist_before(int dry)
 {
-    int pending = 0;
-    const int ranks = nlp_dist_size();
-    if (!dry && ranks > 1 && nlp_dist_rank() != 0 && nlp_dist_barrier()) cli_fail(nlp_errcode());
-    for (size_t i = 0; i < n; i++) pending |= read_data(c, in[i], eot, threads, pipe, dry);
-    if (!dry && ranks > 1 && nlp_dist_rank() == 0 && nlp_dist_barrier()) cli_fail(nlp_errcode());
-    if (dry && ranks > 1) { /* every rank goes on to the same barriers */
+    if (!dry && nlp_dist_size() > 1 && nlp_dist_rank() != 0 && nlp_dist_barrier()) cli_fail(nlp_errcode());
+}
+
+static int dist_after(int dry, int pending)
+{
+    if (!dry && nlp_dist_size() > 1 && nlp_dist_rank() == 0 && nlp_dist_barrier()) cli_fail(nlp_errcode());
+    if (dry && nlp_dist_size() > 1) { /* every rank goes on to the same barriers */
         double x = pending;
         if (nlp_dist_max_f64(&x, 1)) cli_fail(nlp_errcode());
         pending = x > 0;
     }
     return pending;
+}
+
+/* The training (or validation) data of a GPT run. */
+static int read_gpt_data(nlp_corpus *c, const char *const *in, size_t n, int32_t eot, int threads, int pipe, int dry)
+{
+    int pending = 0;
+    dist_before(dry);
+    for (size_t i = 0; i < n; i++) pending |= read_data(c, in[i], eot, threads, pipe, dry);
+    return dist_after(dry, pending);
+}
+
+/* The documents of a BERT run (one cache for all of in[]). */
+static int read_bert_data(nlp_bert_docs *d, const char *const *in, size_t n, int threads, int dry)
+{
+    int built = 0;
+    dist_before(dry);
+    if (nlp_bert_docs_add_cached(d, in, n, tok, threads, cache_dir[0] ? cache_dir : NULL, dry, &built))
+        cli_fail(nlp_errcode());
+    if (built == 1)
+        cli_info("'%s'%s: %zu documents built into a cache in '%s' (%zu tokens, %zu sentences)", in[0],
+                 n > 1 ? " and the rest" : "", d->ndoc, cache_dir, d->n, d->nsent);
+    return dist_after(dry, built < 0);
 }
 
 /* Every id of a corpus must have a row in the model's embedding: ids held
@@ -916,17 +953,9 @@ int main(int argc, char **argv)
     }
 
     /* data (the transformer's after its model: --max-length defaults to its positions) */
-    if (bert) {
-        for (size_t i = 0; i < ninputs; i++)
-            if (nlp_bert_docs_add(&btrain, inputs[i], tok, threads)) cli_fail(nlp_errcode());
-        if (o.valid && nlp_bert_docs_add(&bvalid, o.valid, tok, threads)) cli_fail(nlp_errcode());
-        if (btrain.repaired + bvalid.repaired)
-            cli_warn("%llu line%s of invalid UTF-8 repaired (U+FFFD)",
-                     (unsigned long long)(btrain.repaired + bvalid.repaired),
-                     btrain.repaired + bvalid.repaired == 1 ? "" : "s");
-        if (btrain.dropped + bvalid.dropped)
-            cli_info("%llu special tokens inside documents of token streams dropped",
-                     (unsigned long long)(btrain.dropped + bvalid.dropped));
+    if (bert) { /* what is there now; the caches to make after the memory check */
+        pending_train = read_bert_data(&btrain, inputs, ninputs, threads, 1);
+        if (o.valid) pending_valid = read_bert_data(&bvalid, &o.valid, 1, threads, 1);
     } else if (!mt) {
         const int pipe = ninputs == 1 && is_pipe(inputs[0]);
         if (pipe && o.resume)
@@ -1010,7 +1039,18 @@ int main(int argc, char **argv)
             if (T < 0) T = mc->max_positions < 128 ? mc->max_positions : 128;
             if (T < 5 || T > mc->max_positions)
                 cli_usage_error("--max-length %ld: must be in [5, %d], the model's positions", T, mc->max_positions);
-            data = 4 * (uint64_t)(btrain.n + bvalid.n) + 8 * (uint64_t)(btrain.nsent + bvalid.nsent + btrain.ndoc + bvalid.ndoc);
+            /* the documents in memory (none when mapped), and the task's chunks: 32 bytes each, about a
+             * document each, or a window of T - 3 tokens of a longer one */
+            data = nlp_bert_docs_memory(&btrain) + nlp_bert_docs_memory(&bvalid) +
+                   32 * (uint64_t)(btrain.ndoc + bvalid.ndoc + (btrain.n + bvalid.n) / (uint64_t)(T - 3));
+            if (btrain.map.data || bvalid.map.data) {
+                static char note[160];
+                char h[32];
+                mio_human(h, sizeof h, (uint64_t)(btrain.map.len + bvalid.map.len));
+                snprintf(note, sizeof note, "and %s of document caches mapped, read an example at a time", h);
+                mio_data_note = note;
+            } else if (pending_train || pending_valid)
+                mio_data_note = "text to be built into a document cache, then mapped";
         } else {
             if (!T) T = mc->max_positions;
             if (T < 2 || T > mc->max_positions)
@@ -1030,6 +1070,23 @@ int main(int argc, char **argv)
                 mio_data_note = "text to be tokenized into the cache, then mapped";
         }
         mio_memory_check(mc, (int)B, (int)T, (int)S, data, o.dry_run, o.memory_check);
+    }
+    if (bert) { /* the caches made, the documents mapped */
+        if (pending_train) {
+            nlp_bert_docs_free(&btrain);
+            read_bert_data(&btrain, inputs, ninputs, threads, 0);
+        }
+        if (pending_valid) {
+            nlp_bert_docs_free(&bvalid);
+            read_bert_data(&bvalid, &o.valid, 1, threads, 0);
+        }
+        if (btrain.repaired + bvalid.repaired)
+            cli_warn("%llu line%s of invalid UTF-8 repaired (U+FFFD)",
+                     (unsigned long long)(btrain.repaired + bvalid.repaired),
+                     btrain.repaired + bvalid.repaired == 1 ? "" : "s");
+        if (btrain.dropped + bvalid.dropped)
+            cli_info("%llu special tokens inside documents of token streams dropped",
+                     (unsigned long long)(btrain.dropped + bvalid.dropped));
     }
     if (!mt && !bert) { /* GPT: the caches made, the data read again */
         if (pending_train || pending_valid) nlp_error_clear();

@@ -100,9 +100,10 @@ int nlp_mapped_check(const nlp_mapped *m)
 
 void nlp_mapped_release(const nlp_mapped *m, size_t off, size_t n)
 {
-    /* whole 64 KiB blocks: the kernel maps pages around a fault in such
-     * blocks (fault-around), and those count as resident too */
-    const size_t B = (size_t)1 << 16;
+    /* whole 2 MiB blocks: a fault maps more than its page (fault-around, and
+     * the page cache's large folios, up to 2 MiB), and those pages count as
+     * resident too */
+    const size_t B = (size_t)2 << 20;
     if (!m->data || !n) return;
     size_t a = off / B * B, e = (off + n + B - 1) / B * B;
     if (e > m->len) e = m->len;
@@ -226,6 +227,10 @@ static void blocks_borrow(nlp_text_blocks *tb, nlp_reader *r)
 
 const char *nlp_text_blocks_name(const nlp_text_blocks *tb) { return nlp_reader_name(tb->r); }
 
+static size_t block_size = NLP_TEXT_BLOCK;
+
+void nlp_text_blocks_set_size(size_t bytes) { block_size = bytes ? bytes : NLP_TEXT_BLOCK; }
+
 int nlp_text_blocks_next(nlp_text_blocks *tb, const char **text, size_t *len, uint64_t *first_line)
 {
     /* the last block out: its lines counted, its bytes dropped */
@@ -236,7 +241,7 @@ int nlp_text_blocks_next(nlp_text_blocks *tb, const char **text, size_t *len, ui
     }
     memmove(tb->buf, tb->buf + tb->keep, tb->len - tb->keep);
     tb->len -= tb->keep, tb->keep = 0;
-    size_t want = NLP_TEXT_BLOCK;
+    size_t want = block_size;
     for (;;) {
         if (tb->len >= want || tb->eof) {
             if (!tb->len) return 0;
@@ -249,7 +254,7 @@ int nlp_text_blocks_next(nlp_text_blocks *tb, const char **text, size_t *len, ui
             if (tb->eof) tb->keep = tb->len;
             else if (nl) tb->keep = (size_t)(nl - tb->buf) + 1;
             else { /* one line longer than a block: read on */
-                want = tb->len + NLP_TEXT_BLOCK;
+                want = tb->len + block_size;
                 continue;
             }
             break;

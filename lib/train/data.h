@@ -88,8 +88,9 @@ int nlp_mapped_open(nlp_mapped *m, const char *path);
 /* NLP_EDATA "'f' changed while it was being read (...)" when the file is
  * shorter than when mapped, or was rewritten in place (its time changed). */
 int nlp_mapped_check(const nlp_mapped *m);
-/* Lets the pages of bytes [off, off + n) go (they stay in the page cache):
- * the resident memory of a mapping read at random stays small. */
+/* Lets the pages of bytes [off, off + n) go, in whole 2 MiB blocks (they
+ * stay in the page cache): the resident memory of a mapping read at random
+ * stays small. */
 void nlp_mapped_release(const nlp_mapped *m, size_t off, size_t n);
 void nlp_mapped_close(nlp_mapped *m);
 
@@ -238,6 +239,10 @@ typedef struct nlp_text_blocks {
     int eof;
     int checked;        /* nlp_text_check passed */
 } nlp_text_blocks;
+
+/* The block size of every nlp_text_blocks (default NLP_TEXT_BLOCK; tests
+ * make it small to cross block boundaries in small files). */
+void nlp_text_blocks_set_size(size_t bytes);
 
 /* Opens path ("-" = standard input) for reading text in blocks; the start
  * of the file must pass nlp_text_check. */

@@ -231,6 +231,22 @@ static void test_cache(void)
     nlp_corpus m = NLP_CORPUS_INIT, c = NLP_CORPUS_INIT;
     CHECK_MSG(nlp_corpus_add_text(&m, txt, a, 2, 1) == 0, "%s", nlp_errmsg());
     CHECK_EQ_INT(all_ids(&m, mem), 0);
+    /* blocks of a few bytes (lines longer than a block, blocks of several lines): the same ids */
+    for (size_t bs = 1; bs <= 64; bs *= 4) {
+        nlp_text_blocks_set_size(bs);
+        nlp_corpus k = NLP_CORPUS_INIT;
+        CHECK_EQ_INT(nlp_corpus_add_text(&k, txt, a, 2, 2), 0);
+        CHECK_EQ_INT(k.n, m.n);
+        CHECK_EQ_INT(k.docs, m.docs);
+        CHECK_EQ_INT(k.bytes, m.bytes);
+        if (k.n == m.n) {
+            CHECK_EQ_INT(all_ids(&k, got), 0);
+            CHECK(memcmp(got, mem, m.n * sizeof *got) == 0);
+        }
+        nlp_corpus_free(&k);
+    }
+    nlp_text_blocks_set_size(0);
+    CHECK_EQ_INT(m.docs, 3); /* the empty line is no document */
     int built = -2;
     /* --dry-run: nothing made */
     CHECK_EQ_INT(nlp_corpus_add_cached(&c, txt, a, 2, 0, 1, dir, 1, &built), 0);
