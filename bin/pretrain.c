@@ -71,7 +71,8 @@ static const char usage[] =
     "                            (default 0: all; -1: no BLEU, loss only)\n"
     "      --src-tokenizer FILE, --tgt-tokenizer FILE  transformer: a tokenizer per side\n"
     "                            (separate vocabularies) instead of --tokenizer\n"
-    "      --no-cache            tokenize text into memory instead of a cache in DIR/data\n"
+    "      --no-cache            tokenize text (and build BERT documents and translation\n"
+    "                            pairs) in memory instead of a cache in DIR/data\n"
     "      --buffer-tokens N     gpt: the shuffle buffer of a pipe, in tokens (default\n"
     "                            67108864: 256 MiB); windows are drawn from it and it\n"
     "                            is refilled as they are; one pass over a pipe is one\n"
@@ -403,11 +404,25 @@ static uint64_t fingerprint(const nlp_corpus *c)
     return h;
 }
 
+/* Over every id up to 2^24 on a side (as before caches were mapped);
+ * over the counts and 256 blocks of each side beyond. */
 static uint64_t pairs_fingerprint(const nlp_pairs *p)
 {
     uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < p->src_off[p->n]; i++) h = (h ^ (uint32_t)p->src[i]) * 1099511628211ull;
-    for (size_t i = 0; i < p->tgt_off[p->n]; i++) h = (h ^ (uint32_t)p->tgt[i]) * 1099511628211ull;
+    const size_t ns = p->src_off[p->n], nt = p->tgt_off[p->n], big = (size_t)1 << 24, blk = 4096;
+    if (ns <= big && nt <= big) {
+        for (size_t i = 0; i < ns; i++) h = (h ^ (uint32_t)p->src[i]) * 1099511628211ull;
+        for (size_t i = 0; i < nt; i++) h = (h ^ (uint32_t)p->tgt[i]) * 1099511628211ull;
+        return h ^ p->n;
+    }
+    h = (h ^ ns ^ (uint64_t)nt << 32) * 1099511628211ull;
+    for (int side = 0; side < 2; side++) {
+        const int32_t *v = side ? p->tgt : p->src;
+        const size_t n = side ? nt : ns;
+        for (size_t j = 0; j < 256 && n >= blk; j++)
+            for (size_t i = (n - blk) / 255 * j, e = i + blk; i < e; i++) h = (h ^ (uint32_t)v[i]) * 1099511628211ull;
+    }
+    if (p->map.data) nlp_mapped_release(&p->map, 0, p->map.len);
     return h ^ p->n;
 }
 
@@ -658,6 +673,22 @@ static int read_gpt_data(nlp_corpus *c, const char *const *in, size_t n, int32_t
     dist_before(dry);
     for (size_t i = 0; i < n; i++) pending |= read_data(c, in[i], eot, threads, pipe, dry);
     return dist_after(dry, pending);
+}
+
+static void report_pairs(const char *what, const nlp_pairs *p, long max_len);
+
+/* The training pairs of a transformer run. */
+static int read_mt_data(int threads, int dry)
+{
+    int built = 0;
+    nlp_pairs_opts po = {.src_tk = src_tok, .tgt_tk = tok, .max_len = (int)o.max_length, .threads = threads};
+    dist_before(dry);
+    const char *src = o.src ? o.src : inputs[0];
+    if (nlp_pairs_read_cached(&ptrain, src, o.src ? o.tgt : NULL, &po, cache_dir[0] ? cache_dir : NULL, dry, &built))
+        cli_fail(nlp_errcode());
+    if (built == 1) cli_info("'%s': %zu pairs built into a cache in '%s'", src, ptrain.n, cache_dir);
+    if (built >= 0) report_pairs(src, &ptrain, o.max_length);
+    return dist_after(dry, built < 0);
 }
 
 /* The documents of a BERT run (one cache for all of in[]). */
@@ -1013,13 +1044,11 @@ int main(int argc, char **argv)
     const nlp_model_config *mc = model ? nlp_model_cfg(model) : &newcfg;
     if (mt) {
         if (o.max_length < 0) o.max_length = mc->max_positions < 128 ? mc->max_positions : 128;
-        nlp_pairs_opts po = {.src_tk = src_tok, .tgt_tk = tok, .max_len = (int)o.max_length, .threads = threads};
-        int rc = o.src ? nlp_pairs_read(&ptrain, o.src, o.tgt, &po) : nlp_pairs_read(&ptrain, inputs[0], NULL, &po);
-        if (rc) cli_fail(rc);
-        report_pairs(o.src ? o.src : inputs[0], &ptrain, o.max_length);
+        /* what is there now; a cache to make after the memory check */
+        pending_train = read_mt_data(threads, 1);
         if (o.valid_src || o.valid) {
-            po.max_len = 0, po.keep_text = 1;
-            rc = o.valid_src ? nlp_pairs_read(&pvalid, o.valid_src, o.valid_tgt, &po)
+            nlp_pairs_opts po = {.src_tk = src_tok, .tgt_tk = tok, .keep_text = 1, .threads = threads};
+            int rc = o.valid_src ? nlp_pairs_read(&pvalid, o.valid_src, o.valid_tgt, &po)
                              : nlp_pairs_read(&pvalid, o.valid, NULL, &po);
             if (rc) cli_fail(rc);
             if (pvalid.empty) cli_info("validation: %llu pairs with an empty side skipped", (unsigned long long)pvalid.empty);
@@ -1033,8 +1062,17 @@ int main(int argc, char **argv)
         if (mt) {
             if (T > mc->max_positions) cli_usage_error("--max-length %ld: the model has %d positions", T, mc->max_positions);
             S = T, B = o.batch_tokens / T > 1 ? o.batch_tokens / T : 1; /* the widest batch's shape */
-            data = 4 * (uint64_t)(ptrain.src_tokens + ptrain.tgt_tokens + pvalid.src_tokens + pvalid.tgt_tokens) +
-                   24 * (uint64_t)(ptrain.n + pvalid.n);
+            /* the pairs in memory (none when mapped), and an epoch's batches: 4 bytes a pair for its order,
+             * 28 while it is made */
+            data = nlp_pairs_memory(&ptrain) + nlp_pairs_memory(&pvalid) + 28 * (uint64_t)ptrain.n;
+            if (ptrain.map.data) {
+                static char note[160];
+                char h[32];
+                mio_human(h, sizeof h, (uint64_t)ptrain.map.len);
+                snprintf(note, sizeof note, "and %s of sentence pairs mapped, read a batch at a time", h);
+                mio_data_note = note;
+            } else if (pending_train)
+                mio_data_note = "text to be tokenized into a cache of pairs, then mapped";
         } else if (bert) {
             if (T < 0) T = mc->max_positions < 128 ? mc->max_positions : 128;
             if (T < 5 || T > mc->max_positions)
@@ -1070,6 +1108,10 @@ int main(int argc, char **argv)
                 mio_data_note = "text to be tokenized into the cache, then mapped";
         }
         mio_memory_check(mc, (int)B, (int)T, (int)S, data, o.dry_run, o.memory_check);
+    }
+    if (mt && pending_train) { /* the cache made, the pairs mapped */
+        nlp_pairs_free(&ptrain);
+        read_mt_data(threads, 0);
     }
     if (bert) { /* the caches made, the documents mapped */
         if (pending_train) {

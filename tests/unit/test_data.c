@@ -13,6 +13,7 @@
 #include "tok/tokbin.h"
 #include "tok/tokfiles.h"
 #include "train/data.h"
+#include "train/mt.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -380,6 +381,101 @@ static void test_fingerprint(void)
     nlp_corpus_free(&c);
 }
 
+static int same_pairs(const nlp_pairs *a, const nlp_pairs *b)
+{
+    if (a->n != b->n || a->src_tokens != b->src_tokens || a->tgt_tokens != b->tgt_tokens || a->lines != b->lines ||
+        a->empty != b->empty || a->too_long != b->too_long || a->src_max != b->src_max || a->tgt_max != b->tgt_max)
+        return 0;
+    for (size_t i = 0; i < a->n; i++)
+        if (a->src_off[i + 1] != b->src_off[i + 1] || a->tgt_off[i + 1] != b->tgt_off[i + 1] || a->line[i] != b->line[i])
+            return 0;
+    return memcmp(a->src, b->src, a->src_tokens * 4) == 0 && memcmp(a->tgt, b->tgt, a->tgt_tokens * 4) == 0;
+}
+
+/* Sentence pairs through a cache (mt.h): the pairs of memory, from two files
+ * and from a TSV, read in blocks that cut lines; reused; a damaged cache
+ * made anew; errors name the line across blocks. */
+static void test_pairs_cache(void)
+{
+    nlp_tokenizer *tk = load_vocab("p-vocab.txt", "[PAD]\n[UNK]\n[SEP]\nthe\ncat\nsat\ndog\nran\n.\n");
+    CHECK(tk != NULL);
+    if (!tk) return;
+    nlp_buf a = {0}, b = {0}, t = {0};
+    static const char *const w[] = {"the", "cat", "sat", "dog", "ran", "."};
+    for (int i = 0; i < 200; i++) {
+        int na = i % 7, nb = (i * 3) % 11;
+        for (int k = 0; k < na; k++) nlp_buf_printf(&a, "%s%s", k ? " " : "", w[(i + k) % 6]);
+        for (int k = 0; k < nb; k++) nlp_buf_printf(&b, "%s%s", k ? " " : "", w[(i * 5 + k) % 6]);
+        nlp_buf_putc(&a, '\n'), nlp_buf_putc(&b, '\n');
+    }
+    const char *src = put("p.src", a.data, a.len), *tgt = put("p.tgt", b.data, b.len);
+    for (size_t i = 0, j = 0, ia = 0, ib = 0; i < 200; i++) { /* the TSV of the same pairs */
+        const char *ea = memchr(a.data + ia, '\n', a.len - ia), *eb = memchr(b.data + ib, '\n', b.len - ib);
+        nlp_buf_printf(&t, "%.*s\t%.*s\n", (int)(ea - (a.data + ia)), a.data + ia, (int)(eb - (b.data + ib)), b.data + ib);
+        ia = (size_t)(ea - a.data) + 1, ib = (size_t)(eb - b.data) + 1, j++;
+    }
+    const char *tsv = put("p.tsv", t.data, t.len);
+    const char *dir = path_of("prun/data");
+    nlp_pairs_opts po = {.src_tk = tk, .tgt_tk = tk, .max_len = 8, .threads = 2};
+    nlp_pairs m, c;
+    CHECK_EQ_INT(nlp_pairs_read(&m, src, tgt, &po), 0);
+    CHECK(m.n > 50 && m.empty > 0 && m.too_long > 0);
+    int built = 9;
+    nlp_text_blocks_set_size(40);
+    for (int round = 0; round < 2; round++) {
+        CHECK_EQ_INT(nlp_pairs_read_cached(&c, src, tgt, &po, dir, 0, &built), 0);
+        CHECK_EQ_INT(built, round == 0);
+        CHECK(c.map.data != NULL && nlp_pairs_memory(&c) == 0);
+        CHECK(same_pairs(&m, &c));
+        nlp_pairs_free(&c);
+        CHECK_EQ_INT(nlp_pairs_read_cached(&c, tsv, NULL, &po, dir, 0, &built), 0);
+        CHECK_EQ_INT(built, round == 0);
+        CHECK(same_pairs(&m, &c));
+        nlp_pairs_free(&c);
+    }
+    /* --dry-run of another --max-length: nothing made */
+    po.max_len = 9;
+    CHECK_EQ_INT(nlp_pairs_read_cached(&c, src, tgt, &po, dir, 1, &built), 0);
+    CHECK_EQ_INT(built, -1);
+    CHECK_EQ_INT(c.n, 0);
+    po.max_len = 8;
+    /* a damaged cache (an offset past the ids) is made anew */
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char name[4400] = "";
+    while (d && (e = readdir(d)))
+        if (strstr(e->d_name, "p.src.")) snprintf(name, sizeof name, "%s/%s", dir, e->d_name);
+    if (d) closedir(d);
+    int fd = open(name, O_WRONLY);
+    CHECK(fd >= 0);
+    uint64_t at = 24 + 4 * (uint64_t)m.src_tokens, big = 1u << 30;
+    at += at % 8;
+    at += 4 * (uint64_t)m.tgt_tokens;
+    at += at % 8;
+    CHECK(pwrite(fd, &big, 8, (off_t)(at + 8 * 3)) == 8);
+    close(fd);
+    CHECK_EQ_INT(nlp_pairs_read_cached(&c, src, tgt, &po, dir, 0, &built), 0);
+    CHECK_EQ_INT(built, 1);
+    CHECK(same_pairs(&m, &c));
+    nlp_pairs_free(&c);
+    /* errors: files that do not align, a TSV line without a tab (its number, counted across blocks) */
+    nlp_buf_puts(&a, "the cat\n");
+    src = put("p.src", a.data, a.len);
+    CHECK_EQ_INT(nlp_pairs_read_cached(&c, src, tgt, &po, dir, 0, &built), NLP_EDATA);
+    CHECK_MSG(strstr(nlp_errmsg(), "p.src' has 201 lines and ") != NULL, "%s", nlp_errmsg());
+    nlp_pairs_free(&c);
+    nlp_buf_puts(&t, "the cat\n");
+    tsv = put("p.tsv", t.data, t.len);
+    CHECK_EQ_INT(nlp_pairs_read_cached(&c, tsv, NULL, &po, dir, 0, &built), NLP_EDATA);
+    CHECK_MSG(strstr(nlp_errmsg(), "p.tsv' line 201: no tab") != NULL, "%s", nlp_errmsg());
+    nlp_pairs_free(&c);
+    CHECK_EQ_INT(count_files(dir, ".tmp."), 0);
+    nlp_text_blocks_set_size(0);
+    nlp_pairs_free(&m);
+    nlp_buf_free(&a), nlp_buf_free(&b), nlp_buf_free(&t);
+    nlp_tokenizer_free(tk);
+}
+
 int main(int argc, char **argv)
 {
     TEST_INIT(argc, argv);
@@ -390,5 +486,6 @@ int main(int argc, char **argv)
     RUN(test_cache);
     RUN(test_pipe);
     RUN(test_fingerprint);
+    RUN(test_pairs_cache);
     return TEST_END();
 }
