@@ -174,6 +174,13 @@ int nlp_tokenize_lines(const nlp_tokenizer *tk, const char *const *line, const s
     return tokenize_lines_at(tk, line, len, n, path, 0, threads, ids_out, off_out, repaired);
 }
 
+int nlp_tokenize_lines_at(const nlp_tokenizer *tk, const char *const *line, const size_t *len, size_t n,
+                          const char *path, uint64_t first, int threads, int32_t **ids_out, size_t **off_out,
+                          uint64_t *repaired)
+{
+    return tokenize_lines_at(tk, line, len, n, path, first, threads, ids_out, off_out, repaired);
+}
+
 int nlp_pairs_read(nlp_pairs *p, const char *src_path, const char *tgt_path, const nlp_pairs_opts *o)
 {
     memset(p, 0, sizeof *p);

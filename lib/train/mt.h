@@ -119,6 +119,10 @@ void nlp_pairs_free(nlp_pairs *p);
  * in *repaired. `path` names the input in messages (line numbers from 1). */
 int nlp_tokenize_lines(const nlp_tokenizer *tk, const char *const *line, const size_t *len, size_t n,
                        const char *path, int threads, int32_t **ids, size_t **off, uint64_t *repaired);
+/* The same for lines that start at line first + 1 of `path` (messages). */
+int nlp_tokenize_lines_at(const nlp_tokenizer *tk, const char *const *line, const size_t *len, size_t n,
+                          const char *path, uint64_t first, int threads, int32_t **ids, size_t **off,
+                          uint64_t *repaired);
 
 typedef struct nlp_mt_task {
     const nlp_pairs *train, *valid;

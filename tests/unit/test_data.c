@@ -14,6 +14,7 @@
 #include "tok/tokfiles.h"
 #include "train/data.h"
 #include "train/mt.h"
+#include "train/cls.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -476,6 +477,53 @@ static void test_pairs_cache(void)
     nlp_tokenizer_free(tk);
 }
 
+/* finetune's TSVs are read a block of lines at a time: blocks that cut
+ * lines give the same examples, and errors name the file's line. */
+static void test_cls_blocks(void)
+{
+    nlp_tokenizer *tk = load_vocab("c-vocab.txt", "[PAD]\n[UNK]\n[SEP]\nthe\ncat\nsat\ndog\nran\n.\n");
+    CHECK(tk != NULL);
+    if (!tk) return;
+    nlp_buf t = {0};
+    static const char *const w[] = {"the", "cat", "sat", "dog", "ran", "."};
+    for (int i = 0; i < 120; i++) {
+        nlp_buf_printf(&t, "%s\t", i % 3 ? "yes" : "no");
+        for (int k = 0; k <= i % 9; k++) nlp_buf_printf(&t, "%s%s", k ? " " : "", w[(i + k) % 6]);
+        nlp_buf_puts(&t, "\t");
+        for (int k = 0; k <= i % 4; k++) nlp_buf_printf(&t, "%s%s", k ? " " : "", w[(i * 7 + k) % 6]);
+        nlp_buf_puts(&t, "\n");
+    }
+    const char *p = put("c.tsv", t.data, t.len);
+    nlp_cls_data ref, got;
+    nlp_cls_labels l1 = {0}, l2 = {0};
+    nlp_cls_read_opts o = {.tk = tk, .labelled = 1, .labels = &l1, .add_labels = 1, .threads = 2};
+    CHECK_EQ_INT(nlp_cls_read(&ref, p, &o), 0);
+    CHECK(ref.n == 120 && ref.pair);
+    for (size_t bs = 7; bs <= 700; bs *= 10) {
+        nlp_text_blocks_set_size(bs);
+        o.labels = &l2;
+        CHECK_EQ_INT(nlp_cls_read(&got, p, &o), 0);
+        CHECK(got.n == ref.n && got.tokens == ref.tokens && got.pair == ref.pair);
+        if (got.n == ref.n && got.tokens == ref.tokens) {
+            CHECK(memcmp(got.label, ref.label, ref.n * sizeof *ref.label) == 0);
+            CHECK(memcmp(got.a_off, ref.a_off, (ref.n + 1) * sizeof *ref.a_off) == 0);
+            CHECK(memcmp(got.b_off, ref.b_off, (ref.n + 1) * sizeof *ref.b_off) == 0);
+            CHECK(memcmp(got.a, ref.a, ref.a_off[ref.n] * sizeof *ref.a) == 0);
+            CHECK(memcmp(got.b, ref.b, ref.b_off[ref.n] * sizeof *ref.b) == 0);
+        }
+        nlp_cls_data_free(&got);
+    }
+    nlp_buf_puts(&t, "yes\tthe cat\n");
+    p = put("c.tsv", t.data, t.len);
+    CHECK_EQ_INT(nlp_cls_read(&got, p, &o), NLP_EDATA);
+    CHECK_MSG(strstr(nlp_errmsg(), "c.tsv' line 121 has 2 fields but line 1 has 3") != NULL, "%s", nlp_errmsg());
+    nlp_text_blocks_set_size(0);
+    nlp_cls_data_free(&ref);
+    nlp_cls_labels_free(&l1), nlp_cls_labels_free(&l2);
+    nlp_buf_free(&t);
+    nlp_tokenizer_free(tk);
+}
+
 int main(int argc, char **argv)
 {
     TEST_INIT(argc, argv);
@@ -487,5 +535,6 @@ int main(int argc, char **argv)
     RUN(test_pipe);
     RUN(test_fingerprint);
     RUN(test_pairs_cache);
+    RUN(test_cls_blocks);
     return TEST_END();
 }
