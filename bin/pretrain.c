@@ -611,8 +611,25 @@ static void on_stop(int sig)
     nlp_train_request_stop(sig);
 }
 
+/* A mapped data file cut short between the check before a read and the
+ * read itself (data.h): a clear message, not a bare "Bus error"; the run's
+ * checkpoints are whole (written by rename). */
+static void on_bus(int sig)
+{
+    static const char m[] = "pretrain: a mapped file (the data, or the model) was cut short while it was read: the run "
+                            "stops; its checkpoints are whole (continue with --resume once the file is back)\n";
+    (void)sig;
+    nlp_writer_unlink_pending();
+    if (write(2, m, sizeof m - 1) < 0) _exit(1);
+    _exit(1);
+}
+
 static void catch_signals(void)
 {
+    struct sigaction bus = {0};
+    bus.sa_handler = on_bus;
+    sigemptyset(&bus.sa_mask);
+    sigaction(SIGBUS, &bus, NULL);
     static const int sigs[] = {SIGINT, SIGTERM};
     for (size_t i = 0; i < 2; i++) {
         struct sigaction old, sa = {0};
