@@ -70,6 +70,7 @@ static int is_space(char c)
 /* Building a cache: the ids held go to the file. */
 static int flush_ids(nlp_bert_docs *d)
 {
+    if (d->n == d->ids_base) return 0;
     int rc = nlp_writer_write(d->sink, d->ids, (d->n - d->ids_base) * sizeof *d->ids);
     if (!rc) d->ids_base = d->n;
     return rc;

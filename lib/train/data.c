@@ -239,7 +239,7 @@ int nlp_text_blocks_next(nlp_text_blocks *tb, const char **text, size_t *len, ui
         tb->line++;
         i = e ? (size_t)(e - tb->buf) + 1 : tb->keep;
     }
-    memmove(tb->buf, tb->buf + tb->keep, tb->len - tb->keep);
+    if (tb->len > tb->keep) memmove(tb->buf, tb->buf + tb->keep, tb->len - tb->keep);
     tb->len -= tb->keep, tb->keep = 0;
     size_t want = block_size;
     for (;;) {
