@@ -370,17 +370,17 @@ static void perplexity(const char **inputs, size_t n, int threads)
     nlp_corpus c = NLP_CORPUS_INIT;
     c.eot = eot; /* an llm.c shard does not name its own */
     for (size_t i = 0; i < n; i++) {
-        int rc = nlp_corpus_add(&c, inputs[i], tok, eot, (uint32_t)nlp_model_cfg(model)->vocab_size, threads);
+        /* with a tokenizer, a stream's header is checked against it below (which names the tokenizer) */
+        int rc = nlp_corpus_add(&c, inputs[i], tok, eot, tok ? 0 : (uint32_t)nlp_model_cfg(model)->vocab_size, threads);
         if (rc) cli_fail(rc);
     }
     if (c.repaired)
         cli_warn("%llu line%s of invalid UTF-8 repaired (U+FFFD)", (unsigned long long)c.repaired,
                  c.repaired == 1 ? "" : "s");
+    /* a stream must be this tokenizer's: its ids decoded with another give a wrong bits-per-byte */
+    if (tok && nlp_corpus_check_tokenizer(&c, tok, o.tokenizer ? o.tokenizer : o.model, eot)) cli_fail(nlp_errcode());
+    c.limit = (uint32_t)nlp_model_cfg(model)->vocab_size; /* every id is checked where it is read */
     if (!c.bytes && tok && nlp_corpus_count_bytes(&c, tok)) cli_fail(nlp_errcode());
-    for (size_t i = 0; i < c.n; i++)
-        if (c.ids[i] >= nlp_model_cfg(model)->vocab_size)
-            cli_die(NLP_EXIT_FAILURE, "token %zu is id %d, not below the model's vocabulary size %d", i, c.ids[i],
-                    nlp_model_cfg(model)->vocab_size);
     if (c.n < 2)
         cli_die(NLP_EXIT_FAILURE, "%s%s%s holds %zu token%s: nothing to score", n == 1 ? "'" : "",
                 n == 1 ? (strcmp(inputs[0], "-") ? inputs[0] : "standard input") : "the input", n == 1 ? "'" : "", c.n,

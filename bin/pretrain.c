@@ -28,11 +28,13 @@
 #include "train/loop.h"
 #include "train/mt.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +49,10 @@ static const char usage[] =
     "several lines between blank lines) or token streams, with a WordPiece --tokenizer.\n"
     "Transformer: --src and --tgt, two files aligned line by line, or FILEs (and\n"
     "--train) as TSV 'source<TAB>target' lines.\n"
+    "Token streams are mapped, not read: memory does not grow with the corpus.\n"
+    "Text files are tokenized once into a cache in DIR/data (-m), reused while the\n"
+    "text and the tokenizer stay the same, and mapped. A pipe ('-' as the only\n"
+    "training input) is read through a shuffle buffer (--buffer-tokens).\n"
     "\n"
     "Data:\n"
     "      --train FILE          training data (also: FILE arguments)\n"
@@ -65,6 +71,14 @@ static const char usage[] =
     "                            (default 0: all; -1: no BLEU, loss only)\n"
     "      --src-tokenizer FILE, --tgt-tokenizer FILE  transformer: a tokenizer per side\n"
     "                            (separate vocabularies) instead of --tokenizer\n"
+    "      --no-cache            tokenize text (and build BERT documents and translation\n"
+    "                            pairs) in memory instead of a cache in DIR/data\n"
+    "      --buffer-tokens N     gpt: the shuffle buffer of a pipe, in tokens (default\n"
+    "                            67108864: 256 MiB); windows are drawn from it and it\n"
+    "                            is refilled as they are; one pass over a pipe is one\n"
+    "                            epoch\n"
+    "      --force               read a file given as text even when it looks like\n"
+    "                            something else (compressed, binary, token ids)\n"
     "Model:\n"
     "      --arch ARCH           gpt (default), bert or transformer\n"
     "      --preset NAME         tiny, small (default), base, big (transformer: the\n"
@@ -183,7 +197,8 @@ static struct {
     const char *train, *valid, *tokenizer, *eot, *preset, *init, *model, *resume, *log;
     const char *src, *tgt, *valid_src, *valid_tgt, *src_tokenizer, *tgt_tokenizer;
     const char *mk[NMK];
-    int arch, schedule, progress, bf16, dry_run, memory_check;
+    int arch, schedule, progress, bf16, dry_run, memory_check, cache, force;
+    long buffer_tokens;
     long max_length, batch_size, batch_tokens, steps, warmup, seed, eval_every, save_every, keep, log_every, threads;
     long valid_bleu, average;
     double max_time, lr, min_lr, weight_decay, beta1, beta2, eps, grad_clip;
@@ -207,6 +222,8 @@ static struct {
     .keep = 3,
     .log_every = 50,
     .memory_check = 1,
+    .cache = 1,
+    .buffer_tokens = (long)NLP_CORPUS_BUFFER_DEFAULT,
 };
 
 /* --schedule: a name, or -1 (the architecture's default) until resolved */
@@ -291,6 +308,9 @@ static struct cli_opt opts[] = {
     {.name = "progress", .kind = CLI_BOOL, .dest = &o.progress, .flags = CLI_NEGATABLE},
     {.name = "dry-run", .kind = CLI_BOOL, .dest = &o.dry_run, .flags = CLI_NOCONFIG},
     {.name = "memory-check", .kind = CLI_BOOL, .dest = &o.memory_check, .flags = CLI_NEGATABLE},
+    {.name = "cache", .kind = CLI_BOOL, .dest = &o.cache, .flags = CLI_NEGATABLE},
+    {.name = "buffer-tokens", .kind = CLI_INT, .dest = &o.buffer_tokens, .min = 2, .max = 1e12},
+    {.name = "force", .kind = CLI_BOOL, .dest = &o.force},
     {.name = NULL},
 };
 
@@ -302,6 +322,7 @@ static nlp_pairs ptrain, pvalid;
 static nlp_bert_docs btrain, bvalid;
 static nlp_corpus train = NLP_CORPUS_INIT, valid = NLP_CORPUS_INIT;
 static nlp_model_config newcfg; /* a new model's configuration */
+static int pending_train, pending_valid; /* GPT: text whose cache is still to be made */
 static const char **inputs;
 static size_t ninputs;
 static int live; /* a live progress line is showing */
@@ -382,27 +403,55 @@ static void report(void *ctx, const nlp_train_event *e)
 static char *run_yaml;
 static double min_lr_given; /* -1: --lr / 10, whatever --lr a resumed run gives */
 
-/* FNV-1a over the ids: tells a resumed run whether it has its data back. */
+/* Tells a resumed run whether it has its data back (data.h). */
 static uint64_t fingerprint(const nlp_corpus *c)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < c->n; i++) h = (h ^ (uint32_t)c->ids[i]) * 1099511628211ull;
+    uint64_t h;
+    if (nlp_corpus_fingerprint(c, &h)) cli_fail(nlp_errcode());
     return h;
 }
 
+/* Over every id up to 2^24 on a side (as before caches were mapped);
+ * over the counts and 256 blocks of each side beyond. */
 static uint64_t pairs_fingerprint(const nlp_pairs *p)
 {
     uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < p->src_off[p->n]; i++) h = (h ^ (uint32_t)p->src[i]) * 1099511628211ull;
-    for (size_t i = 0; i < p->tgt_off[p->n]; i++) h = (h ^ (uint32_t)p->tgt[i]) * 1099511628211ull;
+    const size_t ns = p->src_off[p->n], nt = p->tgt_off[p->n], big = (size_t)1 << 24, blk = 4096;
+    if (ns <= big && nt <= big) {
+        for (size_t i = 0; i < ns; i++) h = (h ^ (uint32_t)p->src[i]) * 1099511628211ull;
+        for (size_t i = 0; i < nt; i++) h = (h ^ (uint32_t)p->tgt[i]) * 1099511628211ull;
+        return h ^ p->n;
+    }
+    h = (h ^ ns ^ (uint64_t)nt << 32) * 1099511628211ull;
+    for (int side = 0; side < 2; side++) {
+        const int32_t *v = side ? p->tgt : p->src;
+        const size_t n = side ? nt : ns;
+        for (size_t j = 0; j < 256 && n >= blk; j++)
+            for (size_t i = (n - blk) / 255 * j, e = i + blk; i < e; i++) h = (h ^ (uint32_t)v[i]) * 1099511628211ull;
+    }
+    if (p->map.data) nlp_mapped_release(&p->map, 0, p->map.len);
     return h ^ p->n;
 }
 
+/* Over everything up to 2^24 tokens (as before caches were mapped); over
+ * the counts and 256 blocks spread evenly beyond, so that a large mapped
+ * cache is not read through. */
 static uint64_t docs_fingerprint(const nlp_bert_docs *d)
 {
     uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < d->n; i++) h = (h ^ (uint32_t)d->ids[i]) * 1099511628211ull;
-    for (size_t i = 0; i <= d->nsent && d->sent; i++) h = (h ^ d->sent[i]) * 1099511628211ull;
+    const size_t big = (size_t)1 << 24, blk = 4096;
+    if (d->n <= big) {
+        for (size_t i = 0; i < d->n; i++) h = (h ^ (uint32_t)d->ids[i]) * 1099511628211ull;
+        for (size_t i = 0; i <= d->nsent && d->sent; i++) h = (h ^ d->sent[i]) * 1099511628211ull;
+    } else {
+        h = (h ^ d->n ^ (uint64_t)d->nsent << 32) * 1099511628211ull;
+        for (size_t j = 0; j < 256; j++) {
+            size_t at = (d->n - blk) / 255 * j, s = (d->nsent - 1) / 255 * j;
+            for (size_t i = at; i < at + blk; i++) h = (h ^ (uint32_t)d->ids[i]) * 1099511628211ull;
+            h = (h ^ d->sent[s]) * 1099511628211ull;
+        }
+        nlp_bert_docs_release(d);
+    }
     return h ^ d->ndoc;
 }
 
@@ -490,6 +539,8 @@ static char *make_run_yaml(const nlp_model_config *mc)
     yaml_int(&b, "save-every", o.save_every);
     yaml_int(&b, "keep", o.keep);
     yaml_int(&b, "average", o.average);
+    if (!o.cache) yaml_kv(&b, "cache", "false");
+    if (o.buffer_tokens != (long)NLP_CORPUS_BUFFER_DEFAULT) yaml_int(&b, "buffer-tokens", o.buffer_tokens);
     yaml_path(&b, "log", o.log);
     yaml_int(&b, "log-every", o.log_every);
     char num[40];
@@ -560,8 +611,25 @@ static void on_stop(int sig)
     nlp_train_request_stop(sig);
 }
 
+/* A mapped data file cut short between the check before a read and the
+ * read itself (data.h): a clear message, not a bare "Bus error"; the run's
+ * checkpoints are whole (written by rename). */
+static void on_bus(int sig)
+{
+    static const char m[] = "pretrain: a mapped file (the data, or the model) was cut short while it was read: the run "
+                            "stops; its checkpoints are whole (continue with --resume once the file is back)\n";
+    (void)sig;
+    nlp_writer_unlink_pending();
+    if (write(2, m, sizeof m - 1) < 0) _exit(1);
+    _exit(1);
+}
+
 static void catch_signals(void)
 {
+    struct sigaction bus = {0};
+    bus.sa_handler = on_bus;
+    sigemptyset(&bus.sa_mask);
+    sigaction(SIGBUS, &bus, NULL);
     static const int sigs[] = {SIGINT, SIGTERM};
     for (size_t i = 0; i < 2; i++) {
         struct sigaction old, sa = {0};
@@ -574,23 +642,140 @@ static void catch_signals(void)
 
 // --- data
 
-static void read_data(nlp_corpus *c, const char *path, int32_t eot, int threads)
+static char cache_dir[4200]; /* DIR/data: text tokenized once ("" = --no-cache) */
+
+/* Reads path into c: a pipe through the shuffle buffer, text through the
+ * cache. With `dry`, a cache is not made: 1 is returned for text whose
+ * cache is still to be made (nothing appended), else 0. */
+static int read_data(nlp_corpus *c, const char *path, int32_t eot, int threads, int pipe, int dry)
 {
     size_t before = c->n;
+    int built = 0, rc;
     if (c->eot < 0) c->eot = eot; /* an llm.c shard does not name its own */
-    int rc = nlp_corpus_add(c, path, tok, eot, 0, threads);
+    if (pipe) /* --dry-run reads the header (or the text's start) only */
+        rc = nlp_corpus_open_pipe(c, path, tok, eot, 0, o.dry_run ? 2 : (size_t)o.buffer_tokens, threads);
+    else
+        rc = nlp_corpus_add_cached(c, path, tok, eot, 0, threads, cache_dir[0] ? cache_dir : NULL, dry, &built);
     if (rc) cli_fail(rc);
-    cli_debug("'%s': %zu tokens", path, c->n - before);
+    if (built == 1) cli_info("'%s': tokenized into a cache in '%s' (%zu tokens)", path, cache_dir, c->n - before);
+    else if (built < 0 && o.dry_run) cli_debug("'%s': to be tokenized into a cache in '%s', then mapped", path, cache_dir);
+    else if (pipe && !o.dry_run) cli_info("'%s': %zu tokens in the shuffle buffer to start with", path, c->n);
+    else if (built >= 0) cli_debug("'%s': %zu tokens", path, c->n - before);
+    return built < 0;
 }
 
-/* Every id of a corpus must have a row in the model's embedding. */
-static void check_ids(const nlp_corpus *c, const char *what, int vocab)
+/* Caches are made after the memory check (a first, dry pass maps what is
+ * there and finds what is not). Under mpirun rank 0 makes them, the others
+ * then find them (or make their own): the ranks meet before and after. */
+static void dist_before(int dry)
 {
-    if (c->max_id <= (uint32_t)vocab) return;
-    for (size_t i = 0; i < c->n; i++)
-        if (c->ids[i] >= vocab)
-            cli_die(NLP_EXIT_FAILURE, "%s: token %zu is id %d, not below the model's vocabulary size %d (was it made "
-                    "with another tokenizer?)", what, i, c->ids[i], vocab);
+    if (!dry && nlp_dist_size() > 1 && nlp_dist_rank() != 0 && nlp_dist_barrier()) cli_fail(nlp_errcode());
+}
+
+static int dist_after(int dry, int pending)
+{
+    if (!dry && nlp_dist_size() > 1 && nlp_dist_rank() == 0 && nlp_dist_barrier()) cli_fail(nlp_errcode());
+    if (dry && nlp_dist_size() > 1) { /* every rank goes on to the same barriers */
+        double x = pending;
+        if (nlp_dist_max_f64(&x, 1)) cli_fail(nlp_errcode());
+        pending = x > 0;
+    }
+    return pending;
+}
+
+/* The training (or validation) data of a GPT run. */
+static int read_gpt_data(nlp_corpus *c, const char *const *in, size_t n, int32_t eot, int threads, int pipe, int dry)
+{
+    int pending = 0;
+    dist_before(dry);
+    for (size_t i = 0; i < n; i++) pending |= read_data(c, in[i], eot, threads, pipe, dry);
+    return dist_after(dry, pending);
+}
+
+static void report_pairs(const char *what, const nlp_pairs *p, long max_len);
+
+/* The training pairs of a transformer run. */
+static int read_mt_data(int threads, int dry)
+{
+    int built = 0;
+    nlp_pairs_opts po = {.src_tk = src_tok, .tgt_tk = tok, .max_len = (int)o.max_length, .threads = threads};
+    dist_before(dry);
+    const char *src = o.src ? o.src : inputs[0];
+    if (nlp_pairs_read_cached(&ptrain, src, o.src ? o.tgt : NULL, &po, cache_dir[0] ? cache_dir : NULL, dry, &built))
+        cli_fail(nlp_errcode());
+    if (built == 1) cli_info("'%s': %zu pairs built into a cache in '%s'", src, ptrain.n, cache_dir);
+    if (built >= 0) report_pairs(src, &ptrain, o.max_length);
+    return dist_after(dry, built < 0);
+}
+
+/* The documents of a BERT run (one cache for all of in[]). */
+static int read_bert_data(nlp_bert_docs *d, const char *const *in, size_t n, int threads, int dry)
+{
+    int built = 0;
+    dist_before(dry);
+    if (nlp_bert_docs_add_cached(d, in, n, tok, threads, cache_dir[0] ? cache_dir : NULL, dry, &built))
+        cli_fail(nlp_errcode());
+    if (built == 1)
+        cli_info("'%s'%s: %zu documents built into a cache in '%s' (%zu tokens, %zu sentences)", in[0],
+                 n > 1 ? " and the rest" : "", d->ndoc, cache_dir, d->n, d->nsent);
+    return dist_after(dry, built < 0);
+}
+
+/* Every id of a corpus must have a row in the model's embedding: ids held
+ * in memory are checked now, so are streams whose header admits larger
+ * ones; the rest as windows are read (c->limit). */
+static void check_ids(nlp_corpus *c, const char *what, int vocab)
+{
+    int scan = c->max_id > (uint32_t)vocab;
+    for (size_t q = 0; q < c->nparts; q++) scan |= c->part[q].n && c->part[q].vocab > (uint32_t)vocab;
+    if (scan) {
+        enum { K = 1 << 16 };
+        static int32_t buf[K];
+        for (size_t at = 0; at < c->n; at += K) {
+            size_t k = c->n - at < K ? c->n - at : K;
+            if (nlp_corpus_read(c, at, k, buf)) cli_fail(nlp_errcode());
+            for (size_t i = 0; i < k; i++)
+                if (buf[i] >= vocab)
+                    cli_die(NLP_EXIT_FAILURE, "%s: token %zu is id %d, not below the model's vocabulary size %d (was "
+                            "it made with another tokenizer?)", what, at + i, buf[i], vocab);
+        }
+    }
+    c->limit = (uint32_t)vocab;
+}
+
+/* A pipe (or a FIFO): read through the shuffle buffer, not mapped. */
+static int is_pipe(const char *path)
+{
+    struct stat st;
+    return strcmp(path, "-") == 0 || (stat(path, &st) == 0 && S_ISFIFO(st.st_mode));
+}
+
+/* A run directory this process made only for its data cache goes again
+ * when the run fails before training (nothing made, as for other errors). */
+static char made_dir[4200];
+
+static void remove_made_dir(void)
+{
+    if (!made_dir[0] || !cache_dir[0]) return;
+    DIR *d = opendir(made_dir);
+    if (!d) return;
+    struct dirent *e;
+    int other = 0;
+    while ((e = readdir(d))) other |= strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "data");
+    closedir(d);
+    if (other) return; /* a checkpoint, a log: the run happened */
+    d = opendir(cache_dir);
+    if (d) {
+        char p[8600];
+        while ((e = readdir(d)))
+            if (e->d_name[0] != '.') {
+                snprintf(p, sizeof p, "%s/%s", cache_dir, e->d_name);
+                unlink(p);
+            }
+        closedir(d);
+    }
+    rmdir(cache_dir);
+    rmdir(made_dir);
 }
 
 // --- translation: special tokens, data, validation BLEU
@@ -755,6 +940,14 @@ int main(int argc, char **argv)
     if (o.min_lr < 0) o.min_lr = o.lr / 10;
 
     int threads = nlp_threads_set(cli_dist_threads(o.threads));
+    nlp_text_check_force(o.force);
+    if (o.cache) {
+        snprintf(cache_dir, sizeof cache_dir, "%s/data", o.model);
+        if (!o.dry_run && !nlp_is_dir(o.model) && nlp_dist_rank() == 0) {
+            snprintf(made_dir, sizeof made_dir, "%s", o.model);
+            atexit(remove_made_dir);
+        }
+    }
     if (o.bf16 && nlp_gemm_set_mode(NLP_GEMM_BF16)) cli_usage_error("--bf16: %s", nlp_errmsg());
     cli_debug("%d thread%s", threads, threads == 1 ? "" : "s");
 
@@ -801,31 +994,24 @@ int main(int argc, char **argv)
         if (tok && eot < 0)
             cli_warn("'%s' has no end-of-text token (<|endoftext|>, </s>, <eos>, [SEP]): documents of text input are "
                      "joined without a separator; name one with --eot", tk_name);
+        if (!tok)
+            cli_warn("no tokenizer (--tokenizer): the run's checkpoints will hold none, and 'generate' will need one "
+                     "given; give the tokenizer that made the token streams with --tokenizer, to store it with the "
+                     "model and check the streams against it");
     }
 
     /* data (the transformer's after its model: --max-length defaults to its positions) */
-    if (bert) {
-        for (size_t i = 0; i < ninputs; i++)
-            if (nlp_bert_docs_add(&btrain, inputs[i], tok, threads)) cli_fail(nlp_errcode());
-        if (o.valid && nlp_bert_docs_add(&bvalid, o.valid, tok, threads)) cli_fail(nlp_errcode());
-        if (btrain.repaired + bvalid.repaired)
-            cli_warn("%llu line%s of invalid UTF-8 repaired (U+FFFD)",
-                     (unsigned long long)(btrain.repaired + bvalid.repaired),
-                     btrain.repaired + bvalid.repaired == 1 ? "" : "s");
-        if (btrain.dropped + bvalid.dropped)
-            cli_info("%llu special tokens inside documents of token streams dropped",
-                     (unsigned long long)(btrain.dropped + bvalid.dropped));
+    if (bert) { /* what is there now; the caches to make after the memory check */
+        pending_train = read_bert_data(&btrain, inputs, ninputs, threads, 1);
+        if (o.valid) pending_valid = read_bert_data(&bvalid, &o.valid, 1, threads, 1);
     } else if (!mt) {
-        for (size_t i = 0; i < ninputs; i++) read_data(&train, inputs[i], eot, threads);
-        if (o.valid) {
-            read_data(&valid, o.valid, eot, threads);
-            if (!valid.bytes && tok && nlp_corpus_count_bytes(&valid, tok)) cli_fail(nlp_errcode());
-            if (!valid.bytes) cli_info("no tokenizer for the validation stream: bits per byte are not reported");
-        }
-        if (train.repaired + valid.repaired)
-            cli_warn("%llu line%s of invalid UTF-8 repaired (U+FFFD)",
-                     (unsigned long long)(train.repaired + valid.repaired),
-                     train.repaired + valid.repaired == 1 ? "" : "s");
+        const int pipe = ninputs == 1 && is_pipe(inputs[0]);
+        if (pipe && o.resume)
+            cli_warn("'%s' is a pipe: a resumed run cannot replay it; it trains on what the pipe gives now, through a "
+                     "new shuffle buffer (not the batches the run would have drawn)", inputs[0]);
+        /* what is there now (streams, caches made before); the caches to make after the memory check */
+        pending_train = read_gpt_data(&train, inputs, ninputs, eot, threads, pipe, 1);
+        if (o.valid) pending_valid = read_gpt_data(&valid, &o.valid, 1, eot, threads, 0, 1);
     }
     /* the model: a resumed run's, a loaded one, or a new one */
     const char *mname = o.resume ? o.resume : o.init ? o.init : "(new model)";
@@ -875,13 +1061,11 @@ int main(int argc, char **argv)
     const nlp_model_config *mc = model ? nlp_model_cfg(model) : &newcfg;
     if (mt) {
         if (o.max_length < 0) o.max_length = mc->max_positions < 128 ? mc->max_positions : 128;
-        nlp_pairs_opts po = {.src_tk = src_tok, .tgt_tk = tok, .max_len = (int)o.max_length, .threads = threads};
-        int rc = o.src ? nlp_pairs_read(&ptrain, o.src, o.tgt, &po) : nlp_pairs_read(&ptrain, inputs[0], NULL, &po);
-        if (rc) cli_fail(rc);
-        report_pairs(o.src ? o.src : inputs[0], &ptrain, o.max_length);
+        /* what is there now; a cache to make after the memory check */
+        pending_train = read_mt_data(threads, 1);
         if (o.valid_src || o.valid) {
-            po.max_len = 0, po.keep_text = 1;
-            rc = o.valid_src ? nlp_pairs_read(&pvalid, o.valid_src, o.valid_tgt, &po)
+            nlp_pairs_opts po = {.src_tk = src_tok, .tgt_tk = tok, .keep_text = 1, .threads = threads};
+            int rc = o.valid_src ? nlp_pairs_read(&pvalid, o.valid_src, o.valid_tgt, &po)
                              : nlp_pairs_read(&pvalid, o.valid, NULL, &po);
             if (rc) cli_fail(rc);
             if (pvalid.empty) cli_info("validation: %llu pairs with an empty side skipped", (unsigned long long)pvalid.empty);
@@ -895,20 +1079,90 @@ int main(int argc, char **argv)
         if (mt) {
             if (T > mc->max_positions) cli_usage_error("--max-length %ld: the model has %d positions", T, mc->max_positions);
             S = T, B = o.batch_tokens / T > 1 ? o.batch_tokens / T : 1; /* the widest batch's shape */
-            data = 4 * (uint64_t)(ptrain.src_tokens + ptrain.tgt_tokens + pvalid.src_tokens + pvalid.tgt_tokens) +
-                   24 * (uint64_t)(ptrain.n + pvalid.n);
+            /* the pairs in memory (none when mapped), and an epoch's batches: 4 bytes a pair for its order,
+             * 28 while it is made */
+            data = nlp_pairs_memory(&ptrain) + nlp_pairs_memory(&pvalid) + 28 * (uint64_t)ptrain.n;
+            if (ptrain.map.data) {
+                static char note[160];
+                char h[32];
+                mio_human(h, sizeof h, (uint64_t)ptrain.map.len);
+                snprintf(note, sizeof note, "and %s of sentence pairs mapped, read a batch at a time", h);
+                mio_data_note = note;
+            } else if (pending_train)
+                mio_data_note = "text to be tokenized into a cache of pairs, then mapped";
         } else if (bert) {
             if (T < 0) T = mc->max_positions < 128 ? mc->max_positions : 128;
             if (T < 5 || T > mc->max_positions)
                 cli_usage_error("--max-length %ld: must be in [5, %d], the model's positions", T, mc->max_positions);
-            data = 4 * (uint64_t)(btrain.n + bvalid.n) + 8 * (uint64_t)(btrain.nsent + bvalid.nsent + btrain.ndoc + bvalid.ndoc);
+            /* the documents in memory (none when mapped), and the task's chunks: 32 bytes each, about a
+             * document each, or a window of T - 3 tokens of a longer one */
+            data = nlp_bert_docs_memory(&btrain) + nlp_bert_docs_memory(&bvalid) +
+                   32 * (uint64_t)(btrain.ndoc + bvalid.ndoc + (btrain.n + bvalid.n) / (uint64_t)(T - 3));
+            if (btrain.map.data || bvalid.map.data) {
+                static char note[160];
+                char h[32];
+                mio_human(h, sizeof h, (uint64_t)(btrain.map.len + bvalid.map.len));
+                snprintf(note, sizeof note, "and %s of document caches mapped, read an example at a time", h);
+                mio_data_note = note;
+            } else if (pending_train || pending_valid)
+                mio_data_note = "text to be built into a document cache, then mapped";
         } else {
             if (!T) T = mc->max_positions;
             if (T < 2 || T > mc->max_positions)
                 cli_usage_error("--max-length %ld: must be in [2, %d], the model's positions", T, mc->max_positions);
-            data = 4 * (uint64_t)(train.n + valid.n);
+            data = nlp_corpus_memory(&train) + nlp_corpus_memory(&valid);
+            if (o.dry_run && nlp_corpus_is_pipe(&train, NULL, NULL, NULL)) data += 4 * (uint64_t)o.buffer_tokens;
+            int text = 0;
+            if (nlp_corpus_is_pipe(&train, NULL, NULL, &text) && text) /* a block of text and its ids */
+                data += o.dry_run ? 2 * (uint64_t)NLP_TEXT_BLOCK : 0;
+            if (train.mapped + valid.mapped) {
+                static char note[160];
+                char h[32];
+                mio_human(h, sizeof h, train.mapped + valid.mapped);
+                snprintf(note, sizeof note, "and %s of token streams mapped, read a window at a time", h);
+                mio_data_note = note;
+            } else if (pending_train || pending_valid)
+                mio_data_note = "text to be tokenized into the cache, then mapped";
         }
         mio_memory_check(mc, (int)B, (int)T, (int)S, data, o.dry_run, o.memory_check);
+    }
+    if (mt && pending_train) { /* the cache made, the pairs mapped */
+        nlp_pairs_free(&ptrain);
+        read_mt_data(threads, 0);
+    }
+    if (bert) { /* the caches made, the documents mapped */
+        if (pending_train) {
+            nlp_bert_docs_free(&btrain);
+            read_bert_data(&btrain, inputs, ninputs, threads, 0);
+        }
+        if (pending_valid) {
+            nlp_bert_docs_free(&bvalid);
+            read_bert_data(&bvalid, &o.valid, 1, threads, 0);
+        }
+        if (btrain.repaired + bvalid.repaired)
+            cli_warn("%llu line%s of invalid UTF-8 repaired (U+FFFD)",
+                     (unsigned long long)(btrain.repaired + bvalid.repaired),
+                     btrain.repaired + bvalid.repaired == 1 ? "" : "s");
+        if (btrain.dropped + bvalid.dropped)
+            cli_info("%llu special tokens inside documents of token streams dropped",
+                     (unsigned long long)(btrain.dropped + bvalid.dropped));
+    }
+    if (!mt && !bert) { /* GPT: the caches made, the data read again */
+        if (pending_train || pending_valid) nlp_error_clear();
+        if (pending_train) { /* never a pipe */
+            nlp_corpus_free(&train);
+            read_gpt_data(&train, inputs, ninputs, eot, threads, 0, 0);
+        }
+        if (pending_valid) {
+            nlp_corpus_free(&valid);
+            read_gpt_data(&valid, &o.valid, 1, eot, threads, 0, 0);
+        }
+        if (o.valid && !valid.bytes && tok && nlp_corpus_count_bytes(&valid, tok)) cli_fail(nlp_errcode());
+        if (o.valid && !valid.bytes) cli_info("no tokenizer for the validation stream: bits per byte are not reported");
+        if (train.repaired + valid.repaired)
+            cli_warn("%llu line%s of invalid UTF-8 repaired (U+FFFD)",
+                     (unsigned long long)(train.repaired + valid.repaired),
+                     train.repaired + valid.repaired == 1 ? "" : "s");
     }
     if (!model) {
         int rc = nlp_model_new(&model, &newcfg, (uint64_t)o.seed);
@@ -971,6 +1225,10 @@ int main(int argc, char **argv)
                  pvalid.n ? "" : "; no validation data");
     } else {
         if (tok) mio_check_vocab(tok, tk_name, model, mname);
+        /* streams made by another tokenizer than the run's are refused */
+        if (tok && (nlp_corpus_check_tokenizer(&train, tok, tk_name, eot) ||
+                    nlp_corpus_check_tokenizer(&valid, tok, tk_name, eot)))
+            cli_fail(nlp_errcode());
         if (!o.max_length) o.max_length = mc->max_positions;
         if (o.max_length < 2 || o.max_length > mc->max_positions)
             cli_usage_error("--max-length %ld: must be in [2, %d], the model's positions", o.max_length,
@@ -983,14 +1241,21 @@ int main(int argc, char **argv)
                      accum * micro);
         check_ids(&train, ninputs == 1 ? inputs[0] : "the training data", mc->vocab_size);
         check_ids(&valid, o.valid ? o.valid : "", mc->vocab_size);
+        if (train.mapped)
+            cli_info("%s: %zu tokens mapped (%.1f MiB on disk)", ninputs == 1 ? inputs[0] : "the training data",
+                     train.n, (double)train.mapped / (1 << 20));
         if (train.n < (size_t)o.max_length)
             cli_die(NLP_EXIT_FAILURE, "%s: %zu tokens, fewer than one training window of %ld (--max-length)",
                     ninputs == 1 ? inputs[0] : "the training data", train.n, o.max_length);
         if (o.valid && valid.n < 2)
             cli_die(NLP_EXIT_FAILURE, "'%s': %zu tokens: nothing to validate on", o.valid, valid.n);
-        cli_info("%s: %zu parameters, %zu training tokens (%llu documents)%s", archs[o.arch],
-                 nlp_model_param_count(model), train.n, (unsigned long long)train.docs,
-                 o.valid ? "" : "; no validation data");
+        if (train.mapped || train.pipe)
+            cli_info("%s: %zu parameters, %zu training tokens%s%s", archs[o.arch], nlp_model_param_count(model),
+                     train.n, train.pipe ? " in the buffer" : "", o.valid ? "" : "; no validation data");
+        else
+            cli_info("%s: %zu parameters, %zu training tokens (%llu documents)%s", archs[o.arch],
+                     nlp_model_param_count(model), train.n, (unsigned long long)train.docs,
+                     o.valid ? "" : "; no validation data");
         if (o.valid) cli_debug("validation: %zu tokens, %llu bytes", valid.n, (unsigned long long)valid.bytes);
         int rc = nlp_lm_task_init(&lm, &task, &train, o.valid ? &valid : NULL, (int)o.batch_size, (int)o.max_length);
         if (rc) cli_fail(rc);

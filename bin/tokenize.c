@@ -974,6 +974,9 @@ static void decode_stream(struct src *in)
         if (info->kind == NLP_TOKBIN_NLPIPE && info->vocab_size != vs)
             cli_die(NLP_EXIT_FORMAT, "'%s' was written with a vocabulary of %lu tokens; '%s' has %zu", name,
                     (unsigned long)info->vocab_size, o.model, vs);
+        if (info->tokenizer && info->tokenizer != nlp_tokbin_fingerprint(tk))
+            cli_die(NLP_EXIT_FORMAT, "'%s' was made by another tokenizer than '%s' (the same vocabulary size, other "
+                    "tokens)", name, o.model);
         if (info->kind == NLP_TOKBIN_LLMC && info->eot < 0)
             cli_warn("'%s': no end-of-text token known: the llm.c shard is one document", name);
         /* every id is checked against the tokenizer where it is read, so a
@@ -1160,7 +1163,8 @@ int main(int argc, char **argv)
             if (!(ws[t].st = nlp_tok_state_new(tk))) fail_with(NLP_ENOMEM);
         nlp_tokbin_writer *bw = NULL;
         if (o.out_fmt == OUT_BIN &&
-            (rc = nlp_tokbin_writer_new(&bw, out, (uint32_t)nlp_tokenizer_vocab_size(tk), eot_id(1))))
+            (rc = nlp_tokbin_writer_new_fp(&bw, out, (uint32_t)nlp_tokenizer_vocab_size(tk), eot_id(1),
+                                           nlp_tokbin_fingerprint(tk))))
             fail_with(rc);
         struct batch b = {0};
         for (size_t f = 0; f < ninputs; f++) {

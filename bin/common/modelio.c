@@ -45,7 +45,9 @@ void mio_check_resume(const char *path, const char *tool, char *ck, size_t cap)
 }
 
 /* "12.3 MiB" */
-static const char *human(char *buf, size_t cap, uint64_t b)
+const char *mio_data_note;
+
+const char *mio_human(char *buf, size_t cap, uint64_t b)
 {
     static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
     double v = (double)b;
@@ -66,24 +68,26 @@ void mio_memory_check(const nlp_model_config *cfg, int B, int T, int S, uint64_t
     const uint64_t avail = nlp_mem_available(&what);
     const int fits = total <= avail;
     char p[32], g[32], op[32], a[32], d[32], t[32], av[32], shape[64];
-    human(p, sizeof p, m.params), human(g, sizeof g, m.grads), human(op, sizeof op, m.optim);
-    human(a, sizeof a, m.acts), human(d, sizeof d, data), human(t, sizeof t, total);
-    if (what) human(av, sizeof av, avail);
+    mio_human(p, sizeof p, m.params), mio_human(g, sizeof g, m.grads), mio_human(op, sizeof op, m.optim);
+    mio_human(a, sizeof a, m.acts), mio_human(d, sizeof d, data), mio_human(t, sizeof t, total);
+    if (what) mio_human(av, sizeof av, avail);
     else snprintf(av, sizeof av, "unknown");
     if (S > 0) snprintf(shape, sizeof shape, "%d x %d target, %d source positions", B, T, S);
     else snprintf(shape, sizeof shape, "%d x %d positions", B, T);
     if (dry_run) {
         printf("parameters: %s (%llu floats)\ngradients: %s\noptimizer: %s (Adam's two moments)\n"
-               "activations: %s (a micro-batch of %s)\ndata: %s\ntotal: %s\navailable: %s%s%s%s\n",
-               p, (unsigned long long)(m.params / sizeof(float)), g, op, a, shape, d, t, av, what ? " (" : "",
+               "activations: %s (a micro-batch of %s)\ndata: %s%s%s%s\ntotal: %s\navailable: %s%s%s%s\n",
+               p, (unsigned long long)(m.params / sizeof(float)), g, op, a, shape, d, mio_data_note ? " (" : "",
+               mio_data_note ? mio_data_note : "", mio_data_note ? ")" : "", t, av, what ? " (" : "",
                what ? what : "", what ? ")" : "");
         if (fflush(stdout) != 0 || ferror(stdout))
             cli_die(NLP_EXIT_FAILURE, "cannot write to standard output: %s", strerror(errno));
         if (!fits) cli_die(NLP_EXIT_FAILURE, "the run needs %s of memory, %s are available (%s)", t, av, what);
         exit(0);
     }
-    cli_info("memory: parameters %s, gradients %s, optimizer %s, activations %s, data %s: %s in all, %s available", p,
-             g, op, a, d, t, av);
+    cli_info("memory: parameters %s, gradients %s, optimizer %s, activations %s, data %s%s%s%s: %s in all, %s "
+             "available", p, g, op, a, d, mio_data_note ? " (" : "", mio_data_note ? mio_data_note : "",
+             mio_data_note ? ")" : "", t, av);
     if (!fits && check)
         cli_die(NLP_EXIT_FAILURE, "the run needs %s of memory (parameters %s, gradients %s, optimizer %s, activations "
                 "%s for a micro-batch of %s, data %s), but %s are available (%s): make the model or the batch smaller, "

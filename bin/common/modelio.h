@@ -34,6 +34,11 @@ void mio_check_resume(const char *path, const char *tool, char *ck, size_t cap);
  * they do not fit and `check` is set, exits 1 with the figures and what
  * limits the memory (--no-memory-check goes on regardless). */
 void mio_memory_check(const nlp_model_config *cfg, int B, int T, int S, uint64_t data, int dry_run, int check);
+/* Said after the data figure of mio_memory_check when set: what is not
+ * counted in it (token streams mapped from disk, say). */
+extern const char *mio_data_note;
+/* "12.7 MiB": b bytes in the unit that fits, into buf. */
+const char *mio_human(char *buf, size_t cap, uint64_t b);
 
 /* Loads the model behind path (resolved as above); exits 3 when it is
  * missing, unreadable or bad (cli_fail_file's rule). With want >= 0, a

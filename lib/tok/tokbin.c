@@ -46,6 +46,27 @@ struct nlp_tokbin_writer {
 
 int nlp_tokbin_writer_new(nlp_tokbin_writer **out, nlp_writer *w, uint32_t vocab_size, int32_t eot)
 {
+    return nlp_tokbin_writer_new_fp(out, w, vocab_size, eot, 0);
+}
+
+uint64_t nlp_tokbin_fingerprint(const nlp_tokenizer *tk)
+{
+    uint64_t h = 1469598103934665603ull;
+    const size_t V = nlp_tokenizer_vocab_size(tk);
+    for (int k = 0; k < 8; k++) h = (h ^ (unsigned char)((uint64_t)V >> (8 * k))) * 1099511628211ull;
+    for (size_t id = 0; id < V; id++) {
+        size_t n = 0;
+        const char *s = nlp_tokenizer_id_to_token(tk, (int32_t)id, &n);
+        if (!s) h = (h ^ 0xFE) * 1099511628211ull;
+        for (size_t i = 0; s && i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+        h = (h ^ 0xFF) * 1099511628211ull; /* never in UTF-8 text: ends a token */
+    }
+    return h ? h : 1;
+}
+
+int nlp_tokbin_writer_new_fp(nlp_tokbin_writer **out, nlp_writer *w, uint32_t vocab_size, int32_t eot,
+                             uint64_t fingerprint)
+{
     if (vocab_size == 0) return nlp_error(NLP_EINVAL, "token stream: vocabulary size 0");
     if (eot >= 0 && (uint32_t)eot >= vocab_size)
         return nlp_error(NLP_EINVAL, "token stream: end-of-text id %ld is not below the vocabulary size %lu",
@@ -62,6 +83,8 @@ int nlp_tokbin_writer_new(nlp_tokbin_writer **out, nlp_writer *w, uint32_t vocab
     put32(h + 8, bw->width);
     put32(h + 12, vocab_size);
     put32(h + 16, eot >= 0 ? (uint32_t)eot : NLP_TOKBIN_NO_EOT);
+    put32(h + 20, (uint32_t)fingerprint);
+    put32(h + 24, (uint32_t)(fingerprint >> 32));
     int rc = nlp_writer_write(w, h, sizeof h);
     if (rc) {
         free(bw);
@@ -164,6 +187,7 @@ int nlp_tokbin_reader_new(nlp_tokbin_reader **out, nlp_reader *r, int64_t eot)
         in->vocab_size = get32(h + 12);
         uint32_t e = get32(h + 16);
         in->eot = e == NLP_TOKBIN_NO_EOT ? -1 : (int64_t)e;
+        in->tokenizer = (uint64_t)get32(h + 20) | (uint64_t)get32(h + 24) << 32;
         if (in->version != NLP_TOKBIN_VERSION) {
             rc = nlp_error(NLP_EFORMAT, "'%s': token stream version %lu is not supported (this nlpipe reads version %d)",
                            name, (unsigned long)in->version, NLP_TOKBIN_VERSION);

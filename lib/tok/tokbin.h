@@ -13,7 +13,10 @@
  *   8       4     id width in bytes: uint32 = 2 (vocabulary < 65536) or 4
  *   12      4     vocabulary size: uint32; every id is smaller
  *   16      4     end-of-text id: uint32 (0xFFFFFFFF = none)
- *   20      12    reserved: zero
+ *   20      8     tokenizer fingerprint: uint64 (nlp_tokbin_fingerprint of the
+ *                 tokenizer that made the ids; 0 = not recorded, as in
+ *                 streams written before it was)
+ *   28      4     reserved: zero
  *   32      ...   ids: unsigned integers of the id width
  *
  * Documents (input lines) are separated by one end-of-text id: between two
@@ -45,6 +48,7 @@
 
 #include "base/io.h"
 #include "tok/encoding.h"
+#include "tok/tokenizer.h"
 
 #define NLP_TOKBIN_MAGIC "NLTK"
 #define NLP_TOKBIN_VERSION 1
@@ -66,6 +70,17 @@ typedef struct nlp_tokbin_writer nlp_tokbin_writer;
  * Returns 0, NLP_EINVAL, NLP_EIO or NLP_ENOMEM. Free with
  * nlp_tokbin_writer_free. */
 int nlp_tokbin_writer_new(nlp_tokbin_writer **out, nlp_writer *w, uint32_t vocab_size, int32_t eot);
+
+/* The same, recording the fingerprint of the tokenizer that made the ids
+ * (0 = none) in the header. */
+int nlp_tokbin_writer_new_fp(nlp_tokbin_writer **out, nlp_writer *w, uint32_t vocab_size, int32_t eot,
+                             uint64_t fingerprint);
+
+/* A tokenizer's fingerprint: FNV-1a over its vocabulary size and the text
+ * of every id (a missing id hashes as such), never 0. Two tokenizers with
+ * the same fingerprint give their ids the same meaning, so a stream made
+ * by one reads with the other. */
+uint64_t nlp_tokbin_fingerprint(const nlp_tokenizer *tk);
 
 /* Writes one document (the separator first when it is not the first).
  * Returns 0, NLP_EDATA for an id outside the vocabulary, NLP_EINVAL (second
@@ -96,6 +111,7 @@ typedef struct nlp_tokbin_info {
     uint32_t version, width, vocab_size; /* vocab_size 0 = unknown (llm.c) */
     int64_t eot;                          /* -1 = none or unknown */
     uint64_t count;                       /* llm.c: tokens in the shard */
+    uint64_t tokenizer;                   /* nlpipe: the tokenizer's fingerprint (0 = not recorded) */
 } nlp_tokbin_info;
 
 /* 1 if the first four bytes p[0..4) are one of the magics above. */

@@ -9,12 +9,14 @@
 #include "base/thread.h"
 #include "text/utf8.h"
 #include "tok/tokbin.h"
+#include "train/data.h"
 #include "train/dist.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define IGNORE (-100)
 
@@ -63,14 +65,27 @@ static int is_space(char c)
 
 // --- documents: growing and rolling back
 
+#define FLUSH_IDS ((size_t)1 << 20) /* ids a cache being built holds before they go to its file */
+
+/* Building a cache: the ids held go to the file. */
+static int flush_ids(nlp_bert_docs *d)
+{
+    if (d->n == d->ids_base) return 0;
+    int rc = nlp_writer_write(d->sink, d->ids, (d->n - d->ids_base) * sizeof *d->ids);
+    if (!rc) d->ids_base = d->n;
+    return rc;
+}
+
 static int docs_reserve(nlp_bert_docs *d, size_t ids, size_t sents, size_t docs)
 {
-    if (nlp_grow(&d->ids, &d->ids_cap, d->n + ids + 1, sizeof *d->ids) ||
+    int rc;
+    if (d->sink && d->n - d->ids_base >= FLUSH_IDS && (rc = flush_ids(d))) return rc;
+    if (nlp_grow(&d->ids, &d->ids_cap, d->n - d->ids_base + ids + 1, sizeof *d->ids) ||
         nlp_grow(&d->sent, &d->sent_cap, d->nsent + sents + 1, sizeof *d->sent) ||
         nlp_grow(&d->doc, &d->doc_cap, d->ndoc + docs + 1, sizeof *d->doc))
         return NLP_ENOMEM;
     if (!d->nsent) d->sent[0] = d->n;
-    if (!d->ndoc) d->doc[0] = d->nsent;
+    if (!d->ndoc && !d->nsent) d->doc[0] = 0; /* (a document left open by the last block keeps its start) */
     return 0;
 }
 
@@ -149,8 +164,31 @@ static int blank_line(const char *s, size_t n)
     return 1;
 }
 
-int nlp_bert_docs_add_text(nlp_bert_docs *d, const char *text, size_t len, const char *name,
-                           const nlp_tokenizer *tk, int threads)
+/* Whether blank lines separate documents: a blank line between two
+ * non-blank ones. The state runs over consecutive blocks of one text. */
+typedef struct blank_scan {
+    int seen, gap, blocks;
+} blank_scan;
+
+static void scan_blanks(blank_scan *b, const char *text, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        const char *e = memchr(text + i, '\n', len - i);
+        size_t end = e ? (size_t)(e - text) + 1 : len;
+        if (blank_line(text + i, end - i)) b->gap = b->seen;
+        else {
+            if (b->gap) b->blocks = 1;
+            b->seen = 1, b->gap = 0;
+        }
+        i = end;
+    }
+}
+
+/* The lines of text[0..len) (first_line: the 0-based number of its first),
+ * documents by lines or by blocks of lines; the last document is closed
+ * when `last` (a block of lines may go on in the next part of the text). */
+static int add_text_part(nlp_bert_docs *d, const char *text, size_t len, const char *name, uint64_t first_line,
+                         const nlp_tokenizer *tk, int threads, int blocks, int last)
 {
     int rc = 0;
     size_t nl = 0, cap = 0;
@@ -158,8 +196,7 @@ int nlp_bert_docs_add_text(nlp_bert_docs *d, const char *text, size_t len, const
     uint8_t *blank = NULL;
     part *parts = NULL;
     size_t nchunk = 0;
-    int blocks = 0, seen = 0, gap = 0;
-    /* line starts, blank lines, and whether blank lines separate blocks */
+    /* line starts and blank lines */
     for (size_t i = 0; i < len;) {
         if (nlp_grow(&start, &cap, nl + 2, sizeof *start)) {
             rc = NLP_ENOMEM;
@@ -180,14 +217,7 @@ int nlp_bert_docs_add_text(nlp_bert_docs *d, const char *text, size_t len, const
         rc = NLP_ENOMEM;
         goto done;
     }
-    for (size_t l = 0; l < nl; l++) {
-        blank[l] = (uint8_t)blank_line(text + start[l], start[l + 1] - start[l]);
-        if (blank[l]) gap = seen;
-        else {
-            if (gap) blocks = 1;
-            seen = 1, gap = 0;
-        }
-    }
+    for (size_t l = 0; l < nl; l++) blank[l] = (uint8_t)blank_line(text + start[l], start[l + 1] - start[l]);
 
     if (threads <= 0) threads = nlp_cpu_count();
     nchunk = (size_t)threads * 8;
@@ -238,7 +268,8 @@ int nlp_bert_docs_add_text(nlp_bert_docs *d, const char *text, size_t len, const
     size_t tot_ids = 0, tot_sent = 0;
     for (size_t k = 0; k < nchunk; k++) {
         if (parts[k].err) {
-            rc = parts[k].msg ? nlp_error(parts[k].err, "'%s' line %zu: %s", name, parts[k].bad + 1, parts[k].msg)
+            rc = parts[k].msg ? nlp_error(parts[k].err, "'%s' line %llu: %s", name,
+                                          (unsigned long long)(first_line + parts[k].bad + 1), parts[k].msg)
                               : parts[k].err;
             goto done;
         }
@@ -248,7 +279,7 @@ int nlp_bert_docs_add_text(nlp_bert_docs *d, const char *text, size_t len, const
     /* nothing fails from here on: d changes */
     size_t at = d->n;
     for (size_t k = 0; k < nchunk; k++) {
-        if (parts[k].ids.n) memcpy(d->ids + at, parts[k].ids.v, parts[k].ids.n * sizeof *d->ids);
+        if (parts[k].ids.n) memcpy(d->ids + (at - d->ids_base), parts[k].ids.v, parts[k].ids.n * sizeof *d->ids);
         at += parts[k].ids.n;
         nlp_ids_free(&parts[k].ids);
     }
@@ -262,7 +293,7 @@ int nlp_bert_docs_add_text(nlp_bert_docs *d, const char *text, size_t len, const
         for (size_t q = 0; q < nsl[l]; q++) close_sentence(d, parts[k].slen[j++]);
         if (!blocks) close_doc(d);
     }
-    close_doc(d);
+    if (last) close_doc(d);
     d->n = at;
     NLP_ASSERT(d->sent[d->nsent] == d->n);
     d->lines += nl;
@@ -274,6 +305,15 @@ done:
     }
     free(parts), free(start), free(nsl), free(blank);
     return rc;
+}
+
+int nlp_bert_docs_add_text(nlp_bert_docs *d, const char *text, size_t len, const char *name,
+                           const nlp_tokenizer *tk, int threads)
+{
+    if (d->map.data) return nlp_error(NLP_EINVAL, "mapped documents cannot grow");
+    blank_scan b = {0};
+    scan_blanks(&b, text, len);
+    return add_text_part(d, text, len, name, 0, tk, threads, b.blocks, 1);
 }
 
 // --- token streams
@@ -349,7 +389,7 @@ static int add_stream(nlp_bert_docs *d, nlp_reader *r, const char *path, const n
         seen += doc.n + 1;
         if (!m) continue;
         if ((rc = docs_reserve(d, m, m, 1))) goto out;
-        memcpy(d->ids + d->n, doc.v, m * sizeof *d->ids);
+        memcpy(d->ids + (d->n - d->ids_base), doc.v, m * sizeof *d->ids);
         const int32_t *v = doc.v;
         size_t a = 0;
         for (size_t i = 0; i < m;) {
@@ -381,6 +421,7 @@ out:
 
 int nlp_bert_docs_add(nlp_bert_docs *d, const char *path, const nlp_tokenizer *tk, int threads)
 {
+    if (d->map.data) return nlp_error(NLP_EINVAL, "mapped documents cannot grow");
     nlp_reader *r = NULL;
     const char *p;
     size_t got;
@@ -400,6 +441,7 @@ int nlp_bert_docs_add(nlp_bert_docs *d, const char *path, const nlp_tokenizer *t
         if ((rc = nlp_reader_read(r, b.data + b.len, b.cap - b.len - 1, &got)) || !got) break;
         b.len += got;
     }
+    if (!rc) rc = nlp_text_check(path, b.data, b.len < 65536 ? b.len : 65536); /* not compressed, binary, ids */
     if (!rc) rc = nlp_bert_docs_add_text(d, b.data ? b.data : "", b.len, path, tk, threads);
     nlp_buf_free(&b);
 out:
@@ -409,8 +451,195 @@ out:
 
 void nlp_bert_docs_free(nlp_bert_docs *d)
 {
-    free(d->ids), free(d->sent), free(d->doc);
+    if (d->map.data) nlp_mapped_close(&d->map);
+    else free(d->ids), free(d->sent), free(d->doc);
     memset(d, 0, sizeof *d);
+    d->map.fd = -1;
+}
+
+// --- the cache (bert.h)
+
+#define DOCS_TRAILER 56
+
+static uint32_t rd32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t rd64(const unsigned char *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+
+static void wr64(unsigned char *p, uint64_t v)
+{
+    for (int k = 0; k < 8; k++) p[k] = (unsigned char)(v >> (8 * k));
+}
+
+/* Maps a cache into d (empty), checking it through. */
+static int docs_load(nlp_bert_docs *d, const char *path, uint64_t fp)
+{
+    _Static_assert(sizeof(size_t) == 8, "the cache's offsets are read as size_t");
+    nlp_mapped m;
+    const char *why = "not a document cache (its magic, version or size)";
+    int rc = nlp_mapped_open(&m, path);
+    if (rc) return rc;
+    const unsigned char *p = m.data;
+    if (m.len < 16 + DOCS_TRAILER || memcmp(p, "NLBD", 4) != 0 || rd32(p + 4) != 1) goto bad;
+    why = "made with another tokenizer";
+    if (rd64(p + 8) != fp) goto bad;
+    why = "damaged (its trailer)";
+    const unsigned char *t = p + m.len - DOCS_TRAILER;
+    uint64_t h[6];
+    for (int k = 0; k < 6; k++) h[k] = rd64(t + 8 * k);
+    if (memcmp(t + 48, "NLBE", 4) != 0 || rd32(t + 52) != 1) goto bad;
+    const uint64_t n = h[0], S = h[1], D = h[2];
+    if (n > m.len / 4 || S > m.len / 8 || D > m.len / 8) goto bad;
+    uint64_t A = 16 + 4 * n;
+    A += (8 - A % 8) % 8;
+    if (A + 8 * (S + 1) + 8 * (D + 1) + DOCS_TRAILER != m.len) goto bad;
+    why = "damaged (its offsets)";
+    const size_t *sent = (const size_t *)(const void *)(p + A), *doc = sent + S + 1;
+    if (sent[0] != 0 || sent[S] != n || doc[0] != 0 || doc[D] != S) goto bad;
+    for (uint64_t i = 0; i < S; i++)
+        if (sent[i + 1] <= sent[i]) goto bad;
+    for (uint64_t i = 0; i < D; i++)
+        if (doc[i + 1] <= doc[i]) goto bad;
+    nlp_mapped_release(&m, 0, m.len);
+    memset(d, 0, sizeof *d);
+    d->ids = (int32_t *)(const void *)(p + 16);
+    d->sent = S ? (size_t *)sent : NULL, d->doc = D ? (size_t *)doc : NULL;
+    d->n = n, d->nsent = S, d->ndoc = D;
+    d->lines = h[3], d->repaired = h[4], d->dropped = h[5];
+    d->map = m;
+    return 0;
+bad:
+    nlp_mapped_close(&m);
+    return nlp_error(NLP_EFORMAT, "'%s': not a document cache to use: %s", path, why);
+}
+
+static int is_file(const char *path)
+{
+    struct stat st;
+    return strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Text path into d a block at a time (d->sink set: its ids go there). */
+static int docs_add_blocks(nlp_bert_docs *d, const char *path, const nlp_tokenizer *tk, int threads)
+{
+    nlp_text_blocks tb;
+    blank_scan b = {0};
+    const char *text;
+    size_t len;
+    uint64_t line;
+    int rc = nlp_text_blocks_open(&tb, path); /* first: are documents blocks of lines? */
+    if (rc) return rc;
+    while ((rc = nlp_text_blocks_next(&tb, &text, &len, &line)) == 1) scan_blanks(&b, text, len);
+    nlp_text_blocks_close(&tb);
+    if (rc < 0 || (rc = nlp_text_blocks_open(&tb, path))) return rc;
+    while ((rc = nlp_text_blocks_next(&tb, &text, &len, &line)) == 1)
+        if ((rc = add_text_part(d, text, len, path, line, tk, threads, b.blocks, 0))) break;
+    nlp_text_blocks_close(&tb);
+    if (rc < 0) return rc;
+    if (d->doc) close_doc(d);
+    return 0;
+}
+
+/* Builds the cache `out` of paths[0..n) (d is scratch: left empty). */
+static int docs_build(nlp_bert_docs *d, const char *const *paths, size_t n, const nlp_tokenizer *tk, int threads,
+                      const char *out, uint64_t fp)
+{
+    nlp_writer *w = NULL;
+    unsigned char h[16];
+    int rc = nlp_writer_open(&w, out, 0);
+    if (rc) return rc;
+    memcpy(h, "NLBD", 4);
+    h[4] = 1, h[5] = h[6] = h[7] = 0;
+    wr64(h + 8, fp);
+    if ((rc = nlp_writer_write(w, h, sizeof h))) goto out;
+    d->sink = w;
+    for (size_t i = 0; i < n && !rc; i++) {
+        unsigned char head[4];
+        FILE *f = fopen(paths[i], "rb");
+        size_t got = f ? fread(head, 1, 4, f) : 0;
+        if (f) fclose(f);
+        if (got == 4 && nlp_tokbin_sniff(head)) {
+            nlp_reader *r = NULL;
+            if (!(rc = nlp_reader_open(&r, paths[i]))) rc = add_stream(d, r, paths[i], tk);
+            nlp_reader_close(r);
+        } else
+            rc = docs_add_blocks(d, paths[i], tk, threads);
+    }
+    if (rc || (rc = flush_ids(d))) goto out;
+    static const unsigned char zero[8];
+    size_t at = 16 + 4 * d->n;
+    if ((rc = nlp_writer_write(w, zero, (8 - at % 8) % 8))) goto out;
+    /* the offsets (a lone 0 for no sentence or document) */
+    if (d->nsent) rc = nlp_writer_write(w, d->sent, (d->nsent + 1) * sizeof *d->sent);
+    else rc = nlp_writer_write(w, zero, 8);
+    if (!rc && d->ndoc) rc = nlp_writer_write(w, d->doc, (d->ndoc + 1) * sizeof *d->doc);
+    else if (!rc) rc = nlp_writer_write(w, zero, 8);
+    if (rc) goto out;
+    unsigned char t[DOCS_TRAILER];
+    const uint64_t v[6] = {d->n, d->nsent, d->ndoc, d->lines, d->repaired, d->dropped};
+    for (int k = 0; k < 6; k++) wr64(t + 8 * k, v[k]);
+    memcpy(t + 48, "NLBE", 4);
+    t[52] = 1, t[53] = t[54] = t[55] = 0;
+    rc = nlp_writer_write(w, t, sizeof t);
+out:
+    d->sink = NULL;
+    if (rc) nlp_writer_abort(w);
+    else rc = nlp_writer_close(w);
+    nlp_bert_docs_free(d);
+    return rc;
+}
+
+int nlp_bert_docs_add_cached(nlp_bert_docs *d, const char *const *paths, size_t n, const nlp_tokenizer *tk,
+                             int threads, const char *dir, int dry, int *built)
+{
+    if (built) *built = 0;
+    int files = dir && n && !d->n && !d->ndoc;
+    for (size_t i = 0; i < n && files; i++) files = is_file(paths[i]);
+    int rc = 0;
+    if (!files) {
+        for (size_t i = 0; i < n && !rc; i++) rc = nlp_bert_docs_add(d, paths[i], tk, threads);
+        return rc;
+    }
+    uint64_t key = 1469598103934665603ull, pk = key;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k1, p1;
+        if ((rc = nlp_cache_key(paths[i], tk, 0x424552540001ull + i, &k1, &p1))) return rc;
+        key = (key ^ k1) * 1099511628211ull, pk = (pk ^ p1) * 1099511628211ull;
+    }
+    char name[4400];
+    nlp_cache_name(name, sizeof name, dir, paths[0], pk, key, "docs");
+    const uint64_t fp = nlp_tokbin_fingerprint(tk);
+    if (nlp_file_exists(name)) {
+        if (docs_load(d, name, fp) == 0) return 0;
+        unlink(name); /* not this tokenizer's, or damaged: made anew */
+        nlp_error_clear();
+    }
+    if (dry) {
+        if (built) *built = -1;
+        return 0;
+    }
+    if ((rc = nlp_cache_mkdir(dir))) return rc;
+    nlp_cache_remove_stale(dir, paths[0], pk, key, "docs");
+    nlp_bert_docs scratch;
+    memset(&scratch, 0, sizeof scratch);
+    scratch.map.fd = -1;
+    if ((rc = docs_build(&scratch, paths, n, tk, threads, name, fp))) return rc;
+    if ((rc = docs_load(d, name, fp))) return rc;
+    if (built) *built = 1;
+    return 0;
+}
+
+uint64_t nlp_bert_docs_memory(const nlp_bert_docs *d)
+{
+    if (d->map.data || (!d->n && !d->ndoc)) return 0;
+    return 4 * (uint64_t)d->n + 8 * (uint64_t)(d->nsent + d->ndoc + 2);
+}
+
+void nlp_bert_docs_release(const nlp_bert_docs *d)
+{
+    if (d->map.data) nlp_mapped_release(&d->map, 0, d->map.len);
 }
 
 // --- chunks
@@ -450,6 +679,7 @@ static int chunks_build(nlp_bert_chunks *c, const nlp_bert_docs *d, size_t targe
             s = e;
         }
     }
+    nlp_bert_docs_release(d); /* the offsets of a mapped cache were read through */
     if (!c->nmulti) {
         chunks_free(c);
         return nlp_error(NLP_EDATA, "no document of the %s data has two sentences: next-sentence prediction needs "
@@ -622,6 +852,8 @@ static int bert_next(void *ctx, nlp_rng *r, nlp_batch *b)
         if (len > Tb) Tb = len;
     }
     pack(t, t->o.B, Tb, b);
+    t->batches++;
+    nlp_bert_docs_release(t->train.docs); /* mapped pages read at random go again (they stay in the page cache) */
     return 0;
 }
 
@@ -719,6 +951,7 @@ static int special_id(const nlp_tokenizer *tk, const char *tok, const char *path
 
 static int check_ids(const nlp_bert_docs *d, size_t V, const char *what)
 {
+    if (d->map.data) return 0; /* a cache of this tokenizer (its fingerprint): not read through for nothing */
     for (size_t i = 0; i < d->n; i++)
         if ((uint32_t)d->ids[i] >= V)
             return nlp_error(NLP_EDATA, "the %s data holds id %u, not below the tokenizer's vocabulary size %zu: was "

@@ -89,11 +89,39 @@
  * over the predicted tokens), mlm_acc (argmax = label over them), nsp_acc;
  * best = lowest loss.
  *
- * Memory: 4 bytes per token, 8 per sentence and per document; a 21 MB
- * corpus of English text (../shared/data/lm/train.txt: 4.9M bert-base-
- * uncased tokens, 230k sentences, 147k documents) is 23 MB. Reading text
- * holds the text and a second copy of the ids for a moment (69 MB at the
- * peak for that corpus, tokenizer included).
+ * Memory. Read into memory (nlp_bert_docs_add): 4 bytes per token, 8 per
+ * sentence and per document; a 21 MB corpus of English text
+ * (../shared/data/lm/train.txt: 4.9M bert-base-uncased tokens, 230k
+ * sentences, 147k documents) is 23 MB, and reading text holds the text and
+ * a second copy of the ids for a moment (69 MB at the peak for that
+ * corpus, tokenizer included). Through a cache (nlp_bert_docs_add_cached):
+ * the documents are built once into a file, a block of text at a time
+ * (train/data.h: 16 MiB of whole lines, tokenized in parallel; the ids go
+ * to the file as each block is done, so memory holds one block and the
+ * sentence and document offsets, 8 bytes each), then mapped: the ids and
+ * offsets are read where examples need them, their pages let go after each
+ * batch, and the memory that stays is the task's chunks (32 bytes a
+ * chunk, about one per document of fewer than T tokens).
+ *
+ * The cache (in a directory: pretrain's RUN/data), named
+ * NAME.PATHKEY.KEY.docs after the first input, where KEY covers every
+ * input's path, size, modification time and inode and the tokenizer's
+ * fingerprint; written atomically (a temporary renamed into place), all
+ * integers little-endian:
+ *
+ *   offset  size     field
+ *   0       4        magic "NLBD"
+ *   4       4        version: uint32 = 1
+ *   8       8        the tokenizer's fingerprint (tok/tokbin.h)
+ *   16      4·n      ids: int32 (n tokens)
+ *   ...     0 or 4   padding to a multiple of 8
+ *   A       8·(S+1)  sentence offsets: uint64 (sent[] below)
+ *   ...     8·(D+1)  document offsets: uint64 (doc[] below)
+ *   end-56  56       n, S, D, lines, repaired, dropped: uint64; "NLBE"; version: uint32 = 1
+ *
+ * The offsets are checked when it is mapped (increasing, within the ids), so
+ * a damaged cache is refused, never read past; one that does not fit is made
+ * anew.
  *
  * Not here: the model and its losses (model/bert.c), the loop (loop.h),
  * the tokenizer (lib/tok).
@@ -107,6 +135,7 @@
 #include "base/rng.h"
 #include "model/model.h"
 #include "tok/tokenizer.h"
+#include "train/data.h"
 #include "train/loop.h"
 
 // --- documents
@@ -126,6 +155,11 @@ typedef struct nlp_bert_docs {
     uint64_t repaired;   /* text lines whose invalid UTF-8 was replaced (U+FFFD) */
     uint64_t dropped;    /* special tokens dropped from streams */
     size_t ids_cap, sent_cap, doc_cap;
+    /* building a cache: ids before ids_base went to `sink` already */
+    size_t ids_base;
+    void *sink;
+    /* mapped from a cache: ids, sent and doc point into it */
+    nlp_mapped map;
 } nlp_bert_docs;
 
 /* Appends the documents of a file ("-" = standard input): a token stream
@@ -143,6 +177,23 @@ int nlp_bert_docs_add(nlp_bert_docs *d, const char *path, const nlp_tokenizer *t
  * in messages. */
 int nlp_bert_docs_add_text(nlp_bert_docs *d, const char *text, size_t len, const char *name,
                            const nlp_tokenizer *tk, int threads);
+
+/* The documents of paths[0..n) (in order, as nlp_bert_docs_add appends
+ * them) through a cache in `dir` (created), d empty: an existing cache of
+ * the same inputs and tokenizer is mapped (*built 0), else it is made and
+ * mapped (*built 1), or with `dry` not made (*built -1, d stays empty).
+ * Standard input or a pipe among the inputs, or dir NULL: read into memory
+ * (*built 0). Errors as nlp_bert_docs_add, and NLP_EIO for a cache that
+ * cannot be written (nothing is left behind). */
+int nlp_bert_docs_add_cached(nlp_bert_docs *d, const char *const *paths, size_t n, const nlp_tokenizer *tk,
+                             int threads, const char *dir, int dry, int *built);
+
+/* Bytes of d held in memory (0 when mapped). */
+uint64_t nlp_bert_docs_memory(const nlp_bert_docs *d);
+
+/* Lets the pages of mapped documents go (they stay in the page cache):
+ * the task does after every batch. */
+void nlp_bert_docs_release(const nlp_bert_docs *d);
 
 void nlp_bert_docs_free(nlp_bert_docs *d);
 
@@ -186,6 +237,7 @@ typedef struct nlp_bert_task {
     /* training position */
     size_t *order;                  /* the epoch's chunk order */
     uint64_t epoch, drawn, epoch_seed;
+    uint64_t batches;               /* drawn by this process */
     /* scratch: one micro-batch (ids, labels, type ids, mask [B,T]; nsp [B]) */
     int32_t *buf;
     int *pos;                       /* [T] */

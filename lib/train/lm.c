@@ -13,7 +13,8 @@
 static int lm_next(void *ctx, nlp_rng *r, nlp_batch *b)
 {
     nlp_lm_task *t = ctx;
-    nlp_corpus_windows(t->train, r, t->B, t->T, t->ids);
+    int rc = nlp_corpus_windows(t->train, r, t->B, t->T, t->ids);
+    if (rc) return rc;
     memset(b, 0, sizeof *b);
     b->B = t->B, b->T = t->T;
     b->ids = b->labels = t->ids;
@@ -28,7 +29,7 @@ static int lm_eval(void *ctx, nlp_model *m, nlp_eval *out)
 
 static const char *const lm_names[] = {"loss", "ppl", "bpb", NULL};
 
-int nlp_lm_task_init(nlp_lm_task *t, nlp_task *task, const nlp_corpus *train, const nlp_corpus *valid, int B, int T)
+int nlp_lm_task_init(nlp_lm_task *t, nlp_task *task, nlp_corpus *train, const nlp_corpus *valid, int B, int T)
 {
     memset(t, 0, sizeof *t);
     if (train->n < (size_t)T)
@@ -60,17 +61,17 @@ int nlp_lm_score(nlp_model *m, const nlp_corpus *c, int B, int T, nlp_eval *out,
     int rc = 0;
     const int R = nlp_dist_size(), me = nlp_dist_rank();
     for (size_t k = 0, batch = 0; k < nw && !rc; batch++) {
-        int len;
-        nlp_corpus_eval_window(c, T, k, &len);
-        int rows = 0;
-        /* windows of the same length go together */
+        int len = 0, rows = 0;
+        /* windows of the same length go together (only the last one is shorter, so rows of
+         * stride T are packed) */
         while (rows < B && k + rows < nw) {
             int l2;
-            const int32_t *w = nlp_corpus_eval_window(c, T, k + rows, &l2);
-            if (l2 != len) break;
-            memcpy(buf + (size_t)rows * len, w, (size_t)len * sizeof *buf);
+            if ((rc = nlp_corpus_eval_window(c, T, k + rows, buf + (size_t)rows * T, &l2))) break;
+            if (!rows) len = l2;
+            else if (l2 != len) break;
             rows++;
         }
+        if (rc) break;
         k += (size_t)rows;
         if (!nlp_dist_mine(batch, me, R)) continue; /* another rank's share of the validation */
         nlp_batch b = {.B = rows, .T = len, .ids = buf, .labels = buf};

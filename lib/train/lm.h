@@ -26,14 +26,15 @@
 #include "train/loop.h"
 
 typedef struct nlp_lm_task {
-    const nlp_corpus *train, *valid;
+    nlp_corpus *train;
+    const nlp_corpus *valid;
     int B, T;
     int32_t *ids;  /* [B,T] scratch */
 } nlp_lm_task;
 
 /* Sets up t and the nlp_task that drives it (valid may be NULL). The
  * training corpus must hold at least T tokens: otherwise NLP_EDATA. */
-int nlp_lm_task_init(nlp_lm_task *t, nlp_task *task, const nlp_corpus *train, const nlp_corpus *valid, int B,
+int nlp_lm_task_init(nlp_lm_task *t, nlp_task *task, nlp_corpus *train, const nlp_corpus *valid, int B,
                      int T);
 void nlp_lm_task_free(nlp_lm_task *t);
 

@@ -7,11 +7,19 @@
 #include "base/mem.h"
 #include "base/thread.h"
 #include "text/utf8.h"
+#include "tok/tokbin.h"
+#include "train/data.h"
 #include "train/dist.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 // --- reading
 
@@ -37,6 +45,10 @@ static int slurp(const char *path, char **text, size_t *len)
         return rc;
     }
     if (!b.data && nlp_buf_reserve(&b, 1)) return NLP_ENOMEM;
+    if ((rc = nlp_text_check(path, b.data, b.len < 65536 ? b.len : 65536))) { /* not compressed, binary, ids */
+        nlp_buf_free(&b);
+        return rc;
+    }
     *text = nlp_buf_detach(&b, len);
     return 0;
 }
@@ -63,8 +75,10 @@ static int split_lines(char *text, size_t len, char ***line, size_t **llen, size
     return 0;
 }
 
-int nlp_tokenize_lines(const nlp_tokenizer *tk, const char *const *line, const size_t *len, size_t n,
-                       const char *path, int threads, int32_t **ids_out, size_t **off_out, uint64_t *repaired)
+/* nlp_tokenize_lines, its messages' line numbers from first + 1. */
+static int tokenize_lines_at(const nlp_tokenizer *tk, const char *const *line, const size_t *len, size_t n,
+                             const char *path, uint64_t first, int threads, int32_t **ids_out, size_t **off_out,
+                             uint64_t *repaired)
 {
     if (threads <= 0) threads = nlp_cpu_count();
     size_t nchunk = (size_t)threads * 8;
@@ -119,7 +133,8 @@ int nlp_tokenize_lines(const nlp_tokenizer *tk, const char *const *line, const s
     size_t total = 0;
     for (size_t k = 0; k < nchunk; k++) {
         if (err[k]) {
-            rc = msg[k] ? nlp_error(err[k], "'%s' line %zu: %s", path, bad[k] + 1, msg[k]) : err[k];
+            rc = msg[k] ? nlp_error(err[k], "'%s' line %llu: %s", path, (unsigned long long)(first + bad[k] + 1), msg[k])
+                        : err[k];
             goto done;
         }
         total += out[k].n;
@@ -151,6 +166,19 @@ done:
     }
     *ids_out = ids, *off_out = off;
     return 0;
+}
+
+int nlp_tokenize_lines(const nlp_tokenizer *tk, const char *const *line, const size_t *len, size_t n,
+                       const char *path, int threads, int32_t **ids_out, size_t **off_out, uint64_t *repaired)
+{
+    return tokenize_lines_at(tk, line, len, n, path, 0, threads, ids_out, off_out, repaired);
+}
+
+int nlp_tokenize_lines_at(const nlp_tokenizer *tk, const char *const *line, const size_t *len, size_t n,
+                          const char *path, uint64_t first, int threads, int32_t **ids_out, size_t **off_out,
+                          uint64_t *repaired)
+{
+    return tokenize_lines_at(tk, line, len, n, path, first, threads, ids_out, off_out, repaired);
 }
 
 int nlp_pairs_read(nlp_pairs *p, const char *src_path, const char *tgt_path, const nlp_pairs_opts *o)
@@ -258,8 +286,385 @@ void nlp_pairs_free(nlp_pairs *p)
 {
     if (p->ref)
         for (size_t i = 0; i < p->n; i++) free(p->ref[i]);
-    free(p->ref), free(p->src), free(p->tgt), free(p->src_off), free(p->tgt_off), free(p->line);
+    free(p->ref);
+    if (p->map.data) nlp_mapped_close(&p->map);
+    else free(p->src), free(p->tgt), free(p->src_off), free(p->tgt_off), free(p->line);
     memset(p, 0, sizeof *p);
+    p->map.fd = -1;
+}
+
+uint64_t nlp_pairs_memory(const nlp_pairs *p)
+{
+    if (p->map.data) return 0;
+    return 4 * (uint64_t)(p->src_tokens + p->tgt_tokens) + 24 * (uint64_t)p->n;
+}
+
+// --- the cache (mt.h)
+
+#define PAIRS_TRAILER 72
+
+static uint32_t rd32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t rd64(const unsigned char *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+
+static void wr32(unsigned char *p, uint32_t v)
+{
+    for (int k = 0; k < 4; k++) p[k] = (unsigned char)(v >> (8 * k));
+}
+
+static void wr64(unsigned char *p, uint64_t v)
+{
+    for (int k = 0; k < 8; k++) p[k] = (unsigned char)(v >> (8 * k));
+}
+
+/* Maps a cache into p (empty), checking it through. */
+static int pairs_load(nlp_pairs *p, const char *path, uint64_t sfp, uint64_t tfp)
+{
+    _Static_assert(sizeof(size_t) == 8, "the cache's offsets are read as size_t");
+    nlp_mapped m;
+    const char *why = "not a cache of sentence pairs (its magic, version or size)";
+    int rc = nlp_mapped_open(&m, path);
+    if (rc) return rc;
+    const unsigned char *b = m.data;
+    if (m.len < 24 + PAIRS_TRAILER || memcmp(b, "NLPR", 4) != 0 || rd32(b + 4) != 1) goto bad;
+    why = "made with other tokenizers";
+    if (rd64(b + 8) != sfp || rd64(b + 16) != tfp) goto bad;
+    why = "damaged (its trailer)";
+    const unsigned char *t = b + m.len - PAIRS_TRAILER;
+    uint64_t h[7];
+    for (int k = 0; k < 7; k++) h[k] = rd64(t + 8 * k);
+    if (memcmp(t + 64, "NLPE", 4) != 0 || rd32(t + 68) != 1) goto bad;
+    const uint64_t n = h[0], ns = h[1], nt = h[2];
+    const uint32_t smax = rd32(t + 56), tmax = rd32(t + 60);
+    if (n > m.len / 8 || ns > m.len / 4 || nt > m.len / 4 || smax > INT32_MAX || tmax > INT32_MAX) goto bad;
+    uint64_t a = 24 + 4 * ns;
+    a += a % 8;
+    uint64_t c = a + 4 * nt;
+    c += c % 8;
+    if (c + 8 * (2 * (n + 1) + n) + PAIRS_TRAILER != m.len) goto bad;
+    why = "damaged (its offsets)";
+    const size_t *so = (const size_t *)(const void *)(b + c), *to = so + n + 1;
+    if (so[0] != 0 || so[n] != ns || to[0] != 0 || to[n] != nt) goto bad;
+    uint64_t ms = 0, mt = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (so[i + 1] < so[i] || to[i + 1] < to[i]) goto bad;
+        if (so[i + 1] - so[i] > ms) ms = so[i + 1] - so[i];
+        if (to[i + 1] - to[i] > mt) mt = to[i + 1] - to[i];
+    }
+    if (ms != smax || mt != tmax) goto bad;
+    nlp_mapped_release(&m, 0, m.len);
+    memset(p, 0, sizeof *p);
+    p->n = n;
+    p->src = (int32_t *)(const void *)(b + 24), p->tgt = (int32_t *)(const void *)(b + a);
+    p->src_off = (size_t *)so, p->tgt_off = (size_t *)to, p->line = (uint64_t *)(const void *)(to + n + 1);
+    p->lines = h[3], p->empty = h[4], p->too_long = h[5], p->repaired = h[6];
+    p->src_tokens = ns, p->tgt_tokens = nt, p->src_max = (int)smax, p->tgt_max = (int)tmax;
+    p->map = m;
+    return 0;
+bad:
+    nlp_mapped_close(&m);
+    return nlp_error(NLP_EFORMAT, "'%s': not a cache of sentence pairs to use: %s", path, why);
+}
+
+/* One side of the pairs being cached: its ids in an unnamed scratch file,
+ * the length of each line in memory. */
+typedef struct side {
+    int fd;
+    uint32_t *len;
+    size_t n, cap;
+    uint64_t tokens;
+} side;
+
+static int side_open(side *s, const char *dir)
+{
+    memset(s, 0, sizeof *s);
+    s->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600); /* gone when closed, or at a crash */
+    if (s->fd < 0) {
+        char p[4300];
+        snprintf(p, sizeof p, "%s/.pairs-scratch-XXXXXX", dir);
+        if ((s->fd = mkstemp(p)) >= 0) unlink(p);
+    }
+    if (s->fd < 0) return nlp_error_errno(NLP_EIO, "cannot create a scratch file in '%s'", dir);
+    return 0;
+}
+
+static void side_close(side *s)
+{
+    if (s->fd >= 0) close(s->fd);
+    free(s->len);
+    memset(s, 0, sizeof *s);
+    s->fd = -1;
+}
+
+static int write_all(int fd, const void *buf, size_t n, const char *dir)
+{
+    const char *p = buf;
+    while (n) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return nlp_error_errno(NLP_EIO, "cannot write a scratch file in '%s'", dir);
+        p += k, n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* Lines line[0..k) of `path` (from line first + 1) tokenized onto s. */
+static int side_add(side *s, const nlp_tokenizer *tk, const char *const *line, const size_t *len, size_t k,
+                    const char *path, uint64_t first, int threads, uint64_t *repaired, const char *dir)
+{
+    int32_t *ids = NULL;
+    size_t *off = NULL;
+    int rc = tokenize_lines_at(tk, line, len, k, path, first, threads, &ids, &off, repaired);
+    if (rc) return rc;
+    if (nlp_grow(&s->len, &s->cap, s->n + k + 1, sizeof *s->len)) rc = NLP_ENOMEM;
+    for (size_t i = 0; i < k && !rc; i++) {
+        if (off[i + 1] - off[i] > UINT32_MAX)
+            rc = nlp_error(NLP_EDATA, "'%s' line %llu: more than 2^32 tokens", path, (unsigned long long)(first + i + 1));
+        else s->len[s->n + i] = (uint32_t)(off[i + 1] - off[i]);
+    }
+    if (!rc) rc = write_all(s->fd, ids, off[k] * sizeof *ids, dir);
+    if (!rc) s->n += k, s->tokens += off[k];
+    free(ids), free(off);
+    return rc;
+}
+
+/* One text file onto s, a block of lines at a time. */
+static int side_file(side *s, const char *path, const nlp_tokenizer *tk, int threads, uint64_t *repaired,
+                     const char *dir)
+{
+    nlp_text_blocks tb;
+    const char *text;
+    size_t len, n;
+    uint64_t line;
+    char **l = NULL;
+    size_t *ll = NULL;
+    int rc = nlp_text_blocks_open(&tb, path);
+    if (rc) return rc;
+    while ((rc = nlp_text_blocks_next(&tb, &text, &len, &line)) == 1) {
+        if ((rc = split_lines((char *)text, len, &l, &ll, &n)) ||
+            (rc = side_add(s, tk, (const char *const *)l, ll, n, path, line, threads, repaired, dir)))
+            break;
+        free(l), free(ll);
+        l = NULL, ll = NULL;
+    }
+    free(l), free(ll);
+    nlp_text_blocks_close(&tb);
+    return rc < 0 ? rc : 0;
+}
+
+/* A TSV onto both sides, a block of lines at a time. */
+static int sides_tsv(side *a, side *b, const char *path, const nlp_pairs_opts *o, uint64_t *repaired,
+                     const char *dir)
+{
+    nlp_text_blocks tb;
+    const char *text;
+    size_t len, n = 0;
+    uint64_t line;
+    char **sl = NULL, **tl = NULL;
+    size_t *slen = NULL, *tlen = NULL;
+    int rc = nlp_text_blocks_open(&tb, path);
+    if (rc) return rc;
+    while ((rc = nlp_text_blocks_next(&tb, &text, &len, &line)) == 1) {
+        if ((rc = split_lines((char *)text, len, &sl, &slen, &n))) break;
+        if (!(tl = nlp_malloc((n ? n : 1) * sizeof *tl)) || !(tlen = nlp_malloc((n ? n : 1) * sizeof *tlen))) {
+            rc = NLP_ENOMEM;
+            break;
+        }
+        for (size_t i = 0; i < n && !rc; i++) {
+            const char *tab = memchr(sl[i], '\t', slen[i]);
+            if (!tab) {
+                if (slen[i]) rc = nlp_error(NLP_EDATA, "'%s' line %llu: no tab: a TSV of parallel text has "
+                                            "'source<TAB>target' lines", path, (unsigned long long)(line + i + 1));
+                tl[i] = sl[i], tlen[i] = 0;
+                continue;
+            }
+            size_t k = (size_t)(tab - sl[i]);
+            tl[i] = (char *)tab + 1, tlen[i] = slen[i] - k - 1;
+            if (memchr(tl[i], '\t', tlen[i]))
+                rc = nlp_error(NLP_EDATA, "'%s' line %llu: more than one tab: a TSV of parallel text has "
+                               "'source<TAB>target' lines", path, (unsigned long long)(line + i + 1));
+            slen[i] = k;
+        }
+        if (rc || (rc = side_add(a, o->src_tk, (const char *const *)sl, slen, n, path, line, o->threads, repaired,
+                                 dir)) ||
+            (rc = side_add(b, o->tgt_tk, (const char *const *)tl, tlen, n, path, line, o->threads, repaired, dir)))
+            break;
+        free(sl), free(tl), free(slen), free(tlen);
+        sl = tl = NULL, slen = tlen = NULL;
+    }
+    free(sl), free(tl), free(slen), free(tlen);
+    nlp_text_blocks_close(&tb);
+    return rc < 0 ? rc : 0;
+}
+
+/* Buffered little-endian values to a writer. */
+typedef struct vals {
+    nlp_writer *w;
+    unsigned char buf[1 << 15];
+    size_t n;
+    int rc;
+} vals;
+
+static void put64(vals *v, uint64_t x)
+{
+    if (v->n + 8 > sizeof v->buf) {
+        if (!v->rc) v->rc = nlp_writer_write(v->w, v->buf, v->n);
+        v->n = 0;
+    }
+    wr64(v->buf + v->n, x);
+    v->n += 8;
+}
+
+static int vals_flush(vals *v)
+{
+    if (!v->rc && v->n) v->rc = nlp_writer_write(v->w, v->buf, v->n);
+    v->n = 0;
+    return v->rc;
+}
+
+static int keep_pair(const nlp_pairs_opts *o, uint32_t a, uint32_t b)
+{
+    return a && b && (o->max_len <= 0 || ((uint64_t)a + 1 <= (uint64_t)o->max_len && (uint64_t)b + 1 <= (uint64_t)o->max_len));
+}
+
+/* The ids of the kept lines of side s (mapped from its scratch file). */
+static int write_kept(nlp_writer *w, const side *s, const side *a, const side *b, const nlp_pairs_opts *o,
+                      const char *dir)
+{
+    if (!s->tokens) return 0;
+    const size_t bytes = s->tokens * sizeof(int32_t);
+    void *m = mmap(NULL, bytes, PROT_READ, MAP_SHARED, s->fd, 0);
+    if (m == MAP_FAILED) return nlp_error_errno(NLP_EIO, "cannot map a scratch file in '%s'", dir);
+    madvise(m, bytes, MADV_SEQUENTIAL);
+    const int32_t *ids = m;
+    uint64_t at = 0, done = 0;
+    int rc = 0;
+    for (size_t i = 0; i < s->n && !rc; i++) {
+        if (keep_pair(o, a->len[i], b->len[i])) rc = nlp_writer_write(w, ids + at, s->len[i] * sizeof *ids);
+        at += s->len[i];
+        if ((at - done) * sizeof *ids >= ((size_t)32 << 20)) { /* what was copied goes from memory */
+            size_t from = done * sizeof *ids / 4096 * 4096, to = at * sizeof *ids / 4096 * 4096;
+            madvise((char *)m + from, to - from, MADV_DONTNEED);
+            done = at;
+        }
+    }
+    munmap(m, bytes);
+    return rc;
+}
+
+static int pairs_build(const char *src_path, const char *tgt_path, const nlp_pairs_opts *o, const char *dir,
+                       const char *out, uint64_t sfp, uint64_t tfp)
+{
+    side a, b;
+    uint64_t repaired = 0;
+    nlp_writer *w = NULL;
+    int rc;
+    a.fd = b.fd = -1, a.len = b.len = NULL;
+    if ((rc = side_open(&a, dir)) || (rc = side_open(&b, dir))) goto out;
+    if (tgt_path) {
+        if ((rc = side_file(&a, src_path, o->src_tk, o->threads, &repaired, dir)) ||
+            (rc = side_file(&b, tgt_path, o->tgt_tk, o->threads, &repaired, dir)))
+            goto out;
+        if (a.n != b.n) {
+            rc = nlp_error(NLP_EDATA, "'%s' has %zu line%s and '%s' has %zu: the files of a parallel corpus must "
+                           "align line by line", src_path, a.n, a.n == 1 ? "" : "s", tgt_path, b.n);
+            goto out;
+        }
+    } else if ((rc = sides_tsv(&a, &b, src_path, o, &repaired, dir)))
+        goto out;
+    /* the filter: what is kept and its figures */
+    uint64_t n = 0, ns = 0, nt = 0, empty = 0, too_long = 0;
+    uint32_t smax = 0, tmax = 0;
+    for (size_t i = 0; i < a.n; i++) {
+        uint32_t x = a.len[i], y = b.len[i];
+        if (!x || !y) empty++;
+        else if (!keep_pair(o, x, y)) too_long++;
+        else {
+            n++, ns += x, nt += y;
+            if (x > smax) smax = x;
+            if (y > tmax) tmax = y;
+        }
+    }
+    if ((rc = nlp_writer_open(&w, out, 0))) goto out;
+    unsigned char h[24];
+    static const unsigned char zero[8];
+    memcpy(h, "NLPR", 4);
+    wr32(h + 4, 1), wr64(h + 8, sfp), wr64(h + 16, tfp);
+    if ((rc = nlp_writer_write(w, h, sizeof h)) || (rc = write_kept(w, &a, &a, &b, o, dir)) ||
+        (rc = nlp_writer_write(w, zero, (24 + 4 * ns) % 8)) || (rc = write_kept(w, &b, &a, &b, o, dir)))
+        goto out;
+    uint64_t c = 24 + 4 * ns;
+    c += c % 8;
+    if ((rc = nlp_writer_write(w, zero, (c + 4 * nt) % 8))) goto out;
+    static vals v;
+    v.w = w, v.n = 0, v.rc = 0;
+    for (int k = 0; k < 2; k++) { /* the offsets of each side */
+        const side *s = k ? &b : &a;
+        uint64_t acc = 0;
+        put64(&v, 0);
+        for (size_t i = 0; i < a.n; i++)
+            if (keep_pair(o, a.len[i], b.len[i])) put64(&v, acc += s->len[i]);
+    }
+    for (size_t i = 0; i < a.n; i++)
+        if (keep_pair(o, a.len[i], b.len[i])) put64(&v, i + 1);
+    if ((rc = vals_flush(&v))) goto out;
+    unsigned char t[PAIRS_TRAILER];
+    const uint64_t f[7] = {n, ns, nt, a.n, empty, too_long, repaired};
+    for (int k = 0; k < 7; k++) wr64(t + 8 * k, f[k]);
+    wr32(t + 56, smax), wr32(t + 60, tmax);
+    memcpy(t + 64, "NLPE", 4);
+    wr32(t + 68, 1);
+    rc = nlp_writer_write(w, t, sizeof t);
+out:
+    if (w) {
+        if (rc) nlp_writer_abort(w);
+        else rc = nlp_writer_close(w);
+    }
+    side_close(&a), side_close(&b);
+    return rc;
+}
+
+static int is_file(const char *path)
+{
+    struct stat st;
+    return path && strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int nlp_pairs_read_cached(nlp_pairs *p, const char *src_path, const char *tgt_path, const nlp_pairs_opts *o,
+                          const char *dir, int dry, int *built)
+{
+    if (built) *built = 0;
+    if (!dir || o->keep_empty || o->keep_text || !is_file(src_path) || (tgt_path && !is_file(tgt_path)))
+        return nlp_pairs_read(p, src_path, tgt_path, o);
+    memset(p, 0, sizeof *p);
+    p->map.fd = -1;
+    uint64_t key, pk, k2 = 0, p2 = 0;
+    int rc = nlp_cache_key(src_path, o->src_tk, (uint64_t)o->max_len, &key, &pk);
+    if (!rc && tgt_path) rc = nlp_cache_key(tgt_path, o->tgt_tk, 0x5447540001ull, &k2, &p2);
+    if (rc) return rc;
+    const uint64_t sfp = nlp_tokbin_fingerprint(o->src_tk), tfp = nlp_tokbin_fingerprint(o->tgt_tk);
+    key = ((key ^ k2) * 1099511628211ull ^ tfp) * 1099511628211ull;
+    pk = (pk ^ p2) * 1099511628211ull;
+    char name[4400];
+    nlp_cache_name(name, sizeof name, dir, src_path, pk, key, "pairs");
+    if (nlp_file_exists(name)) {
+        if (pairs_load(p, name, sfp, tfp) == 0) return 0;
+        unlink(name); /* other tokenizers', or damaged: made anew */
+        nlp_error_clear();
+    }
+    if (dry) {
+        if (built) *built = -1;
+        return 0;
+    }
+    if ((rc = nlp_cache_mkdir(dir))) return rc;
+    nlp_cache_remove_stale(dir, src_path, pk, key, "pairs");
+    if ((rc = pairs_build(src_path, tgt_path, o, dir, name, sfp, tfp)) || (rc = pairs_load(p, name, sfp, tfp)))
+        return rc;
+    if (built) *built = 1;
+    return 0;
 }
 
 // --- batches
@@ -281,7 +686,7 @@ static int key_cmp(const void *a, const void *b)
 }
 
 /* Cuts pairs idx[0..n) (sorted) into batches within max_tokens: cut[k] is
- * where batch k starts, cut[nb] = n. */
+ * where batch k starts, cut[nb] = n; cut NULL only counts them. */
 static size_t cut_batches(const nlp_pairs *p, const uint32_t *idx, size_t n, long max_tokens, size_t *cut)
 {
     size_t nb = 0, cur = 0;
@@ -290,65 +695,69 @@ static size_t cut_batches(const nlp_pairs *p, const uint32_t *idx, size_t n, lon
         long s = slen(p, idx[j]), t = tlen(p, idx[j]);
         long ms2 = ms > s ? ms : s, mt2 = mt > t ? mt : t;
         if (cur && (long)(cur + 1) * (ms2 > mt2 ? ms2 : mt2) > max_tokens) {
-            cut[nb++] = j - cur;
+            if (cut) cut[nb] = j - cur;
+            nb++;
             cur = 0, ms2 = s, mt2 = t;
         }
         cur++, ms = ms2, mt = mt2;
     }
-    if (cur) cut[nb++] = n - cur;
-    cut[nb] = n;
+    if (cur) {
+        if (cut) cut[nb] = n - cur;
+        nb++;
+    }
+    if (cut) cut[nb] = n;
     return nb;
 }
 
-/* Builds epoch e's batches (1-based) into t->order / t->cut. */
+/* Builds epoch e's batches (1-based) into t->order / t->cut. The memory of
+ * the sort (16 bytes a pair) is gone before the order is made (4 bytes a
+ * pair, and the sorted indices as much). */
 static int build_epoch(nlp_mt_task *t, uint64_t e)
 {
     const nlp_pairs *p = t->train;
-    size_t n = p->n;
+    size_t n = p->n, nb;
+    free(t->order), free(t->cut);
+    t->order = NULL, t->cut = NULL, t->nbatch = 0, t->epoch = 0;
     key *k = nlp_malloc(n * sizeof *k);
-    size_t *cut = nlp_malloc((n + 1) * sizeof *cut), *perm = nlp_malloc((n + 1) * sizeof *perm);
-    uint32_t *order = nlp_malloc(n * sizeof *order);
-    if (!k || !cut || !perm || !order) {
-        free(k), free(cut), free(perm), free(order);
-        return NLP_ENOMEM;
-    }
+    uint32_t *sorted = nlp_malloc(n * sizeof *sorted), *order = NULL;
+    size_t *cut = NULL, *bo = NULL;
+    if (!k || !sorted) goto oom;
     nlp_rng base, r;
     nlp_rng_seed(&base, t->seed);
     r = nlp_rng_split(&base, e);
     for (size_t i = 0; i < n; i++) k[i] = (key){(uint32_t)tlen(p, i), (uint32_t)slen(p, i), nlp_rng_u32(&r), (uint32_t)i};
+    if (p->map.data) nlp_mapped_release(&p->map, 0, p->map.len); /* the offsets were read through */
     qsort(k, n, sizeof *k, key_cmp);
-    uint32_t *sorted = (uint32_t *)perm; /* scratch: n uint32 fit in n+1 size_t */
     for (size_t i = 0; i < n; i++) sorted[i] = k[i].i;
-    size_t nb = cut_batches(p, sorted, n, t->max_tokens, cut);
+    free(k);
+    k = NULL;
+    nb = cut_batches(p, sorted, n, t->max_tokens, NULL);
+    if (!(cut = nlp_malloc((nb + 1) * sizeof *cut)) || !(bo = nlp_malloc((nb ? nb : 1) * sizeof *bo))) goto oom;
+    cut_batches(p, sorted, n, t->max_tokens, cut);
+    if (p->map.data) nlp_mapped_release(&p->map, 0, p->map.len);
     /* shuffle the batches, then lay them out in their new order */
-    size_t *bo = nlp_malloc(nb * sizeof *bo);
-    if (!bo) {
-        free(k), free(cut), free(perm), free(order);
-        return NLP_ENOMEM;
-    }
     for (size_t b = 0; b < nb; b++) bo[b] = b;
     for (size_t b = nb; b > 1; b--) {
         size_t j = (size_t)nlp_rng_below(&r, b), tmp = bo[b - 1];
         bo[b - 1] = bo[j], bo[j] = tmp;
     }
+    if (!(order = nlp_malloc((n ? n : 1) * sizeof *order)) || !(t->cut = nlp_malloc((nb + 1) * sizeof *t->cut)))
+        goto oom;
     size_t pos = 0;
-    size_t *ncut = (size_t *)k; /* k is free now: n+1 size_t fit in n keys (n >= 1) */
     for (size_t b = 0; b < nb; b++) {
-        ncut[b] = pos;
+        t->cut[b] = pos;
         for (size_t j = cut[bo[b]]; j < cut[bo[b] + 1]; j++) order[pos++] = sorted[j];
     }
-    ncut[nb] = pos;
-    free(t->order), free(t->cut);
+    t->cut[nb] = pos;
     t->order = order;
-    t->cut = nlp_malloc((nb + 1) * sizeof *t->cut);
-    if (!t->cut) {
-        free(k), free(cut), free(perm), free(bo);
-        return NLP_ENOMEM;
-    }
-    memcpy(t->cut, ncut, (nb + 1) * sizeof *t->cut);
     t->nbatch = nb, t->epoch = e;
-    free(k), free(cut), free(perm), free(bo);
+    free(sorted), free(cut), free(bo);
     return 0;
+oom:
+    free(k), free(sorted), free(order), free(cut), free(bo);
+    free(t->cut);
+    t->cut = NULL;
+    return NLP_ENOMEM;
 }
 
 /* Fills b with pairs idx[0..n) of p, padded. */
@@ -399,7 +808,9 @@ static int mt_next(void *ctx, nlp_rng *r, nlp_batch *b)
         t->drawn = 0;
     }
     size_t k = t->drawn++;
-    return fill(t, t->train, t->order + t->cut[k], t->cut[k + 1] - t->cut[k], b);
+    rc = fill(t, t->train, t->order + t->cut[k], t->cut[k + 1] - t->cut[k], b);
+    if (t->train->map.data) nlp_mapped_release(&t->train->map, 0, t->train->map.len); /* pages read at random go */
+    return rc;
 }
 
 static void mt_get_state(void *ctx, uint64_t s[4])

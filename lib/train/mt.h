@@ -23,6 +23,38 @@
  * and e alone, so the task's state is one number (the batches drawn), saved
  * in checkpoints and restored on resume.
  *
+ * Memory. Read into memory (nlp_pairs_read): the text whole, then 4 bytes
+ * per token and 24 per pair. Through a cache (nlp_pairs_read_cached): each
+ * side is tokenized a block of lines at a time (train/data.h) into an
+ * unnamed scratch file, with 4 bytes per line of each side in memory (the
+ * lengths, for the filter); the pairs kept are then written to the cache,
+ * which is mapped: the ids and the index (offsets, lines) are read where
+ * batches and the epoch's length sort need them and let go after, so the
+ * memory that stays is the epoch's order (4 bytes a pair), with 28 bytes a
+ * pair for a moment while an epoch's batches are made.
+ *
+ * The cache (in a directory: pretrain's RUN/data), named
+ * NAME.PATHKEY.KEY.pairs after the source file (or the TSV), where KEY
+ * covers both files' paths, sizes, modification times and inodes, both
+ * tokenizers' fingerprints and max_len; written atomically (a temporary
+ * renamed into place); all integers little-endian:
+ *
+ *   offset  size      field
+ *   0       4         magic "NLPR"
+ *   4       4         version: uint32 = 1
+ *   8       8         the source tokenizer's fingerprint (tok/tokbin.h)
+ *   16      8         the target tokenizer's
+ *   24      4·s       source ids: int32 (s tokens), then 0 or 4 bytes of padding
+ *   ...     4·t       target ids: int32 (t tokens), then 0 or 4 bytes of padding
+ *   ...     8·(n+1)   source offsets: uint64 (src_off), then target offsets (tgt_off)
+ *   ...     8·n       input lines: uint64 (line)
+ *   end-72  72        n, s, t, lines, empty, too_long, repaired: uint64; src_max,
+ *                     tgt_max: uint32; "NLPE"; version: uint32 = 1
+ *
+ * Mapping it checks it through (offsets increasing to the ids' counts, the
+ * longest pair as recorded): a damaged cache, or one of other tokenizers, is
+ * made anew, never read past.
+ *
  * Not here: the model (model.h), decoding for BLEU (the caller's hook: the
  * training layer knows nothing of lib/decode or lib/eval).
  */
@@ -34,6 +66,7 @@
 
 #include "model/model.h"
 #include "tok/tokenizer.h"
+#include "train/data.h"
 #include "train/loop.h"
 
 /* Sentence pairs as ids (no BOS/EOS added), concatenated. */
@@ -49,6 +82,7 @@ typedef struct nlp_pairs {
     uint64_t repaired;         /* lines whose invalid UTF-8 was replaced */
     size_t src_tokens, tgt_tokens;
     int src_max, tgt_max;      /* longest kept side, ids */
+    nlp_mapped map;            /* from a cache: src, tgt, src_off, tgt_off and line point into it */
 } nlp_pairs;
 
 typedef struct nlp_pairs_opts {
@@ -65,6 +99,19 @@ typedef struct nlp_pairs_opts {
  * align, "'f' line N: no tab" for a TSV line without one, the tokenizer's
  * error naming file and line; NLP_EIO; NLP_ENOMEM. */
 int nlp_pairs_read(nlp_pairs *p, const char *src_path, const char *tgt_path, const nlp_pairs_opts *o);
+
+/* The same through a cache in `dir` (created; see above): an existing one
+ * of the same files, tokenizers and max_len is mapped (*built 0), else it is
+ * made and mapped (*built 1), or with `dry` not made (*built -1, p empty).
+ * Standard input or a pipe, keep_empty, keep_text or dir NULL: read into
+ * memory as nlp_pairs_read (*built 0). Errors as nlp_pairs_read's, and
+ * NLP_EIO for a cache that cannot be written (nothing is left behind). */
+int nlp_pairs_read_cached(nlp_pairs *p, const char *src_path, const char *tgt_path, const nlp_pairs_opts *o,
+                          const char *dir, int dry, int *built);
+
+/* Bytes of p held in memory (0 when mapped). */
+uint64_t nlp_pairs_memory(const nlp_pairs *p);
+
 void nlp_pairs_free(nlp_pairs *p);
 
 /* Tokenizes text lines in parallel (one tokenizer state per thread): ids of
@@ -72,6 +119,10 @@ void nlp_pairs_free(nlp_pairs *p);
  * in *repaired. `path` names the input in messages (line numbers from 1). */
 int nlp_tokenize_lines(const nlp_tokenizer *tk, const char *const *line, const size_t *len, size_t n,
                        const char *path, int threads, int32_t **ids, size_t **off, uint64_t *repaired);
+/* The same for lines that start at line first + 1 of `path` (messages). */
+int nlp_tokenize_lines_at(const nlp_tokenizer *tk, const char *const *line, const size_t *len, size_t n,
+                          const char *path, uint64_t first, int threads, int32_t **ids, size_t **off,
+                          uint64_t *repaired);
 
 typedef struct nlp_mt_task {
     const nlp_pairs *train, *valid;

@@ -47,7 +47,27 @@ gpt2() { ref_path vectors/tokenize/gpt2; }
 @test "tokenize --output-format bin writes the documented header and one EOT between documents" {
   tokenize -m "$(gpt2)" --output-format bin -o "$BATS_TEST_TMPDIR/t.bin" <<<$'Hello world\nhello'
   run od -A n -t x1 -v "$BATS_TEST_TMPDIR/t.bin"
-  [ "$(echo $output)" = "4e 4c 54 4b 01 00 00 00 02 00 00 00 51 c4 00 00 50 c4 00 00 00 00 00 00 00 00 00 00 00 00 00 00 88 3c e3 03 50 c4 8d 7a" ]
+  # bytes 20-27: the tokenizer's fingerprint, FNV-1a over the vocabulary size (8 bytes, little-endian)
+  # and each id's token then 0xFF, computed here from encoder.json
+  fp="$(python3 - "$(gpt2)/encoder.json" <<'PY'
+import json, struct, sys
+enc = json.load(open(sys.argv[1], encoding='utf-8'))
+tok = {v: k for k, v in enc.items()}
+V = max(tok) + 1
+h = 1469598103934665603
+def mix(b):
+    global h
+    for c in b:
+        h = ((h ^ c) * 1099511628211) & (2**64 - 1)
+mix(struct.pack('<Q', V))
+for i in range(V):
+    mix(tok[i].encode('utf-8') if i in tok else b'\xfe')
+    mix(b'\xff')
+print(' '.join('%02x' % c for c in struct.pack('<Q', h or 1)))
+PY
+)"
+  [ "$(echo $output)" = "4e 4c 54 4b 01 00 00 00 02 00 00 00 51 c4 00 00 50 c4 00 00 $fp 00 00 00 00 88 3c e3 03 50 c4 8d 7a" ] ||
+    { echo "$output / $fp"; false; }
 }
 
 @test "tokenize --eot names the separator token; unknown ones are usage errors" {

@@ -94,6 +94,6 @@ used_whole() {
   [ "$status" -eq 0 ]
   [[ "$stderr" == *"the warm-up (--warmup 1000000) outlasts the run (about "*" steps in --max-time 0.01 at the pace so far): "* ]]
   # quiet: no warning
-  run_split pretrain "${TINY[@]}" -q --warmup 200 --steps 30 -m "$T/q" "$W/train.bin"
+  run_split pretrain "${TINY[@]}" -q --tokenizer "$W/tok.json" --warmup 200 --steps 30 -m "$T/q" "$W/train.bin"
   [ -z "$stderr" ]
 }

@@ -36,6 +36,13 @@ PY
   head -c 300 tok.json >trunc-tok.json
   "$NLPIPE_BIN/tokenize" -m tok.json --output-format bin -o train.bin corpus.txt
   head -c 20 train.bin >trunc.bin
+  # issue 34: streams of another tokenizer (with and without the fingerprint), another end-of-text id
+  "$NLPIPE_BIN/tokenize" -m mt.json --output-format bin -o other.bin corpus.txt
+  python3 -c "b = bytearray(open('other.bin', 'rb').read()); b[20:28] = bytes(8); open('other-old.bin', 'wb').write(b)"
+  python3 -c "b = bytearray(open('train.bin', 'rb').read()); b[16] = 5; open('eot5.bin', 'wb').write(b)"
+  # and junk given as text: compressed, a model, ids
+  gzip -c corpus.txt >corpus.gz
+  "$NLPIPE_BIN/tokenize" -m tok.json -o ids.txt corpus.txt
   python3 -c "b = bytearray(open('train.bin', 'rb').read()); b[4] = 9; open('v9.bin', 'wb').write(b)"
   awk '{ print } NR % 3 == 0 { print "" }' "$D/src.en" >docs.txt
   paste -d'\t' <(sed 's/.*/en/' "$D/src.en") "$D/src.en" >cls.tsv
@@ -169,10 +176,45 @@ MT=(--arch transformer --preset tiny -t 1 -q --steps 2 --batch-tokens 600)
 @test "pretrain: empty text" { row 1 "*empty.txt: 0 tokens, fewer than one training window*" pretrain "${GPT[@]}" --tokenizer tok.json -m "$O" empty.txt; }
 @test "pretrain: binary input without a tokenizer" {
   row 1 "*'binary.bin' is not a token stream (no NLTK or llm.c header)*" pretrain "${GPT[@]}" -m "$O" binary.bin; }
-@test "pretrain: binary text is repaired, with a warning" {
-  row 0 "*12 lines of invalid UTF-8 repaired*" pretrain "${GPT[@]}" --tokenizer tok.json -m "$O" binary.bin; }
+@test "pretrain: binary text is refused, read (repaired, with a warning) with --force" {
+  row 1 "*'binary.bin' is binary data (it holds NUL bytes): not text; --force reads it as text anyway*" \
+    pretrain "${GPT[@]}" --tokenizer tok.json -m "$O" binary.bin
+  row 0 "*12 lines of invalid UTF-8 repaired*" pretrain "${GPT[@]}" --force --tokenizer tok.json -m "$O" binary.bin; }
 @test "pretrain: a truncated token stream" {
   row 3 "*'trunc.bin': truncated token stream header (20 of 32 bytes)*" pretrain "${GPT[@]}" -m "$O" trunc.bin; }
+
+# issue 34.1: a stream made by another tokenizer than the run's, the model's or the scorer's
+@test "pretrain: a stream of another tokenizer (its header's fingerprint)" {
+  row 1 "*'other.bin' was made by another tokenizer than 'tok.json'*" pretrain "${GPT[@]}" --tokenizer tok.json -m "$O" other.bin; }
+@test "pretrain: a stream of another tokenizer (an old header: its vocabulary)" {
+  row 1 "*'other-old.bin' holds ids of a 500-token vocabulary, 'tok.json' has 400 tokens*" \
+    pretrain "${GPT[@]}" --tokenizer tok.json -m "$O" other-old.bin; }
+@test "pretrain: a stream of another end-of-text id" {
+  row 1 "*'eot5.bin' separates documents with id 5 (*), but 'tok.json' ends text with id 0*--eot*" \
+    pretrain "${GPT[@]}" --tokenizer tok.json -m "$O" eot5.bin; }
+@test "pretrain --init: a stream of another tokenizer than the model's" {
+  row 1 "*'other.bin' was made by another tokenizer than 'gpt'*" pretrain "${GPT[@]}" --init gpt -m "$O" other.bin; }
+@test "generate --perplexity: a stream of another tokenizer than the model's" {
+  row 1 "*'other.bin' was made by another tokenizer than 'gpt'*" generate -m gpt --perplexity other.bin; }
+# issue 34.2: a run that will hold no tokenizer says so at its start
+@test "pretrain: token streams and no tokenizer: a warning" {
+  row 0 "pretrain: no tokenizer (--tokenizer): the run's checkpoints will hold none*" \
+    pretrain --preset tiny -t 1 --no-progress --max-length 32 -B 4 --steps 1 -m "$O" train.bin; }
+# issue 34.3: junk given as text is refused (--force reads it)
+@test "pretrain: compressed text" {
+  row 1 "*'corpus.gz' is gzip-compressed data: decompress it first (gzip -dc); --force reads it as text anyway*" \
+    pretrain "${GPT[@]}" --tokenizer tok.json -m "$O" corpus.gz; }
+@test "pretrain: a model given as text" {
+  row 1 "*'model.safetensors' is a safetensors file (model weights): not text*" \
+    pretrain "${GPT[@]}" --tokenizer tok.json -m "$O" model.safetensors; }
+@test "pretrain: token ids given as text" {
+  row 1 "*'ids.txt' is lines of numbers only (token ids*--output-format bin*" pretrain "${GPT[@]}" --tokenizer tok.json -m "$O" ids.txt; }
+@test "pretrain: token ids given as text from a pipe" {
+  row 1 "*'<stdin>' is lines of numbers only*" bash -c 'exec pretrain "$@" - <ids.txt' _ "${GPT[@]}" --tokenizer tok.json -m "$O"; }
+@test "pretrain --arch bert: compressed text" {
+  row 1 "*'corpus.gz' is gzip-compressed data*" pretrain --arch bert "${GPT[@]}" --tokenizer wp.json -m "$O" corpus.gz; }
+@test "pretrain --arch transformer: a model given as text" {
+  row 1 "*'model.safetensors' is a safetensors file*" pretrain "${MT[@]}" --tokenizer mt.json --src model.safetensors --tgt train.de -m "$O"; }
 @test "pretrain: a token stream of another version" {
   row 3 "*'v9.bin': token stream version 9 is not supported*" pretrain "${GPT[@]}" -m "$O" v9.bin; }
 @test "pretrain: a huge line" { row 0 "" pretrain "${GPT[@]}" --tokenizer tok.json -m "$O" huge.txt; }
@@ -216,7 +258,7 @@ MT=(--arch transformer --preset tiny -t 1 -q --steps 2 --batch-tokens 600)
 @test "pretrain --arch bert: empty input" {
   row 1 "*'empty.txt': the training data holds 0 documents*" pretrain --arch bert "${GPT[@]}" --tokenizer wp.json -m "$O" empty.txt; }
 @test "pretrain --arch bert: binary input" {
-  row 1 "*'binary.bin': no document of the training data has two sentences*" pretrain --arch bert "${GPT[@]}" --tokenizer wp.json -m "$O" binary.bin; }
+  row 1 "*'binary.bin': no document of the training data has two sentences*" pretrain --arch bert "${GPT[@]}" --force --tokenizer wp.json -m "$O" binary.bin; }
 @test "pretrain --arch bert: a huge line" {
   row 1 "*'huge.txt': the training data holds 1 document*" pretrain --arch bert "${GPT[@]}" --tokenizer wp.json -m "$O" huge.txt; }
 @test "pretrain --arch bert: --batch-tokens" {
@@ -228,7 +270,7 @@ MT=(--arch transformer --preset tiny -t 1 -q --steps 2 --batch-tokens 600)
 @test "pretrain --arch transformer: text that is no TSV" {
   row 1 "*'corpus.txt' line 1: no tab*" pretrain "${MT[@]}" --tokenizer mt.json -m "$O" corpus.txt; }
 @test "pretrain --arch transformer: a binary TSV" {
-  row 1 "*'binary.bin' line 2: more than one tab*" pretrain "${MT[@]}" --tokenizer mt.json -m "$O" binary.bin; }
+  row 1 "*'binary.bin' line 2: more than one tab*" pretrain "${MT[@]}" --force --tokenizer mt.json -m "$O" binary.bin; }
 @test "pretrain --arch transformer: empty input" {
   row 1 "*'empty.txt': no training pairs (0 read*" pretrain "${MT[@]}" --tokenizer mt.json -m "$O" empty.txt; }
 @test "pretrain --arch transformer: invalid UTF-8 is repaired, with a warning" {

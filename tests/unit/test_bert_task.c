@@ -20,6 +20,8 @@
 #include "train/bert.h"
 #include "test.h"
 
+#include <fcntl.h>
+
 #define NDOC 8
 #define WORDS 60 /* words per document in the vocabulary: d<k>w<j> */
 
@@ -245,6 +247,93 @@ static void test_read_stream(void)
     CHECK_MSG(strstr(nlp_errmsg(), "docs.bin"), "%s", nlp_errmsg());
     CHECK_EQ_INT(d.ndoc, 0);
     nlp_bert_docs_free(&d);
+}
+
+/* The same documents through a cache (built a few lines at a time, then
+ * mapped) as read into memory: text in blocks of lines that a small block
+ * size cuts (a document of several lines across blocks), a stream, both
+ * inputs in one cache; reused; remade when a text changes; a damaged cache
+ * not used; memory held none. */
+static void test_cache(void)
+{
+    char t1[600], t2[600], dir[600];
+    snprintf(t1, sizeof t1, "%s/c1.txt", test_tmpdir());
+    snprintf(t2, sizeof t2, "%s/c2.bin", test_tmpdir());
+    snprintf(dir, sizeof dir, "%s/run/data", test_tmpdir());
+    nlp_buf b = {0};
+    for (int k = 0; k < 40; k++) {
+        nlp_buf_printf(&b, "d%dw0 d%dw1 . d%dw2 !\n", k % NDOC, k % NDOC, k % NDOC);
+        if (k % 3 == 0) nlp_buf_printf(&b, "version 3 . 5 ( see x . ) foo\n");
+        if (k % 3 == 2) nlp_buf_puts(&b, "\n");
+    }
+    CHECK_EQ_INT(nlp_write_file(t1, b.data, b.len), 0);
+    nlp_writer *w = NULL;
+    nlp_tokbin_writer *bw = NULL;
+    CHECK_EQ_INT(nlp_writer_open(&w, t2, 0), 0);
+    CHECK_EQ_INT(nlp_tokbin_writer_new(&bw, w, (uint32_t)nlp_tokenizer_vocab_size(tk), id_sep), 0);
+    int32_t d1[] = {id_of("see"), id_of("x"), id_of("."), id_of("foo"), id_of("!"), id_of("you")};
+    CHECK_EQ_INT(nlp_tokbin_write_doc(bw, d1, 6), 0);
+    CHECK_EQ_INT(nlp_tokbin_write_doc(bw, d1, 3), 0);
+    nlp_tokbin_writer_free(bw);
+    CHECK_EQ_INT(nlp_writer_close(w), 0);
+    nlp_bert_docs m = {0}, c = {0};
+    CHECK_EQ_INT(nlp_bert_docs_add(&m, t1, tk, 2), 0);
+    CHECK_EQ_INT(nlp_bert_docs_add(&m, t2, tk, 2), 0);
+    CHECK(m.ndoc > 10);
+    const char *in[2] = {t1, t2};
+    int built = 9;
+    nlp_text_blocks_set_size(64);
+    CHECK_EQ_INT(nlp_bert_docs_add_cached(&c, in, 2, tk, 2, dir, 1, &built), 0); /* dry: nothing made */
+    CHECK_EQ_INT(built, -1);
+    CHECK_EQ_INT(c.ndoc, 0);
+    for (int round = 0; round < 2; round++) {
+        int rc = nlp_bert_docs_add_cached(&c, in, 2, tk, 2, dir, 0, &built);
+        CHECK_MSG(rc == 0, "%d %s", rc, nlp_errmsg());
+        CHECK_EQ_INT(built, round == 0);
+        CHECK(c.map.data != NULL);
+        CHECK_EQ_INT(nlp_bert_docs_memory(&c), 0);
+        CHECK_EQ_INT(c.n, m.n);
+        CHECK_EQ_INT(c.nsent, m.nsent);
+        CHECK_EQ_INT(c.ndoc, m.ndoc);
+        CHECK_EQ_INT(c.lines, m.lines);
+        CHECK_EQ_INT(c.dropped, m.dropped);
+        if (c.n == m.n && c.nsent == m.nsent && c.ndoc == m.ndoc) {
+            CHECK(memcmp(c.ids, m.ids, m.n * sizeof *m.ids) == 0);
+            CHECK(memcmp(c.sent, m.sent, (m.nsent + 1) * sizeof *m.sent) == 0);
+            CHECK(memcmp(c.doc, m.doc, (m.ndoc + 1) * sizeof *m.doc) == 0);
+        }
+        CHECK_STR(layout(&c), layout(&m));
+        nlp_bert_docs_free(&c);
+    }
+    nlp_text_blocks_set_size(0);
+    /* a damaged cache (an offset past the ids) is not used: made anew */
+    char name[4400];
+    uint64_t key = 1469598103934665603ull, pk = key, k1, p1;
+    for (size_t i = 0; i < 2; i++) {
+        CHECK_EQ_INT(nlp_cache_key(in[i], tk, 0x424552540001ull + i, &k1, &p1), 0);
+        key = (key ^ k1) * 1099511628211ull, pk = (pk ^ p1) * 1099511628211ull;
+    }
+    nlp_cache_name(name, sizeof name, dir, t1, pk, key, "docs");
+    int fd = open(name, O_WRONLY);
+    CHECK(fd >= 0);
+    uint64_t off = 16 + 4 * (uint64_t)m.n, bad = m.n + 5;
+    off += (8 - off % 8) % 8;
+    CHECK(pwrite(fd, &bad, 8, (off_t)(off + 8)) == 8);
+    close(fd);
+    CHECK_EQ_INT(nlp_bert_docs_add_cached(&c, in, 2, tk, 2, dir, 0, &built), 0);
+    CHECK_EQ_INT(built, 1);
+    CHECK_STR(layout(&c), layout(&m));
+    nlp_bert_docs_free(&c);
+    /* a changed text: another cache, the old one gone */
+    nlp_buf_puts(&b, "\nsee x . foo !\n");
+    CHECK_EQ_INT(nlp_write_file(t1, b.data, b.len), 0);
+    CHECK_EQ_INT(nlp_bert_docs_add_cached(&c, in, 2, tk, 2, dir, 0, &built), 0);
+    CHECK_EQ_INT(built, 1);
+    CHECK_EQ_INT(c.ndoc, m.ndoc + 1);
+    CHECK(access(name, F_OK) != 0);
+    nlp_bert_docs_free(&c);
+    nlp_bert_docs_free(&m);
+    nlp_buf_free(&b);
 }
 
 /* Byte-level pieces carry their white space: a stream is cut only where
@@ -686,6 +775,7 @@ int main(int argc, char **argv)
     RUN(test_read_text);
     RUN(test_read_stream);
     RUN(test_read_stream_bytelevel);
+    RUN(test_cache);
     RUN(test_init_errors);
     RUN(test_examples);
     RUN(test_batches);

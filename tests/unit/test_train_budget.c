@@ -265,7 +265,10 @@ int main(int argc, char **argv)
     nlp_rng r;
     nlp_rng_seed(&r, 11);
     for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) ids[i] = (int32_t)nlp_rng_below(&r, 64);
-    corpus.ids = ids, corpus.n = sizeof ids / sizeof *ids, corpus.max_id = 64;
+    static nlp_corpus_part part; /* one part in memory: the ids above */
+    part.ids = ids, part.n = part.cap = sizeof ids / sizeof *ids, part.eot = -1;
+    corpus.part = &part, corpus.nparts = corpus.parts_cap = 1;
+    corpus.n = part.n, corpus.max_id = 64, corpus.held = part.n * sizeof *ids;
     RUN(test_lr_frac);
     RUN(test_slow_start);
     RUN(test_fast_start);
