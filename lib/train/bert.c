@@ -391,17 +391,11 @@ int nlp_bert_docs_add(nlp_bert_docs *d, const char *path, const nlp_tokenizer *t
         rc = add_stream(d, r, path, tk);
         goto out;
     }
-    nlp_buf b = {0};
-    for (;;) {
-        if (nlp_buf_reserve(&b, 1 << 20)) {
-            rc = NLP_ENOMEM;
-            break;
-        }
-        if ((rc = nlp_reader_read(r, b.data + b.len, b.cap - b.len - 1, &got)) || !got) break;
-        b.len += got;
-    }
-    if (!rc) rc = nlp_bert_docs_add_text(d, b.data ? b.data : "", b.len, path, tk, threads);
-    nlp_buf_free(&b);
+    char *text;
+    size_t len;
+    if ((rc = nlp_reader_read_lines(r, d->max_line, &text, &len))) goto out;
+    rc = nlp_bert_docs_add_text(d, text, len, path, tk, threads);
+    free(text);
 out:
     nlp_reader_close(r);
     return rc;

@@ -126,6 +126,7 @@ typedef struct nlp_bert_docs {
     uint64_t repaired;   /* text lines whose invalid UTF-8 was replaced (U+FFFD) */
     uint64_t dropped;    /* special tokens dropped from streams */
     size_t ids_cap, sent_cap, doc_cap;
+    size_t max_line;     /* text: a longer line is NLP_EDATA naming file and line (0 = no limit) */
 } nlp_bert_docs;
 
 /* Appends the documents of a file ("-" = standard input): a token stream

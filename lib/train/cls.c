@@ -94,22 +94,18 @@ static int name_unknown(nlp_buf *msg, const char *s, size_t n, size_t line, int 
     return nlp_buf_printf(msg, "%s'%.*s' (line %zu)", first ? "" : ", ", (int)n, s, line);
 }
 
-int nlp_cls_read(nlp_cls_data *d, const char *path, const nlp_cls_read_opts *o)
+int nlp_cls_parse(nlp_cls_data *d, const char *const *line, const size_t *llen, size_t n, const char *path,
+                  uint64_t line0, int *fields, const nlp_cls_read_opts *o)
 {
     memset(d, 0, sizeof *d);
-    char *text = NULL;
-    size_t len, n = 0;
-    char **line = NULL;
-    size_t *llen = NULL;
     const char **ta = NULL, **tb = NULL;
     size_t *na = NULL, *nb = NULL;
     nlp_buf fix = {0}, msg = {0};
     nlp_strmap *unknown = NULL;
-    int rc;
+    int rc = 0;
     const int lab = o->labelled ? 1 : 0;
     if (o->texts < 0 || o->texts > 2) return nlp_error(NLP_EINVAL, "texts per example must be 1 or 2 (0: any)");
     if (lab && !o->labels) return nlp_error(NLP_EINVAL, "labelled examples need a label set");
-    if ((rc = nlp_read_file(path, &text, &len)) || (rc = split_lines(text, len, &line, &llen, &n))) goto out;
     d->labelled = lab;
     d->pair = o->texts == 2;
     const size_t cap = n ? n : 1;
@@ -120,19 +116,21 @@ int nlp_cls_read(nlp_cls_data *d, const char *path, const nlp_cls_read_opts *o)
         goto out;
     }
     /* fields: every line as line 1 has them (or as the caller wants) */
-    int want = o->texts ? lab + o->texts : 0;
+    int want = o->texts ? lab + o->texts : *fields;
+    if (want) d->pair = want - lab == 2;
     for (size_t i = 0; i < n; i++) {
         const char *s = line[i];
         size_t m = llen[i];
+        const unsigned long long ln = (unsigned long long)(line0 + i + 1);
         if (!m) {
-            rc = nlp_error(NLP_EDATA, "'%s' line %zu: empty line: every line is an example (%s)", path, i + 1,
+            rc = nlp_error(NLP_EDATA, "'%s' line %llu: empty line: every line is an example (%s)", path, ln,
                            form(lab, want ? want - lab : 1));
             goto out;
         }
         int f = count_fields(s, m);
         if (!want) {
             if (f < lab + 1 || f > lab + 2) {
-                rc = nlp_error(NLP_EDATA, "'%s' line %zu: %d field%s: expected %s or %s", path, i + 1, f,
+                rc = nlp_error(NLP_EDATA, "'%s' line %llu: %d field%s: expected %s or %s", path, ln, f,
                                f == 1 ? "" : "s", form(lab, 1), form(lab, 2));
                 goto out;
             }
@@ -140,11 +138,11 @@ int nlp_cls_read(nlp_cls_data *d, const char *path, const nlp_cls_read_opts *o)
             d->pair = f - lab == 2;
         } else if (f != want) {
             if (o->texts)
-                rc = nlp_error(NLP_EDATA, "'%s' line %zu: %d field%s where %d are expected (%s)", path, i + 1, f,
+                rc = nlp_error(NLP_EDATA, "'%s' line %llu: %d field%s where %d are expected (%s)", path, ln, f,
                                f == 1 ? "" : "s", want, form(lab, want - lab));
             else
-                rc = nlp_error(NLP_EDATA, "'%s' line %zu has %d field%s but line 1 has %d: every line must have the "
-                               "same fields (%s)", path, i + 1, f, f == 1 ? "" : "s", want, form(lab, want - lab));
+                rc = nlp_error(NLP_EDATA, "'%s' line %llu has %d field%s but line 1 has %d: every line must have the "
+                               "same fields (%s)", path, ln, f, f == 1 ? "" : "s", want, form(lab, want - lab));
             goto out;
         }
         /* cut the fields */
@@ -159,7 +157,7 @@ int nlp_cls_read(nlp_cls_data *d, const char *path, const nlp_cls_read_opts *o)
         for (int k = 0; k < f; k++)
             if (!fl[k]) {
                 const char *what = k < lab ? "label" : !d->pair ? "text" : k == lab ? "text_a" : "text_b";
-                rc = nlp_error(NLP_EDATA, "'%s' line %zu: empty %s", path, i + 1, what);
+                rc = nlp_error(NLP_EDATA, "'%s' line %llu: empty %s", path, ln, what);
                 goto out;
             }
         ta[i] = fld[lab], na[i] = fl[lab];
@@ -167,27 +165,28 @@ int nlp_cls_read(nlp_cls_data *d, const char *path, const nlp_cls_read_opts *o)
         if (!lab) continue;
         /* the label */
         const char *ls = fld[0];
-        size_t ln = fl[0];
-        if (!nlp_utf8_valid(ls, ln, NULL)) {
+        size_t lnn = fl[0];
+        if (!nlp_utf8_valid(ls, lnn, NULL)) {
             nlp_buf_reset(&fix);
-            if ((rc = nlp_utf8_repair(ls, ln, &fix, NULL))) goto out;
-            ls = fix.data, ln = fix.len;
+            if ((rc = nlp_utf8_repair(ls, lnn, &fix, NULL))) goto out;
+            ls = fix.data, lnn = fix.len;
             d->repaired++;
         }
-        int32_t idx = nlp_cls_labels_find(o->labels, ls, ln);
+        int32_t idx = nlp_cls_labels_find(o->labels, ls, lnn);
         if (idx < 0 && o->add_labels) {
-            if ((rc = nlp_cls_labels_add(o->labels, ls, ln, &idx))) goto out;
+            if ((rc = nlp_cls_labels_add(o->labels, ls, lnn, &idx))) goto out;
         } else if (idx < 0) {
             int is_new;
             int64_t *v;
-            if ((!unknown && !(unknown = nlp_strmap_new(16))) || !(v = nlp_strmap_slot(unknown, ls, ln, &is_new))) {
+            if ((!unknown && !(unknown = nlp_strmap_new(16))) || !(v = nlp_strmap_slot(unknown, ls, lnn, &is_new))) {
                 rc = NLP_ENOMEM;
                 goto out;
             }
-            if (is_new) *v = (int64_t)(i + 1);
+            if (is_new) *v = (int64_t)ln;
         }
         d->label[i] = idx;
     }
+    *fields = want;
     if (unknown) {
         size_t k = nlp_strmap_size(unknown);
         rc = nlp_buf_printf(&msg, "'%s': %zu label%s not in %s: ", path, k, k == 1 ? "" : "s",
@@ -201,7 +200,7 @@ int nlp_cls_read(nlp_cls_data *d, const char *path, const nlp_cls_read_opts *o)
         rc = rc ? rc : nlp_error(NLP_EDATA, "%s", msg.data);
         goto out;
     }
-    if (!n) d->pair = o->texts == 2;
+    if (!n && !want) d->pair = o->texts == 2;
     /* tokenize each column (line i is index i: messages name the right line) */
     if ((rc = nlp_tokenize_lines(o->tk, ta, na, n, path, o->threads, &d->a, &d->a_off, &d->repaired))) goto out;
     if (d->pair && (rc = nlp_tokenize_lines(o->tk, tb, nb, n, path, o->threads, &d->b, &d->b_off, &d->repaired)))
@@ -209,10 +208,24 @@ int nlp_cls_read(nlp_cls_data *d, const char *path, const nlp_cls_read_opts *o)
     d->n = n;
     d->tokens = d->a_off[n] + (d->pair ? d->b_off[n] : 0);
 out:
-    free(text), free(line), free(llen), free(ta), free(tb), free(na), free(nb);
+    free(ta), free(tb), free(na), free(nb);
     nlp_buf_free(&fix), nlp_buf_free(&msg);
     nlp_strmap_free(unknown);
     if (rc) nlp_cls_data_free(d);
+    return rc;
+}
+
+int nlp_cls_read(nlp_cls_data *d, const char *path, const nlp_cls_read_opts *o)
+{
+    memset(d, 0, sizeof *d);
+    char *text = NULL;
+    size_t len, n = 0;
+    char **line = NULL;
+    size_t *llen = NULL;
+    int fields = 0, rc;
+    if (!(rc = nlp_read_file_lines(path, o->max_line, &text, &len)) && !(rc = split_lines(text, len, &line, &llen, &n)))
+        rc = nlp_cls_parse(d, (const char *const *)line, llen, n, path, 0, &fields, o);
+    free(text), free(line), free(llen);
     return rc;
 }
 

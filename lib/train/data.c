@@ -174,7 +174,7 @@ int nlp_corpus_add_text(nlp_corpus *c, const char *path, const nlp_tokenizer *tk
 {
     char *text = NULL;
     size_t len = 0;
-    int rc = nlp_read_file(path, &text, &len);
+    int rc = nlp_read_file_lines(path, c->max_line, &text, &len);
     if (rc) return rc;
     return add_text(c, text, len, path, tk, eot, threads);
 }
@@ -196,22 +196,9 @@ int nlp_corpus_add(nlp_corpus *c, const char *path, const nlp_tokenizer *tk, int
                        got ? "no NLTK or llm.c header" : "it is empty");
         goto out;
     }
-    nlp_buf b = {0};
-    for (;;) {
-        if (nlp_buf_reserve(&b, 1 << 20)) {
-            nlp_buf_free(&b);
-            rc = NLP_ENOMEM;
-            goto out;
-        }
-        if ((rc = nlp_reader_read(r, b.data + b.len, b.cap - b.len - 1, &got))) {
-            nlp_buf_free(&b);
-            goto out;
-        }
-        if (!got) break;
-        b.len += got;
-    }
     size_t len;
-    char *text = nlp_buf_detach(&b, &len);
+    char *text;
+    if ((rc = nlp_reader_read_lines(r, c->max_line, &text, &len))) goto out;
     rc = add_text(c, text, len, path, tk, eot, threads);
 out:
     nlp_reader_close(r);

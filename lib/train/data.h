@@ -41,6 +41,8 @@ typedef struct nlp_corpus {
     int32_t eot;        /* end-of-text id between documents (-1 = none) */
     uint32_t max_id;    /* largest id seen + 1 (0 when empty) */
     uint32_t vocab;     /* the largest vocabulary size a stream header gave (0 = none) */
+    size_t max_line;    /* text: a longer line is NLP_EDATA "'f' line N: longer than M bytes ...",
+                           found before more of it is read (0 = no limit) */
 } nlp_corpus;
 
 /* Appends a binary token stream (nlpipe or llm.c format, "-" = standard

@@ -15,32 +15,6 @@
 
 // --- reading
 
-/* The whole of path ("-" = standard input). */
-static int slurp(const char *path, char **text, size_t *len)
-{
-    nlp_reader *r = NULL;
-    nlp_buf b = {0};
-    int rc = nlp_reader_open(&r, path);
-    if (rc) return rc;
-    for (;;) {
-        size_t got;
-        if (nlp_buf_reserve(&b, 1 << 20)) {
-            rc = NLP_ENOMEM;
-            break;
-        }
-        if ((rc = nlp_reader_read(r, b.data + b.len, b.cap - b.len - 1, &got)) || !got) break;
-        b.len += got;
-    }
-    nlp_reader_close(r);
-    if (rc) {
-        nlp_buf_free(&b);
-        return rc;
-    }
-    if (!b.data && nlp_buf_reserve(&b, 1)) return NLP_ENOMEM;
-    *text = nlp_buf_detach(&b, len);
-    return 0;
-}
-
 /* Line starts and lengths (without the newline and a CR before it); a
  * last line without a newline counts, an empty file has no line. */
 static int split_lines(char *text, size_t len, char ***line, size_t **llen, size_t *n)
@@ -164,9 +138,13 @@ int nlp_pairs_read(nlp_pairs *p, const char *src_path, const char *tgt_path, con
     size_t *soff = NULL, *toff = NULL;
     const char *tname = tgt_path ? tgt_path : src_path;
     int rc;
-    if ((rc = slurp(src_path, &st, &sl)) || (rc = split_lines(st, sl, &sline, &slen, &ns))) goto out;
+    if ((rc = nlp_read_file_lines(src_path, o->max_line, &st, &sl)) ||
+        (rc = split_lines(st, sl, &sline, &slen, &ns)))
+        goto out;
     if (tgt_path) {
-        if ((rc = slurp(tgt_path, &tt, &tl)) || (rc = split_lines(tt, tl, &tline, &tlen, &nt))) goto out;
+        if ((rc = nlp_read_file_lines(tgt_path, o->max_line, &tt, &tl)) ||
+            (rc = split_lines(tt, tl, &tline, &tlen, &nt)))
+            goto out;
         if (ns != nt) {
             rc = nlp_error(NLP_EDATA, "'%s' has %zu line%s and '%s' has %zu: the files of a parallel corpus must "
                            "align line by line", src_path, ns, ns == 1 ? "" : "s", tgt_path, nt);
