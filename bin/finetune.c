@@ -92,6 +92,8 @@ static const char usage[] =
     "      --keep N              keep the newest N checkpoints (default 2; 0 = all)\n"
     "      --resume DIR          continue a run: its options are read first, flags\n"
     "                            still win\n"
+    "      --force               write a new run into a directory that holds another\n"
+    "                            run or other files (refused otherwise)\n"
     "      --log FILE            TSV log: step, tokens, minutes, lr, loss, grad_norm,\n"
     "                            tokens_per_s, valid_loss, valid_accuracy, valid_macro_f1\n"
     "      --dry-run             print the memory the run will use (parameters,\n"

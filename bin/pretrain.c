@@ -137,6 +137,8 @@ static const char usage[] =
     "                            checkpoints to DIR/average (the paper averaged 5 or 20)\n"
     "      --resume DIR          continue a run (a run directory or a checkpoint): its\n"
     "                            options are read first, flags still win\n"
+    "      --force               write a new run into a directory that holds another\n"
+    "                            run or other files (refused otherwise)\n"
     "      --log FILE            write a TSV log: step, tokens, minutes, lr, loss,\n"
     "                            grad_norm, tokens_per_s and the validation figures\n"
     "                            (gpt: valid_loss, valid_ppl, valid_bpb; bert:\n"
