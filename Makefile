@@ -22,7 +22,9 @@ CPPFLAGS  += -Ilib -Ibin -D_GNU_SOURCE -DNLP_VERSION='"$(VERSION)"'
 # -fno-math-errno: no libm function of ours is checked through errno, and
 # with it a loop over sqrtf (AdamW's) is vectorised rather than a call each
 ALLCFLAGS  = -std=c11 -fno-math-errno $(WARN) $(OPENMP) $(CFLAGS) $(CPPFLAGS)
-LDLIBS    += -lutf8proc -lyaml -ljansson -lopenblas -lm -lpthread
+# no -lopenblas: OpenBLAS is opened at run time, and only under
+# NLPIPE_GEMM=openblas (lib/nn/gemm.c says why)
+LDLIBS    += -lutf8proc -lyaml -ljansson -lm -lpthread
 PREFIX    ?= /usr/local
 SHARED    ?= ../shared
 
@@ -112,8 +114,7 @@ $(LIB): $(LIB_OBJ)
 	$(Q)$(AR) rcs $@ $^
 
 # the tools' common layer is an archive too, so that a tool links only what
-# it uses: tokenize and bleu then load no BLAS (whose relocations alone cost
-# a few milliseconds at every start)
+# it uses
 $(CLI_LIB): $(CLI_OBJ)
 	@rm -f $@
 	$(say) AR $@

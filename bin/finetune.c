@@ -19,7 +19,10 @@
 #include "base/mem.h"
 #include "base/thread.h"
 #include "common/cli.h"
+#include "common/lines.h"
 #include "common/modelio.h"
+#include "common/run.h"
+#include "model/checkpoint.h"
 #include "eval/classify.h"
 #include "model/model.h"
 #include "tok/tokfiles.h"
@@ -89,6 +92,8 @@ static const char usage[] =
     "      --keep N              keep the newest N checkpoints (default 2; 0 = all)\n"
     "      --resume DIR          continue a run: its options are read first, flags\n"
     "                            still win\n"
+    "      --force               write a new run into a directory that holds another\n"
+    "                            run or other files (refused otherwise)\n"
     "      --log FILE            TSV log: step, tokens, minutes, lr, loss, grad_norm,\n"
     "                            tokens_per_s, valid_loss, valid_accuracy, valid_macro_f1\n"
     "      --dry-run             print the memory the run will use (parameters,\n"
@@ -103,6 +108,8 @@ static const char usage[] =
     "      --all                 predict: every label's probability, 'label:p' after the\n"
     "                            best\n"
     "Common:\n"
+    "      --max-line-bytes N    the longest line read (default 16777216 = 16 MiB); a\n"
+    "                            longer one is an error naming the file and line\n"
     "  -t, --threads N           threads (default: all CPUs; under mpirun the rank's\n"
     "                            share); training results depend on it, predict and\n"
     "                            eval output does not\n"
@@ -127,8 +134,8 @@ static const char *const schedules[] = {"cosine", "linear", "constant", NULL};
 
 static struct {
     const char *init, *tokenizer, *valid, *labels, *model, *resume, *log, *train;
-    int schedule, progress, json, all, from_scratch, dry_run, memory_check;
-    long epochs, batch_size, max_length, warmup, seed, keep, threads, save_every;
+    int schedule, progress, json, all, from_scratch, dry_run, memory_check, force;
+    long epochs, batch_size, max_length, warmup, seed, keep, threads, save_every, max_line_bytes;
     double lr, weight_decay, grad_clip, dropout, lm_weight;
 } o = {
     .schedule = 1,
@@ -143,6 +150,7 @@ static struct {
     .dropout = -1,
     .lm_weight = 0.5,
     .memory_check = 1,
+    .max_line_bytes = CLI_MAX_LINE_BYTES,
 };
 
 static struct cli_opt opts[] = {
@@ -153,6 +161,7 @@ static struct cli_opt opts[] = {
     {.name = "labels", .kind = CLI_STR, .dest = &o.labels},
     {.name = "epochs", .kind = CLI_INT, .dest = &o.epochs, .min = 1, .max = 1e9},
     {.name = "batch-size", .key = 'B', .kind = CLI_INT, .dest = &o.batch_size, .min = 1, .max = 1 << 20},
+    {.name = "max-line-bytes", .kind = CLI_INT, .dest = &o.max_line_bytes, .min = 1, .max = 1e15},
     {.name = "max-length", .kind = CLI_INT, .dest = &o.max_length, .min = -1, .max = 1 << 20},
     {.name = "lr", .kind = CLI_DOUBLE, .dest = &o.lr, .min = -1, .max = 1e3},
     {.name = "warmup", .kind = CLI_INT, .dest = &o.warmup, .min = -1, .max = 1e15},
@@ -166,6 +175,7 @@ static struct cli_opt opts[] = {
     {.name = "save-every", .kind = CLI_INT, .dest = &o.save_every, .min = 0, .max = 1e15},
     {.name = "keep", .kind = CLI_INT, .dest = &o.keep, .min = 0, .max = 1e9},
     {.name = "resume", .kind = CLI_STR, .dest = &o.resume, .flags = CLI_NOCONFIG},
+    {.name = "force", .kind = CLI_BOOL, .dest = &o.force, .flags = CLI_NOCONFIG},
     {.name = "train", .kind = CLI_STR, .dest = &o.train, .flags = CLI_CONFIGONLY}, /* run.yaml's record */
     {.name = "log", .kind = CLI_STR, .dest = &o.log},
     {.name = "json", .kind = CLI_BOOL, .dest = &o.json, .flags = CLI_NEGATABLE},
@@ -330,6 +340,9 @@ static char *make_run_yaml(const char *train)
 
 static char **resume_argv;
 
+static char resume_ckpt[4096];  /* the checkpoint --resume names */
+static const char *resume_yaml; /* its run.yaml, read first */
+
 /* With --resume DIR, argv with "-c DIR/run.yaml" put first. */
 static char **with_resume_config(int *argc, char **argv)
 {
@@ -340,11 +353,13 @@ static char **with_resume_config(int *argc, char **argv)
         else if (strncmp(argv[i], "--resume=", 9) == 0) dir = argv[i] + 9;
     }
     if (!dir) return argv;
-    static char ck[4096], yaml[4200];
+    static char yaml[4200];
+    char *ck = resume_ckpt;
     cli_prog = "finetune"; /* before cli_parse: messages of the check below */
-    mio_check_resume(dir, "finetune", ck, sizeof ck);
+    mio_check_resume(dir, "finetune", ck, sizeof resume_ckpt);
     snprintf(yaml, sizeof yaml, "%s/run.yaml", ck);
     if (!nlp_file_exists(yaml)) return argv;
+    resume_yaml = yaml;
     char **nv = resume_argv = nlp_calloc((size_t)*argc + 3, sizeof *nv);
     if (!nv) cli_fail(NLP_ENOMEM);
     nv[0] = argv[0];
@@ -442,6 +457,12 @@ static void check_arch(const nlp_model *m, const char *name)
     if (a != NLP_ARCH_BERT && a != NLP_ARCH_GPT)
         cli_die(NLP_EXIT_FORMAT, "'%s' holds a %s model: finetune trains and uses bert and gpt classifiers", name,
                 nlp_arch_name(a));
+    /* the length a classifier was trained with: no classifier reads fewer
+     * than 4 positions (its 3 special tokens and a token of a pair) */
+    const int n = nlp_model_input_length(m);
+    if (n > 0 && n < 4)
+        cli_die(NLP_EXIT_FORMAT, "'%s': its metadata's input_length %d is no classifier's (at least 4 positions: "
+                "the special tokens and a token of each text)", name, n);
 }
 
 // --- train
@@ -451,7 +472,7 @@ static void read_label_file(const char *path)
 {
     char *text;
     size_t len;
-    if (nlp_read_file(path, &text, &len)) cli_fail(nlp_errcode());
+    if (nlp_read_file_lines(path, (size_t)o.max_line_bytes, &text, &len)) cli_fail(nlp_errcode());
     size_t line = 0;
     for (char *p = text; p < text + len;) {
         char *e = memchr(p, '\n', (size_t)(text + len - p));
@@ -488,6 +509,26 @@ static int train_main(int argc, char **argv, int explicit_sub)
         cli_usage_error("--valid and the training data cannot both be standard input");
     if (nlp_dist_size() > 1 && (strcmp(train, "-") == 0 || (o.valid && strcmp(o.valid, "-") == 0)))
         cli_usage_error("standard input cannot feed %d ranks: every rank reads the data, give files", nlp_dist_size());
+    if (o.from_scratch && o.resume)
+        cli_usage_error("--from-scratch starts new weights; --resume continues a run's: one or the other");
+
+    /* the run directory, before any data is read: where a resumed run goes
+     * on, its lock, and no new run into another's directory (--init's
+     * pretraining run among them) */
+    uint64_t run_id = run_new_id();
+    int own_dir = 0, legacy = 0;
+    if (o.resume) {
+        own_dir = run_resume_paths(o.resume, resume_ckpt, resume_yaml, &o.model, &o.log);
+        uint64_t rid;
+        if (nlp_checkpoint_run_id(resume_ckpt, &rid)) cli_fail(nlp_errcode());
+        if (rid) run_id = rid;
+        else legacy = 1; /* an older run: its checkpoints have no id */
+    }
+    {
+        const char *in[] = {train, o.valid, o.labels, o.tokenizer, o.init};
+        cli_check_output("--log", o.log, in, sizeof in / sizeof *in);
+    }
+    run_dir_begin(o.model, run_id, !own_dir, legacy, o.force, o.dry_run);
     int threads = nlp_threads_set(cli_dist_threads(o.threads));
 
     /* the model: a resumed run's checkpoint, or the pretrained one */
@@ -513,7 +554,7 @@ static int train_main(int argc, char **argv, int explicit_sub)
     /* labels and data */
     if (o.labels) read_label_file(o.labels);
     nlp_cls_read_opts ro = {.tk = tok, .labelled = 1, .labels = &labels, .add_labels = !o.labels,
-                            .labels_from = o.labels, .threads = threads};
+                            .labels_from = o.labels, .threads = threads, .max_line = (size_t)o.max_line_bytes};
     if (o.resume) { /* the checkpoint's labels, in its order */
         char name[4096];
         for (int k = 0; k < nlp_model_cfg(model)->num_labels && !o.labels; k++) {
@@ -627,6 +668,7 @@ static int train_main(int argc, char **argv, int explicit_sub)
         .seed = (uint64_t)o.seed,
         .save_extra = save_extra,
         .report = report,
+        .run_id = run_id,
     };
     if (o.resume) {
         nlp_model_free(model);
@@ -709,11 +751,94 @@ static void check_texts(const nlp_cls_data *d, const char *file, int eval)
                       : (eval ? "single texts ('label<TAB>text')" : "single texts"));
 }
 
+/* Writes out (a batch's lines) to standard output, flushed: each answer as
+ * soon as its batch is done. */
+static void put_out(nlp_buf *out)
+{
+    if (out->len && fwrite(out->data, 1, out->len, stdout) != out->len)
+        cli_die(NLP_EXIT_FAILURE, "cannot write the output: %s", strerror(errno));
+    if (fflush(stdout) != 0) cli_die(NLP_EXIT_FAILURE, "cannot write the output: %s", strerror(errno));
+    nlp_buf_reset(out);
+}
+
+/* One batch of examples read from `name` (lines line0 + 1 ...): predict
+ * appends its answer lines to out; eval adds to the confusion matrix cm
+ * and the summed loss. */
+static void predict_batch(const nlp_cls_data *d, const nlp_cls_encoder *enc, int eval, int L, uint64_t *cm,
+                          double *loss_sum, nlp_buf *out)
+{
+    int32_t *pred = nlp_calloc(d->n ? d->n : 1, sizeof *pred);
+    float *prob = nlp_calloc(d->n ? d->n : 1, sizeof *prob);
+    float *probs = o.all ? nlp_calloc((d->n ? d->n : 1) * (size_t)L, sizeof *probs) : NULL;
+    if (!pred || !prob || (o.all && !probs)) cli_fail(NLP_ENOMEM);
+    double loss = NAN;
+    int rc = nlp_cls_predict(model, enc, d, (int)o.batch_size, pred, prob, probs, cm, eval ? &loss : NULL);
+    if (rc) cli_fail(rc);
+    for (size_t i = 0; i < d->n; i++)
+        if (isnan(prob[i]))
+            cli_die(NLP_EXIT_FAILURE, "the model's scores are not finite (NaN): are its weights corrupt?");
+    if (eval) *loss_sum += loss * (double)d->n;
+    char name[4096];
+    for (size_t i = 0; !eval && i < d->n; i++) {
+        nlp_model_label(model, pred[i], name, sizeof name);
+        if (nlp_buf_printf(out, "%s\t%.6f", name, prob[i])) cli_fail(NLP_ENOMEM);
+        for (int k = 0; probs && k < L; k++) {
+            nlp_model_label(model, k, name, sizeof name);
+            if (nlp_buf_printf(out, "\t%s:%.6f", name, probs[i * (size_t)L + k])) cli_fail(NLP_ENOMEM);
+        }
+        if (nlp_buf_putc(out, '\n')) cli_fail(NLP_ENOMEM);
+    }
+    free(pred), free(prob), free(probs);
+}
+
+/* eval's report of one file: n examples, their confusion matrix and mean loss. */
+static void eval_report(const char *file, uint64_t n, const uint64_t *cm, int L, double loss, nlp_buf *out)
+{
+    char name[4096];
+    int rc;
+    if (o.json) {
+        const char **names = nlp_calloc((size_t)L, sizeof *names);
+        char (*store)[256] = nlp_calloc((size_t)L, sizeof *store);
+        if (!names || !store) cli_fail(NLP_ENOMEM);
+        for (int k = 0; k < L; k++) nlp_model_label(model, k, store[k], sizeof store[k]), names[k] = store[k];
+        nlp_buf j = {0};
+        if ((rc = nlp_classify_json(cm, L, names, &j))) cli_fail(rc);
+        if (nlp_buf_printf(out, "%s\n", j.data)) cli_fail(NLP_ENOMEM);
+        nlp_buf_free(&j);
+        free(names), free(store);
+        return;
+    }
+    int used;
+    double f1 = nlp_classify_macro_f1(cm, L, &used);
+    if (nlp_buf_printf(out, "%s: %llu examples, accuracy %.4f, macro-F1 %.4f, loss %.4f\n", file,
+                       (unsigned long long)n, nlp_classify_accuracy(cm, L), f1, loss))
+        cli_fail(NLP_ENOMEM);
+    if (nlp_buf_printf(out, "%-24s %9s %9s %9s %9s\n", "label", "precision", "recall", "f1", "support"))
+        cli_fail(NLP_ENOMEM);
+    for (int k = 0; k < L; k++) {
+        nlp_label_stats st;
+        nlp_classify_label(cm, L, k, &st);
+        nlp_model_label(model, k, name, sizeof name);
+        if (nlp_buf_printf(out, "%-24s %9.4f %9.4f %9.4f %9llu\n", name, st.precision, st.recall, st.f1,
+                           (unsigned long long)st.support))
+            cli_fail(NLP_ENOMEM);
+    }
+}
+
+/* The training options (given as flags, they mean nothing to predict and eval). */
+static const char *const training_only[] = {"init", "from-scratch", "valid", "labels", "resume", "log", "dry-run",
+                                            "epochs", "lr", "warmup", "schedule", "weight-decay", "grad-clip",
+                                            "dropout", "lm-weight", "seed", "save-every", "keep", "force", NULL};
+
 static int predict_main(int argc, char **argv, int eval)
 {
     struct cli c = {"finetune", usage, opts, NULL};
     int first = cli_parse(&c, argc, argv);
     first++; /* the subcommand */
+    for (int k = 0; training_only[k]; k++)
+        if (cli_given(training_only[k]) == 2)
+            cli_usage_error("--%s: the training options are for training, not %s", training_only[k],
+                            eval ? "eval" : "predict");
     if (o.init || o.valid || o.labels || o.resume || o.log || o.from_scratch || o.dry_run)
         cli_usage_error("--init, --from-scratch, --valid, --labels, --resume, --log and --dry-run are for training");
     if (eval && o.all) cli_usage_error("--all is for predict");
@@ -729,73 +854,64 @@ static int predict_main(int argc, char **argv, int eval)
     const char *stdin_only[] = {"-"};
     const char *const *files = first < argc ? (const char *const *)argv + first : stdin_only;
     const int nfiles = first < argc ? argc - first : 1;
-    nlp_buf out = {0};
-    int status = 0;
+    nlp_buf out = {0}, held = {0};
+    const char **ptr = nlp_malloc((size_t)o.batch_size * sizeof *ptr);
+    size_t *len = nlp_malloc((size_t)o.batch_size * sizeof *len), *at = nlp_malloc((size_t)o.batch_size * sizeof *at);
+    uint64_t *cm = eval ? nlp_calloc((size_t)L * L, sizeof *cm) : NULL;
+    if (!ptr || !len || !at || (eval && !cm)) cli_fail(NLP_ENOMEM);
     for (int f = 0; f < nfiles; f++) {
-        nlp_cls_data d = {0};
+        /* streamed: lines gathered while more are waiting (up to -B), each
+         * batch answered and flushed before the next is read, so a line
+         * typed or piped in is answered at once and the memory is that of
+         * a batch, whatever the input */
+        lines_in r;
+        lines_open(&r, files[f], (size_t)o.max_line_bytes);
         nlp_cls_read_opts ro = {.tk = tok, .labelled = eval, .labels = &labels, .labels_from = o.model,
                                 .threads = threads};
-        int rc = nlp_cls_read(&d, files[f], &ro);
-        if (rc) cli_fail(rc);
-        check_texts(&d, files[f], eval);
-        if (d.repaired) cli_warn("'%s': %llu fields of invalid UTF-8 repaired (U+FFFD)", files[f], (unsigned long long)d.repaired);
-        int32_t *pred = nlp_calloc(d.n ? d.n : 1, sizeof *pred);
-        float *prob = nlp_calloc(d.n ? d.n : 1, sizeof *prob), *probs = o.all ? nlp_calloc((d.n ? d.n : 1) * (size_t)L, sizeof *probs) : NULL;
-        uint64_t *cm = eval ? nlp_calloc((size_t)L * L, sizeof *cm) : NULL;
-        if (!pred || !prob || (o.all && !probs) || (eval && !cm)) cli_fail(NLP_ENOMEM);
-        double loss = NAN;
-        if ((rc = nlp_cls_predict(model, &enc, &d, (int)o.batch_size, pred, prob, probs, cm, eval ? &loss : NULL)))
-            cli_fail(rc);
-        char name[4096];
-        if (!eval) {
-            for (size_t i = 0; i < d.n; i++) {
-                nlp_model_label(model, pred[i], name, sizeof name);
-                if (nlp_buf_printf(&out, "%s\t%.6f", name, prob[i])) cli_fail(NLP_ENOMEM);
-                for (int k = 0; probs && k < L; k++) {
-                    nlp_model_label(model, k, name, sizeof name);
-                    if (nlp_buf_printf(&out, "\t%s:%.6f", name, probs[i * (size_t)L + k])) cli_fail(NLP_ENOMEM);
-                }
-                if (nlp_buf_putc(&out, '\n')) cli_fail(NLP_ENOMEM);
-                if (out.len > (1 << 16)) {
-                    if (fwrite(out.data, 1, out.len, stdout) != out.len) cli_die(NLP_EXIT_FAILURE, "cannot write the output: %s", strerror(errno));
-                    nlp_buf_reset(&out);
-                }
+        int fields = 0;
+        uint64_t line0 = 0, examples = 0, repaired = 0;
+        double loss_sum = 0;
+        size_t nb = 0;
+        if (cm) memset(cm, 0, (size_t)L * L * sizeof *cm);
+        nlp_buf_reset(&held);
+        for (;;) {
+            const char *line;
+            size_t n;
+            int got = lines_next(&r, nb == 0, &line, &n);
+            if (got) {
+                if (n && line[n - 1] == '\r') n--;
+                at[nb] = held.len, len[nb] = n;
+                if (nlp_buf_append(&held, line, n)) cli_fail(NLP_ENOMEM);
+                nb++;
             }
-        } else if (o.json) {
-            const char **names = nlp_calloc((size_t)L, sizeof *names);
-            char (*store)[256] = nlp_calloc((size_t)L, sizeof *store);
-            if (!names || !store) cli_fail(NLP_ENOMEM);
-            for (int k = 0; k < L; k++) nlp_model_label(model, k, store[k], sizeof store[k]), names[k] = store[k];
-            nlp_buf j = {0};
-            if ((rc = nlp_classify_json(cm, L, names, &j))) cli_fail(rc);
-            if (nlp_buf_printf(&out, "%s\n", j.data)) cli_fail(NLP_ENOMEM);
-            nlp_buf_free(&j);
-            free(names), free(store);
-        } else {
-            int used;
-            double f1 = nlp_classify_macro_f1(cm, L, &used);
-            if (nlp_buf_printf(&out, "%s: %zu examples, accuracy %.4f, macro-F1 %.4f, loss %.4f\n", files[f], d.n,
-                               nlp_classify_accuracy(cm, L), f1, loss))
-                cli_fail(NLP_ENOMEM);
-            if (nlp_buf_printf(&out, "%-24s %9s %9s %9s %9s\n", "label", "precision", "recall", "f1", "support"))
-                cli_fail(NLP_ENOMEM);
-            for (int k = 0; k < L; k++) {
-                nlp_label_stats st;
-                nlp_classify_label(cm, L, k, &st);
-                nlp_model_label(model, k, name, sizeof name);
-                if (nlp_buf_printf(&out, "%-24s %9.4f %9.4f %9.4f %9llu\n", name, st.precision, st.recall, st.f1,
-                                   (unsigned long long)st.support))
-                    cli_fail(NLP_ENOMEM);
+            if ((!got || nb == (size_t)o.batch_size) && nb) {
+                for (size_t i = 0; i < nb; i++) ptr[i] = held.data + at[i];
+                nlp_cls_data d;
+                int rc = nlp_cls_parse(&d, ptr, len, nb, files[f], line0, &fields, &ro);
+                if (rc) cli_fail(rc);
+                check_texts(&d, files[f], eval);
+                predict_batch(&d, &enc, eval, L, cm, &loss_sum, &out);
+                repaired += d.repaired;
+                examples += d.n;
+                line0 += nb;
+                nb = 0;
+                nlp_buf_reset(&held);
+                nlp_cls_data_free(&d);
+                if (!eval) put_out(&out);
             }
+            if (!got && lines_done(&r)) break;
         }
-        free(pred), free(prob), free(probs), free(cm);
-        nlp_cls_data_free(&d);
+        lines_close(&r);
+        if (repaired) cli_warn("'%s': %llu fields of invalid UTF-8 repaired (U+FFFD)", files[f], (unsigned long long)repaired);
+        if (eval && !examples)
+            cli_die(NLP_EXIT_FAILURE, "'%s' holds no examples: nothing to evaluate",
+                    strcmp(files[f], "-") ? files[f] : "standard input");
+        if (eval) eval_report(files[f], examples, cm, L, loss_sum / (double)examples, &out);
     }
-    if (out.len && fwrite(out.data, 1, out.len, stdout) != out.len)
-        cli_die(NLP_EXIT_FAILURE, "cannot write the output: %s", strerror(errno));
-    if (fflush(stdout) != 0) cli_die(NLP_EXIT_FAILURE, "cannot write the output: %s", strerror(errno));
-    nlp_buf_free(&out);
-    return status;
+    put_out(&out);
+    nlp_buf_free(&out), nlp_buf_free(&held);
+    free(ptr), free(len), free(at), free(cm);
+    return 0;
 }
 
 int main(int argc, char **argv)

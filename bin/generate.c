@@ -9,6 +9,7 @@
 #include "base/mem.h"
 #include "base/thread.h"
 #include "common/cli.h"
+#include "common/lines.h"
 #include "common/modelio.h"
 #include "decode/decode.h"
 #include "model/model.h"
@@ -44,8 +45,8 @@ static const char usage[] =
     "      --temperature F       sampling temperature (default 0.8; 0 = greedy)\n"
     "      --top-k N             sample among the N most probable tokens (default 40;\n"
     "                            0 = all)\n"
-    "      --top-p F             ... and among the fewest whose probability reaches F\n"
-    "                            (default 0.95; 1 = all)\n"
+    "      --top-p F             ... and among the fewest whose probability reaches F,\n"
+    "                            in (0, 1] (default 0.95; 1 = all)\n"
     "      --repetition-penalty F  divide the logits of tokens already seen by F\n"
     "                            (default 1 = none; 1.1-1.3 are usual)\n"
     "  -b, --beam-size N         beam search with N hypotheses (default 1 = no beam)\n"
@@ -59,7 +60,10 @@ static const char usage[] =
     "      --perplexity          score the input text instead: one JSON line with tokens,\n"
     "                            bytes, loss (nats/token), perplexity and bits per byte\n"
     "      --max-length N        --perplexity: tokens per window, each predicted from up\n"
-    "                            to N-1 before it (default: the model's positions)\n"
+    "                            to N-1 before it (default auto: the model's positions)\n"
+    "      --max-line-bytes N    the longest input line (--batch), text scored\n"
+    "                            (--perplexity) or prompt read (default 16777216 =\n"
+    "                            16 MiB); a longer one is an error naming the file and line\n"
     "      --bf16                decode with the weights rounded to bfloat16: half the\n"
     "                            bytes read per token (fp32 arithmetic)\n"
     "  -t, --threads N           threads (default: all CPUs); the output does not\n"
@@ -82,7 +86,7 @@ static const char *const formats[] = {"text", "id", NULL};
 static struct {
     const char *model, *tokenizer, *prompt, *input, *stop;
     int batch, greedy, ignore_eos, echo, in_fmt, out_fmt, perplexity, bf16;
-    long max_new, top_k, beam, seed, max_length, threads;
+    long max_new, top_k, beam, seed, max_length, threads, max_line_bytes;
     double temperature, top_p, rep, length_penalty;
 } o = {
     .max_new = 128,
@@ -91,6 +95,8 @@ static struct {
     .top_p = 0.95,
     .rep = 1.0,
     .beam = 1,
+    .max_length = -1,
+    .max_line_bytes = CLI_MAX_LINE_BYTES,
 };
 
 static struct cli_opt opts[] = {
@@ -103,7 +109,7 @@ static struct cli_opt opts[] = {
     {.name = "greedy", .kind = CLI_BOOL, .dest = &o.greedy},
     {.name = "temperature", .kind = CLI_DOUBLE, .dest = &o.temperature, .min = 0, .max = 1e6},
     {.name = "top-k", .kind = CLI_INT, .dest = &o.top_k, .min = 0, .max = 1 << 30},
-    {.name = "top-p", .kind = CLI_DOUBLE, .dest = &o.top_p, .min = 0, .max = 1},
+    {.name = "top-p", .kind = CLI_DOUBLE, .dest = &o.top_p, .min = 1e-9, .max = 1},
     {.name = "repetition-penalty", .kind = CLI_DOUBLE, .dest = &o.rep, .min = 1e-6, .max = 1e6},
     {.name = "beam-size", .key = 'b', .kind = CLI_INT, .dest = &o.beam, .min = 1, .max = 1024},
     {.name = "length-penalty", .kind = CLI_DOUBLE, .dest = &o.length_penalty, .min = -100, .max = 100},
@@ -114,7 +120,8 @@ static struct cli_opt opts[] = {
     {.name = "input-format", .kind = CLI_CHOICE, .dest = &o.in_fmt, .choices = formats},
     {.name = "output-format", .kind = CLI_CHOICE, .dest = &o.out_fmt, .choices = formats},
     {.name = "perplexity", .kind = CLI_BOOL, .dest = &o.perplexity},
-    {.name = "max-length", .kind = CLI_INT, .dest = &o.max_length, .min = 0, .max = 1 << 20},
+    {.name = "max-length", .kind = CLI_INT, .dest = &o.max_length, .min = 2, .max = 1 << 20, .flags = CLI_AUTO},
+    {.name = "max-line-bytes", .kind = CLI_INT, .dest = &o.max_line_bytes, .min = 1, .max = 1e15},
     {.name = "bf16", .kind = CLI_BOOL, .dest = &o.bf16},
     {.name = "threads", .key = 't', .kind = CLI_INT, .dest = &o.threads, .min = 0, .max = 4096},
     {.name = NULL},
@@ -125,6 +132,7 @@ static nlp_tokenizer *tok;
 static nlp_tok_state *tst;
 static const char *model_name;
 static int32_t eot = -1;
+static int vocab_limit; /* the tokenizer's ids, when it has fewer than the model: the only ones generated */
 
 static double now(void)
 {
@@ -331,7 +339,8 @@ static void run_prompt(nlp_ids *prompt, const char *name, uint64_t line, nlp_rng
     if (K == 1) {
         nlp_ids hist = {0};
         if (nlp_ids_append(&hist, prompt->v, prompt->n)) cli_fail(NLP_ENOMEM);
-        nlp_gen_opts g = {.max_new = (int)n, .eos = o.ignore_eos ? -1 : eot, .on_token = on_token};
+        nlp_gen_opts g = {.max_new = (int)n, .eos = o.ignore_eos ? -1 : eot, .on_token = on_token,
+                          .vocab_limit = vocab_limit};
         g.sampler = nlp_sampler_greedy();
         if (!o.greedy && o.temperature > 0) {
             g.sampler.temperature = o.temperature;
@@ -345,7 +354,7 @@ static void run_prompt(nlp_ids *prompt, const char *name, uint64_t line, nlp_rng
         nlp_ids_free(&hist);
     } else {
         nlp_beam_opts bo = {.beams = K, .max_new = (int)n, .alpha = o.length_penalty,
-                            .eos = o.ignore_eos ? -1 : eot, .early_stop = 1};
+                            .eos = o.ignore_eos ? -1 : eot, .early_stop = 1, .vocab_limit = vocab_limit};
         nlp_ids best = {0};
         if ((rc = nlp_beam_search(model, c, 1, &bo, &best, NULL, NULL))) cli_fail(rc);
         for (size_t i = 0; i < best.n && !st.stopped; i++) on_token(NULL, 0, best.v[i]);
@@ -369,6 +378,7 @@ static void perplexity(const char **inputs, size_t n, int threads)
 {
     nlp_corpus c = NLP_CORPUS_INIT;
     c.eot = eot; /* an llm.c shard does not name its own */
+    c.max_line = (size_t)o.max_line_bytes;
     for (size_t i = 0; i < n; i++) {
         /* with a tokenizer, a stream's header is checked against it below (which names the tokenizer) */
         int rc = nlp_corpus_add(&c, inputs[i], tok, eot, tok ? 0 : (uint32_t)nlp_model_cfg(model)->vocab_size, threads);
@@ -385,13 +395,16 @@ static void perplexity(const char **inputs, size_t n, int threads)
         cli_die(NLP_EXIT_FAILURE, "%s%s%s holds %zu token%s: nothing to score", n == 1 ? "'" : "",
                 n == 1 ? (strcmp(inputs[0], "-") ? inputs[0] : "standard input") : "the input", n == 1 ? "'" : "", c.n,
                 c.n == 1 ? "" : "s");
-    int T = o.max_length ? (int)o.max_length : nlp_model_cfg(model)->max_positions;
+    int T = o.max_length > 0 ? (int)o.max_length : nlp_model_cfg(model)->max_positions;
     if (T < 2 || T > nlp_model_cfg(model)->max_positions)
         cli_usage_error("--max-length %d: must be in [2, %d]", T, nlp_model_cfg(model)->max_positions);
     nlp_eval ev;
     uint64_t scored;
     int rc = nlp_lm_score(model, &c, 8, T, &ev, &scored);
     if (rc) cli_fail(rc);
+    if (!isfinite(ev.v[0]))
+        cli_die(NLP_EXIT_FAILURE, "the loss of '%s' is %s: the model's scores are not finite for this text (are its "
+                "weights corrupt?)", model_name, isnan(ev.v[0]) ? "NaN" : "infinite");
     printf("{\"tokens\": %llu, \"bytes\": %llu, \"loss\": %.6f, \"perplexity\": %.6f", (unsigned long long)scored,
            (unsigned long long)c.bytes, ev.v[0], ev.v[1]);
     if (isnan(ev.v[2])) printf(", \"bits_per_byte\": null}\n");
@@ -413,6 +426,10 @@ int main(int argc, char **argv)
     if (o.beam > 1 && o.rep != 1.0) cli_usage_error("--repetition-penalty applies to sampling and greedy search, not --beam-size");
     if (o.beam > 1 && !o.greedy && o.temperature > 0 && (o.temperature != 0.8 || o.top_k != 40 || o.top_p != 0.95))
         cli_usage_error("--beam-size searches; it does not sample: drop --temperature, --top-k and --top-p");
+    if (o.greedy && ((cli_given("temperature") && o.temperature > 0) || cli_given("top-k") || cli_given("top-p")))
+        cli_usage_error("--greedy takes the most probable token; it does not sample: drop --temperature, --top-k "
+                        "and --top-p (or --greedy)");
+    if (o.max_length > 0 && !o.perplexity) cli_usage_error("--max-length is for --perplexity (-n bounds what is generated)");
     int threads = nlp_threads_set((int)o.threads);
 
     model_name = o.model;
@@ -429,6 +446,14 @@ int main(int argc, char **argv)
                          ", or use --input-format id --output-format id");
     if (tok) {
         mio_check_vocab(tok, o.tokenizer ? o.tokenizer : o.model, model, o.model);
+        const size_t tv = nlp_tokenizer_vocab_size(tok);
+        if (tv < (size_t)nlp_model_cfg(model)->vocab_size) {
+            /* a vocabulary padded past the tokenizer's ids (llm.c pads GPT-2's 50257
+             * to 50304): the model never saw the others, and they have no text */
+            vocab_limit = (int)tv;
+            cli_debug("'%s' has %zu ids, the model %d: only the tokenizer's are generated",
+                      o.tokenizer ? o.tokenizer : o.model, tv, nlp_model_cfg(model)->vocab_size);
+        }
         eot = mio_eot(tok, NULL, o.model);
         if (!(tst = nlp_tok_state_new(tok))) cli_fail(NLP_ENOMEM);
     }
@@ -457,13 +482,12 @@ int main(int argc, char **argv)
     } else if (o.batch || o.in_fmt == 1) {
         /* one prompt per line (ids are always one prompt per line) */
         for (size_t f = 0; f < ninputs; f++) {
-            nlp_reader *r;
-            int rc = nlp_reader_open(&r, inputs[f]);
-            if (rc) cli_fail(rc);
-            char *line;
+            lines_in r;
+            lines_open(&r, inputs[f], (size_t)o.max_line_bytes);
+            const char *line;
             size_t len;
-            while ((rc = nlp_reader_line(r, &line, &len)) == 1) {
-                uint64_t ln = nlp_reader_lineno(r);
+            while (lines_next(&r, 1, &line, &len) == 1) {
+                uint64_t ln = r.lineno;
                 if (len && line[len - 1] == '\r') len--;
                 if (o.in_fmt == 1) parse_ids(line, len, inputs[f], ln, &prompt);
                 else encode_text(line, len, inputs[f], ln, &prompt);
@@ -471,15 +495,19 @@ int main(int argc, char **argv)
                 out_write("\n", 1);
                 out_flush();
             }
-            nlp_reader_close(r);
-            if (rc < 0) cli_fail(rc);
+            lines_close(&r);
         }
     } else {
         nlp_buf all = {0};
         for (size_t f = 0; f < ninputs; f++) {
+            /* a prompt fills at most the model's context: more text than
+             * --max-line-bytes is refused before it fills the memory */
             char *d;
-            size_t len;
-            int rc = nlp_read_file(inputs[f], &d, &len);
+            size_t len, room = (size_t)o.max_line_bytes - all.len;
+            int rc = nlp_read_file_max(inputs[f], room, &d, &len);
+            if (rc == NLP_EFORMAT)
+                cli_die(NLP_EXIT_FAILURE, "'%s': the prompt is longer than %ld bytes (--max-line-bytes raises the "
+                        "limit)", strcmp(inputs[f], "-") ? inputs[f] : "standard input", o.max_line_bytes);
             if (rc) cli_fail(rc);
             if (nlp_buf_append(&all, d, len)) cli_fail(NLP_ENOMEM);
             free(d);

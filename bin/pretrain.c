@@ -14,8 +14,10 @@
 #include "base/thread.h"
 #include "common/cli.h"
 #include "common/modelio.h"
+#include "common/run.h"
 #include "decode/translate.h"
 #include "eval/bleu.h"
+#include "model/checkpoint.h"
 #include "model/config.h"
 #include "model/model.h"
 #include "nn/gemm.h"
@@ -77,8 +79,8 @@ static const char usage[] =
     "                            67108864: 256 MiB); windows are drawn from it and it\n"
     "                            is refilled as they are; one pass over a pipe is one\n"
     "                            epoch\n"
-    "      --force               read a file given as text even when it looks like\n"
-    "                            something else (compressed, binary, token ids)\n"
+    "      --max-line-bytes N    the longest line of text read (default 16777216 =\n"
+    "                            16 MiB); a longer one is an error naming the file and line\n"
     "Model:\n"
     "      --arch ARCH           gpt (default), bert or transformer\n"
     "      --preset NAME         tiny, small (default), base, big (transformer: the\n"
@@ -99,7 +101,7 @@ static const char usage[] =
     "      --dropout F           dropout on embeddings and residual branches (default 0.1)\n"
     "      --attention-dropout F dropout on attention probabilities (default 0.1;\n"
     "                            transformer presets 0)\n"
-    "Batches:\n"
+    "Batches (default auto: the architecture's, as below):\n"
     "      --max-length N        gpt: tokens per training window (default:\n"
     "                            --max-positions); bert: tokens per example, [CLS] A\n"
     "                            [SEP] B [SEP] (default 128, or the model's positions if\n"
@@ -114,7 +116,7 @@ static const char usage[] =
     "                            micro-batch); transformer: a batch's size, sentences x\n"
     "                            the longer padded side (default 4500); pairs are\n"
     "                            bucketed by length and the batches shuffled per epoch\n"
-    "Optimisation (-1: the architecture's default, given as gpt / bert / transformer):\n"
+    "Optimisation (default auto: the architecture's, given as gpt / bert / transformer):\n"
     "      --steps N             optimizer steps (default 0: until --max-time)\n"
     "      --max-time MIN        train MIN minutes (evaluation not counted); with\n"
     "                            --steps 0 the decay of cosine and linear follows the\n"
@@ -147,6 +149,10 @@ static const char usage[] =
     "                            checkpoints to DIR/average (the paper averaged 5 or 20)\n"
     "      --resume DIR          continue a run (a run directory or a checkpoint): its\n"
     "                            options are read first, flags still win\n"
+    "      --force               do what is refused otherwise: write a new run into a\n"
+    "                            directory that holds another run or other files, read\n"
+    "                            a file given as text that looks like something else\n"
+    "                            (compressed, binary, token ids)\n"
     "      --log FILE            write a TSV log: step, tokens, minutes, lr, loss,\n"
     "                            grad_norm, tokens_per_s and the validation figures\n"
     "                            (gpt: valid_loss, valid_ppl, valid_bpb; bert:\n"
@@ -200,7 +206,7 @@ static struct {
     int arch, schedule, progress, bf16, dry_run, memory_check, cache, force;
     long buffer_tokens;
     long max_length, batch_size, batch_tokens, steps, warmup, seed, eval_every, save_every, keep, log_every, threads;
-    long valid_bleu, average;
+    long valid_bleu, average, max_line_bytes;
     double max_time, lr, min_lr, weight_decay, beta1, beta2, eps, grad_clip;
 } o = {
     .model = "run",
@@ -224,6 +230,7 @@ static struct {
     .memory_check = 1,
     .cache = 1,
     .buffer_tokens = (long)NLP_CORPUS_BUFFER_DEFAULT,
+    .max_line_bytes = CLI_MAX_LINE_BYTES,
 };
 
 /* --schedule: a name, or -1 (the architecture's default) until resolved */
@@ -280,20 +287,21 @@ static struct cli_opt opts[] = {
     {.name = "valid-bleu", .kind = CLI_INT, .dest = &o.valid_bleu, .min = -1, .max = 1e12},
     {.name = "src-tokenizer", .kind = CLI_STR, .dest = &o.src_tokenizer},
     {.name = "tgt-tokenizer", .kind = CLI_STR, .dest = &o.tgt_tokenizer},
-    {.name = "max-length", .kind = CLI_INT, .dest = &o.max_length, .min = -1, .max = 1 << 20},
-    {.name = "batch-size", .key = 'B', .kind = CLI_INT, .dest = &o.batch_size, .min = -1, .max = 1 << 20},
-    {.name = "batch-tokens", .kind = CLI_INT, .dest = &o.batch_tokens, .min = -1, .max = 1e12},
+    {.name = "max-line-bytes", .kind = CLI_INT, .dest = &o.max_line_bytes, .min = 1, .max = 1e15},
+    {.name = "max-length", .kind = CLI_INT, .dest = &o.max_length, .min = 1, .max = 1 << 20, .flags = CLI_AUTO},
+    {.name = "batch-size", .key = 'B', .kind = CLI_INT, .dest = &o.batch_size, .min = 1, .max = 1 << 20, .flags = CLI_AUTO},
+    {.name = "batch-tokens", .kind = CLI_INT, .dest = &o.batch_tokens, .min = 0, .max = 1e12, .flags = CLI_AUTO},
     {.name = "steps", .kind = CLI_INT, .dest = &o.steps, .min = 0, .max = 1e15},
     {.name = "max-time", .kind = CLI_DOUBLE, .dest = &o.max_time, .min = 0, .max = 1e9},
-    {.name = "lr", .kind = CLI_DOUBLE, .dest = &o.lr, .min = -1, .max = 1e3},
+    {.name = "lr", .kind = CLI_DOUBLE, .dest = &o.lr, .min = 0, .max = 1e3, .flags = CLI_AUTO},
     {.name = "min-lr", .kind = CLI_DOUBLE, .dest = &o.min_lr, .min = -1, .max = 1e3},
-    {.name = "warmup", .kind = CLI_INT, .dest = &o.warmup, .min = -1, .max = 1e15},
+    {.name = "warmup", .kind = CLI_INT, .dest = &o.warmup, .min = 0, .max = 1e15, .flags = CLI_AUTO},
     {.name = "schedule", .kind = CLI_CALL, .dest = &o.schedule, .call = set_schedule, .show = show_schedule},
-    {.name = "weight-decay", .kind = CLI_DOUBLE, .dest = &o.weight_decay, .min = -1, .max = 1e3},
+    {.name = "weight-decay", .kind = CLI_DOUBLE, .dest = &o.weight_decay, .min = 0, .max = 1e3, .flags = CLI_AUTO},
     {.name = "beta1", .kind = CLI_DOUBLE, .dest = &o.beta1, .min = 0, .max = 0.999999999},
-    {.name = "beta2", .kind = CLI_DOUBLE, .dest = &o.beta2, .min = -1, .max = 0.999999999},
-    {.name = "eps", .kind = CLI_DOUBLE, .dest = &o.eps, .min = -1, .max = 1},
-    {.name = "grad-clip", .kind = CLI_DOUBLE, .dest = &o.grad_clip, .min = -1, .max = 1e30},
+    {.name = "beta2", .kind = CLI_DOUBLE, .dest = &o.beta2, .min = 0, .max = 0.999999999, .flags = CLI_AUTO},
+    {.name = "eps", .kind = CLI_DOUBLE, .dest = &o.eps, .min = 1e-30, .max = 1, .flags = CLI_AUTO},
+    {.name = "grad-clip", .kind = CLI_DOUBLE, .dest = &o.grad_clip, .min = 0, .max = 1e30, .flags = CLI_AUTO},
     {.name = "seed", .kind = CLI_INT, .dest = &o.seed, .min = 0, .max = 9.2e18},
     {.name = "bf16", .kind = CLI_BOOL, .dest = &o.bf16, .flags = CLI_NEGATABLE},
     {.name = "model", .key = 'm', .kind = CLI_STR, .dest = &o.model},
@@ -302,6 +310,7 @@ static struct cli_opt opts[] = {
     {.name = "keep", .kind = CLI_INT, .dest = &o.keep, .min = 0, .max = 1e9},
     {.name = "average", .kind = CLI_INT, .dest = &o.average, .min = 0, .max = 1e6},
     {.name = "resume", .kind = CLI_STR, .dest = &o.resume, .flags = CLI_NOCONFIG},
+    {.name = "force", .kind = CLI_BOOL, .dest = &o.force, .flags = CLI_NOCONFIG},
     {.name = "log", .kind = CLI_STR, .dest = &o.log},
     {.name = "log-every", .kind = CLI_INT, .dest = &o.log_every, .min = 1, .max = 1e15},
     {.name = "threads", .key = 't', .kind = CLI_INT, .dest = &o.threads, .min = 0, .max = 4096},
@@ -310,7 +319,6 @@ static struct cli_opt opts[] = {
     {.name = "memory-check", .kind = CLI_BOOL, .dest = &o.memory_check, .flags = CLI_NEGATABLE},
     {.name = "cache", .kind = CLI_BOOL, .dest = &o.cache, .flags = CLI_NEGATABLE},
     {.name = "buffer-tokens", .kind = CLI_INT, .dest = &o.buffer_tokens, .min = 2, .max = 1e12},
-    {.name = "force", .kind = CLI_BOOL, .dest = &o.force},
     {.name = NULL},
 };
 
@@ -563,6 +571,7 @@ static char *make_run_yaml(const nlp_model_config *mc)
 }
 
 static const char *resume_yaml, *resume_train;
+static char resume_ckpt[4096]; /* the checkpoint --resume names */
 static char **resume_argv;   /* argv with the run's run.yaml first */
 static nlp_config resume_cf; /* that run.yaml, for its 'train' */
 
@@ -577,9 +586,10 @@ static char **with_resume_config(int *argc, char **argv)
         else if (strncmp(argv[i], "--resume=", 9) == 0) dir = argv[i] + 9;
     }
     if (!dir) return argv;
-    static char ck[4096], yaml[4200];
+    static char yaml[4200];
+    char *ck = resume_ckpt;
     cli_prog = "pretrain"; /* before cli_parse: messages of the check below */
-    mio_check_resume(dir, "pretrain", ck, sizeof ck);
+    mio_check_resume(dir, "pretrain", ck, sizeof resume_ckpt);
     snprintf(yaml, sizeof yaml, "%s/run.yaml", ck);
     if (!nlp_file_exists(yaml)) return argv;
     resume_yaml = yaml;
@@ -651,6 +661,7 @@ static int read_data(nlp_corpus *c, const char *path, int32_t eot, int threads, 
 {
     size_t before = c->n;
     int built = 0, rc;
+    c->max_line = (size_t)o.max_line_bytes;
     if (c->eot < 0) c->eot = eot; /* an llm.c shard does not name its own */
     if (pipe) /* --dry-run reads the header (or the text's start) only */
         rc = nlp_corpus_open_pipe(c, path, tok, eot, 0, o.dry_run ? 2 : (size_t)o.buffer_tokens, threads);
@@ -698,7 +709,8 @@ static void report_pairs(const char *what, const nlp_pairs *p, long max_len);
 static int read_mt_data(int threads, int dry)
 {
     int built = 0;
-    nlp_pairs_opts po = {.src_tk = src_tok, .tgt_tk = tok, .max_len = (int)o.max_length, .threads = threads};
+    nlp_pairs_opts po = {.src_tk = src_tok, .tgt_tk = tok, .max_len = (int)o.max_length, .threads = threads,
+                         .max_line = (size_t)o.max_line_bytes};
     dist_before(dry);
     const char *src = o.src ? o.src : inputs[0];
     if (nlp_pairs_read_cached(&ptrain, src, o.src ? o.tgt : NULL, &po, cache_dir[0] ? cache_dir : NULL, dry, &built))
@@ -750,8 +762,9 @@ static int is_pipe(const char *path)
     return strcmp(path, "-") == 0 || (stat(path, &st) == 0 && S_ISFIFO(st.st_mode));
 }
 
-/* A run directory this process made only for its data cache goes again
- * when the run fails before training (nothing made, as for other errors). */
+/* The data cache of a run directory this process made goes again when the
+ * run fails before training (nothing made, as for other errors); the
+ * directory itself goes with its lock (run_dir_begin). */
 static char made_dir[4200];
 
 static void remove_made_dir(void)
@@ -761,7 +774,9 @@ static void remove_made_dir(void)
     if (!d) return;
     struct dirent *e;
     int other = 0;
-    while ((e = readdir(d))) other |= strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "data");
+    while ((e = readdir(d)))
+        other |= strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "data") &&
+                 strcmp(e->d_name, ".lock");
     closedir(d);
     if (other) return; /* a checkpoint, a log: the run happened */
     d = opendir(cache_dir);
@@ -775,7 +790,6 @@ static void remove_made_dir(void)
         closedir(d);
     }
     rmdir(cache_dir);
-    rmdir(made_dir);
 }
 
 // --- translation: special tokens, data, validation BLEU
@@ -859,6 +873,50 @@ static void report_pairs(const char *what, const nlp_pairs *p, long max_len)
     if (p->repaired) cli_warn("%s: %llu lines of invalid UTF-8 repaired (U+FFFD)", what, (unsigned long long)p->repaired);
 }
 
+// --- model keys: their values checked where they come from
+
+/* Model key k's value as a setting: its config file and line, or the flag. */
+static nlp_setting mk_setting(int k)
+{
+    static char flag[NMK][40];
+    const char *file;
+    int line;
+    if (cli_value_origin(o.mk[k], &file, &line)) return (nlp_setting){model_keys[k], o.mk[k], file, line};
+    snprintf(flag[k], sizeof flag[k], "--%s", model_keys[k]);
+    return (nlp_setting){model_keys[k], o.mk[k], flag[k], 0};
+}
+
+/* A model configuration that does not resolve: when a config file's value is
+ * at fault (the message names its file and line, or the key it holds),
+ * exit 3 naming them, as every bad value of a config file does; else a
+ * usage error (a flag's value, or the preset's sizes that do not fit). */
+static _Noreturn void config_error(int rc, const nlp_setting *set, size_t n)
+{
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", nlp_errmsg());
+    for (size_t i = 0; i < n; i++) {
+        if (set[i].line <= 0) continue;
+        char at[4200];
+        snprintf(at, sizeof at, "'%s' line %d: ", set[i].origin, set[i].line);
+        if (rc == NLP_EFORMAT && strncmp(msg, at, strlen(at)) == 0) cli_die(NLP_EXIT_FORMAT, "%s", msg);
+        if (rc == NLP_EINVAL && strstr(msg, set[i].key))
+            cli_die(NLP_EXIT_FORMAT, "'%s' line %d: %s", set[i].origin, set[i].line, msg);
+    }
+    cli_usage_error("%s", msg);
+}
+
+/* --dropout or --attention-dropout (model key k) for a loaded model: into
+ * *out when given, checked as the model's configuration checks it. */
+static void mk_dropout(int k, double *out)
+{
+    if (!o.mk[k]) return;
+    nlp_setting s[2] = {{"arch", archs[o.arch], "--arch", 0}, mk_setting(k)};
+    nlp_model_config tmp;
+    int rc = nlp_model_config_resolve(&tmp, s, 2);
+    if (rc) config_error(rc, s + 1, 1);
+    *out = k == 8 ? tmp.dropout : tmp.attention_dropout;
+}
+
 /* Architecture defaults of the optimisation options left at -1: GPT-2's
  * recipe, BERT's (Devlin et al.: AdamW β2 0.999 ε 1e-6, weight decay 0.01,
  * warm-up then linear decay, lr 1e-4), the paper's for the transformer. */
@@ -871,7 +929,6 @@ static void arch_defaults(void)
     if (o.weight_decay < 0) o.weight_decay = mt ? 0 : bert ? 0.01 : 0.1;
     if (o.beta2 < 0) o.beta2 = mt ? 0.98 : bert ? 0.999 : 0.95;
     if (o.eps < 0) o.eps = mt ? 1e-9 : bert ? 1e-6 : 1e-8;
-    if (o.eps <= 0) cli_usage_error("--eps %g: must be positive", o.eps);
     if (o.grad_clip < 0) o.grad_clip = mt ? 0 : 1.0;
     if (o.batch_tokens < 0) o.batch_tokens = mt ? 4500 : 0;
     if (o.batch_size < 0) o.batch_size = bert ? 32 : 8;
@@ -907,6 +964,7 @@ int main(int argc, char **argv)
         if (ninputs > 1) cli_usage_error("one TSV of parallel text (or --src and --tgt)");
         if (!o.src && !ninputs) cli_usage_error("no training data: give --src FILE --tgt FILE, or a TSV file");
         if (o.eot) cli_usage_error("--eot is for gpt; a transformer ends sentences with its tokenizer's </s>");
+        if (o.batch_tokens == 0) cli_usage_error("--batch-tokens 0: a transformer batch holds up to N tokens; give N > 0");
         if (o.tokenizer && (o.src_tokenizer || o.tgt_tokenizer))
             cli_usage_error("--tokenizer (shared) and --src-tokenizer/--tgt-tokenizer exclude each other");
         if (!o.src_tokenizer != !o.tgt_tokenizer)
@@ -939,11 +997,47 @@ int main(int argc, char **argv)
     min_lr_given = o.min_lr;
     if (o.min_lr < 0) o.min_lr = o.lr / 10;
 
+    /* a new model's sizes, checked before anything is read (the vocabulary
+     * comes later, from the tokenizer or the data) */
+    if (!o.resume && !o.init) {
+        nlp_setting all[NMK + 2];
+        size_t ns = 0;
+        const char *pf;
+        int pl;
+        all[ns++] = (nlp_setting){"preset", o.preset, "--preset", 0};
+        if (cli_value_origin(o.preset, &pf, &pl)) all[0].origin = pf, all[0].line = pl;
+        all[ns++] = (nlp_setting){"arch", archs[o.arch], "--arch", 0};
+        for (int k = 0; k < NMK; k++)
+            if (o.mk[k]) all[ns++] = mk_setting(k);
+        nlp_model_config tmp;
+        int rc = nlp_model_config_resolve(&tmp, all, ns);
+        if (rc) config_error(rc, all, ns);
+    }
+
+    /* the run directory, before any data is read: where a resumed run goes
+     * on, its lock, and no new run into another's directory */
+    uint64_t run_id = run_new_id();
+    int own_dir = 0, legacy = 0;
+    if (o.resume) {
+        own_dir = run_resume_paths(o.resume, resume_ckpt, resume_yaml, &o.model, &o.log);
+        uint64_t rid;
+        if (nlp_checkpoint_run_id(resume_ckpt, &rid)) cli_fail(nlp_errcode());
+        if (rid) run_id = rid;
+        else legacy = 1; /* an older run: its checkpoints have no id */
+    }
+    {
+        const char *in[] = {o.valid, o.src, o.tgt, o.valid_src, o.valid_tgt, o.tokenizer, o.src_tokenizer,
+                            o.tgt_tokenizer, o.init};
+        cli_check_output("--log", o.log, in, sizeof in / sizeof *in);
+        cli_check_output("--log", o.log, inputs, ninputs);
+    }
+    run_dir_begin(o.model, run_id, !own_dir, legacy, o.force, o.dry_run);
+
     int threads = nlp_threads_set(cli_dist_threads(o.threads));
     nlp_text_check_force(o.force);
     if (o.cache) {
         snprintf(cache_dir, sizeof cache_dir, "%s/data", o.model);
-        if (!o.dry_run && !nlp_is_dir(o.model) && nlp_dist_rank() == 0) {
+        if (run_dir_created()) { /* registered after the lock's release: runs before it */
             snprintf(made_dir, sizeof made_dir, "%s", o.model);
             atexit(remove_made_dir);
         }
@@ -1002,6 +1096,7 @@ int main(int argc, char **argv)
 
     /* data (the transformer's after its model: --max-length defaults to its positions) */
     if (bert) { /* what is there now; the caches to make after the memory check */
+        btrain.max_line = bvalid.max_line = (size_t)o.max_line_bytes;
         pending_train = read_bert_data(&btrain, inputs, ninputs, threads, 1);
         if (o.valid) pending_valid = read_bert_data(&bvalid, &o.valid, 1, threads, 1);
     } else if (!mt) {
@@ -1043,19 +1138,22 @@ int main(int argc, char **argv)
             set[ns++] = (nlp_setting){"vocab-size", vs, tok ? o.tokenizer : inputs[0], 0};
         }
         for (int k = 0; k < NMK; k++)
-            if (o.mk[k]) set[ns++] = (nlp_setting){model_keys[k], o.mk[k], model_keys[k], 0};
+            if (o.mk[k]) set[ns++] = mk_setting(k);
         nlp_setting all[NMK + 9];
         all[0] = (nlp_setting){"preset", o.preset, "--preset", 0};
+        const char *pf;
+        int pl;
+        if (cli_value_origin(o.preset, &pf, &pl)) all[0].origin = pf, all[0].line = pl;
         memcpy(all + 1, set, ns * sizeof *set);
         int rc = nlp_model_config_resolve(&newcfg, all, ns + 1);
-        if (rc) cli_usage_error("%s", nlp_errmsg());
+        if (rc) config_error(rc, all, ns + 1);
         /* made once its memory is known to fit (below) */
     }
     if (o.init || o.resume) {
         const nlp_model_config *mc = nlp_model_cfg(model);
         double d = mc->dropout, ad = mc->attention_dropout;
-        if (o.mk[8]) d = strtod(o.mk[8], NULL);
-        if (o.mk[9]) ad = strtod(o.mk[9], NULL);
+        mk_dropout(8, &d);
+        mk_dropout(9, &ad);
         if (nlp_model_set_dropout(model, d, ad)) cli_usage_error("--dropout: %s", nlp_errmsg());
     }
     const nlp_model_config *mc = model ? nlp_model_cfg(model) : &newcfg;
@@ -1064,7 +1162,8 @@ int main(int argc, char **argv)
         /* what is there now; a cache to make after the memory check */
         pending_train = read_mt_data(threads, 1);
         if (o.valid_src || o.valid) {
-            nlp_pairs_opts po = {.src_tk = src_tok, .tgt_tk = tok, .keep_text = 1, .threads = threads};
+            nlp_pairs_opts po = {.src_tk = src_tok, .tgt_tk = tok, .keep_text = 1, .threads = threads,
+                                 .max_line = (size_t)o.max_line_bytes};
             int rc = o.valid_src ? nlp_pairs_read(&pvalid, o.valid_src, o.valid_tgt, &po)
                              : nlp_pairs_read(&pvalid, o.valid, NULL, &po);
             if (rc) cli_fail(rc);
@@ -1294,6 +1393,7 @@ int main(int argc, char **argv)
         .seed = (uint64_t)o.seed,
         .save_extra = save_extra,
         .report = report,
+        .run_id = run_id,
     };
     if (o.resume) {
         nlp_model_free(model);
@@ -1321,6 +1421,7 @@ int main(int argc, char **argv)
             cli_info("best validation %s %.4f: '%s/best'", task.eval_names[task.best_metric], res.best, o.model);
         if (o.average > 1 && nlp_dist_rank() == 0) {
             int used;
+            to.run_id = res.run_id;
             if ((rc = nlp_train_average(&to, (int)o.average, &used))) cli_fail(rc);
             if (used < o.average) cli_warn("--average %ld: the run has %d checkpoints", o.average, used);
             cli_info("average of the newest %d checkpoints: '%s/average'", used, o.model);

@@ -10,15 +10,14 @@
 #include "base/mem.h"
 #include "base/thread.h"
 #include "common/cli.h"
+#include "common/lines.h"
 #include "common/modelio.h"
 #include "decode/translate.h"
 #include "model/model.h"
 #include "text/utf8.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,12 +40,13 @@ static const char usage[] =
     "  -b, --beam-size N         hypotheses kept per sentence (default 4; 1 = greedy)\n"
     "      --length-penalty F    GNMT length penalty alpha: hypotheses are ranked by\n"
     "                            log-probability / ((5 + length) / 6)^alpha (default 0.6)\n"
-    "      --max-length N        generate at most N tokens per sentence (default:\n"
+    "      --max-length N        generate at most N tokens per sentence (default auto:\n"
     "                            A x source tokens + B, see below)\n"
     "      --max-length-a A      (default 1.5)\n"
     "      --max-length-b B      (default 10)\n"
     "      --n-best N            write the N best hypotheses of each sentence as\n"
-    "                            'i ||| hypothesis ||| score' lines (i from 0)\n"
+    "                            'i ||| hypothesis ||| score' lines (i from 0; default\n"
+    "                            auto: one plain translation per line)\n"
     "      --scores              prefix each translation with its score and a tab: the\n"
     "                            log-probability divided by the length penalty\n"
     "      --batch-size N        sentences decoded together (default 16)\n"
@@ -56,6 +56,8 @@ static const char usage[] =
     "      --input-format FMT    text (default) or id: sources as token ids, fed as they\n"
     "                            are (no end-of-sentence added)\n"
     "      --output-format FMT   text (default, detokenized) or id\n"
+    "      --max-line-bytes N    the longest input line read (default 16777216 = 16 MiB);\n"
+    "                            a longer one is an error naming the file and line\n"
     "  -t, --threads N           threads (default: all CPUs); the output does not depend\n"
     "                            on it, nor on --batch-size\n"
     "  -c, --config FILE         read options from a YAML file (keys = long option names)\n"
@@ -76,15 +78,17 @@ static const char *const formats[] = {"text", "id", NULL};
 static struct {
     const char *model, *tokenizer, *src_tokenizer, *input, *attention;
     int in_fmt, out_fmt, scores;
-    long beam, max_length, len_b, nbest, batch, threads;
+    long beam, max_length, len_b, nbest, batch, threads, max_line_bytes;
     double length_penalty, len_a;
 } o = {
     .beam = 4,
+    .max_length = -1,
     .length_penalty = 0.6,
     .len_a = 1.5,
     .len_b = 10,
-    .nbest = 0,
+    .nbest = -1,
     .batch = 16,
+    .max_line_bytes = CLI_MAX_LINE_BYTES,
 };
 
 static struct cli_opt opts[] = {
@@ -94,15 +98,16 @@ static struct cli_opt opts[] = {
     {.name = "input", .key = 'i', .kind = CLI_STR, .dest = &o.input},
     {.name = "beam-size", .key = 'b', .kind = CLI_INT, .dest = &o.beam, .min = 1, .max = 256},
     {.name = "length-penalty", .kind = CLI_DOUBLE, .dest = &o.length_penalty, .min = -100, .max = 100},
-    {.name = "max-length", .kind = CLI_INT, .dest = &o.max_length, .min = 0, .max = 1 << 20},
+    {.name = "max-length", .kind = CLI_INT, .dest = &o.max_length, .min = 1, .max = 1 << 20, .flags = CLI_AUTO},
     {.name = "max-length-a", .kind = CLI_DOUBLE, .dest = &o.len_a, .min = 0, .max = 1000},
     {.name = "max-length-b", .kind = CLI_INT, .dest = &o.len_b, .min = 0, .max = 1 << 20},
-    {.name = "n-best", .kind = CLI_INT, .dest = &o.nbest, .min = 0, .max = 256},
+    {.name = "n-best", .kind = CLI_INT, .dest = &o.nbest, .min = 1, .max = 256, .flags = CLI_AUTO},
     {.name = "scores", .kind = CLI_BOOL, .dest = &o.scores},
     {.name = "batch-size", .kind = CLI_INT, .dest = &o.batch, .min = 1, .max = 1 << 16},
     {.name = "attention", .kind = CLI_STR, .dest = &o.attention},
     {.name = "input-format", .kind = CLI_CHOICE, .dest = &o.in_fmt, .choices = formats},
     {.name = "output-format", .kind = CLI_CHOICE, .dest = &o.out_fmt, .choices = formats},
+    {.name = "max-line-bytes", .kind = CLI_INT, .dest = &o.max_line_bytes, .min = 1, .max = 1e15},
     {.name = "threads", .key = 't', .kind = CLI_INT, .dest = &o.threads, .min = 0, .max = 4096},
     {.name = NULL},
 };
@@ -130,71 +135,6 @@ static void out_write(const void *p, size_t n)
 static void out_flush(void)
 {
     if (fflush(stdout) != 0) cli_die(NLP_EXIT_FAILURE, "cannot write to standard output: %s", strerror(errno));
-}
-
-// --- input: lines, handed over as soon as no more are waiting
-
-typedef struct lines_in {
-    int fd;
-    const char *name;
-    char *buf;
-    size_t len, cap, pos;
-    int eof;
-    uint64_t lineno;
-} lines_in;
-
-/* Fills the buffer; blocks only when `block`. Returns 1 if bytes came. */
-static int fill(lines_in *r, int block)
-{
-    if (r->eof) return 0;
-    if (!block) {
-        struct pollfd p = {.fd = r->fd, .events = POLLIN};
-        if (poll(&p, 1, 0) <= 0) return 0;
-    }
-    if (r->pos > 0 && r->pos == r->len) r->pos = r->len = 0;
-    if (r->pos > r->cap / 2) {
-        memmove(r->buf, r->buf + r->pos, r->len - r->pos);
-        r->len -= r->pos, r->pos = 0;
-    }
-    if (nlp_grow(&r->buf, &r->cap, r->len + 65536, 1)) cli_fail(NLP_ENOMEM);
-    ssize_t k;
-    do k = read(r->fd, r->buf + r->len, r->cap - r->len);
-    while (k < 0 && errno == EINTR);
-    if (k < 0) cli_die(NLP_EXIT_FAILURE, "cannot read '%s': %s", r->name, strerror(errno));
-    if (k == 0) {
-        r->eof = 1;
-        return 0;
-    }
-    r->len += (size_t)k;
-    return 1;
-}
-
-/* The next whole line (or the last, unterminated one at the end of input):
- * 1 and *line and *n (valid until the next call), 0 when none is available
- * without blocking (block = 0) or at the end. */
-static int next_line(lines_in *r, int block, const char **line, size_t *n)
-{
-    for (;;) {
-        char *nl = r->len > r->pos ? memchr(r->buf + r->pos, '\n', r->len - r->pos) : NULL;
-        if (nl) {
-            *line = r->buf + r->pos;
-            *n = (size_t)(nl - *line);
-            r->pos = (size_t)(nl - r->buf) + 1;
-            r->lineno++;
-            return 1;
-        }
-        if (r->eof) {
-            if (r->len > r->pos) {
-                *line = r->buf + r->pos;
-                *n = r->len - r->pos;
-                r->pos = r->len;
-                r->lineno++;
-                return 1;
-            }
-            return 0;
-        }
-        if (!fill(r, block) && !r->eof) return 0;
-    }
 }
 
 // --- one chunk of sentences
@@ -302,7 +242,7 @@ static void write_attention(uint64_t index, const nlp_ids *src, const nlp_ids *h
     int32_t *tin = nlp_malloc((size_t)T * sizeof *tin);
     if (!tin) cli_fail(NLP_ENOMEM);
     tin[0] = cfg->bos_id;
-    memcpy(tin + 1, hyp->v, hyp->n * sizeof *tin);
+    if (hyp->n) memcpy(tin + 1, hyp->v, hyp->n * sizeof *tin); /* an empty translation has no array */
     nlp_batch b = {.B = 1, .S = S, .T = T, .src = src->v, .tgt_in = tin};
     int rc = nlp_model_forward(model, &b, NULL), H;
     if (rc) cli_fail(rc);
@@ -353,7 +293,7 @@ static void run_chunk(chunk *c, const nlp_translate_opts *to)
     for (size_t i = 0; i < c->n; i++) {
         src_tokens += c->src[i].n;
         out_tokens += hyp[i * NB].n;
-        if (o.nbest) {
+        if (o.nbest > 0) {
             for (int j = 0; j < NB; j++) {
                 if (!c->src[i].n && j) break;
                 printf("%llu ||| ", (unsigned long long)sentences);
@@ -376,10 +316,8 @@ static void run_chunk(chunk *c, const nlp_translate_opts *to)
 
 static void translate_input(const char *name, const nlp_translate_opts *to, chunk *c)
 {
-    lines_in r = {.name = name};
-    if (strcmp(name, "-") == 0) r.fd = 0, r.name = "standard input";
-    else if ((r.fd = open(name, O_RDONLY | O_CLOEXEC)) < 0)
-        cli_die(NLP_EXIT_FAILURE, "cannot open '%s': %s", name, strerror(errno));
+    lines_in r;
+    lines_open(&r, name, (size_t)o.max_line_bytes);
     /* a chunk is sorted by length inside nlp_translate: gather several
      * batches when they are there, but never wait for input while holding
      * sentences */
@@ -387,7 +325,7 @@ static void translate_input(const char *name, const nlp_translate_opts *to, chun
     const char *line;
     size_t n;
     for (;;) {
-        int got = next_line(&r, c->n == 0, &line, &n);
+        int got = lines_next(&r, c->n == 0, &line, &n);
         if (got) {
             if (nlp_grow(&c->src, &c->cap, c->n + 1, sizeof *c->src)) cli_fail(NLP_ENOMEM);
             memset(&c->src[c->n], 0, sizeof *c->src);
@@ -399,10 +337,9 @@ static void translate_input(const char *name, const nlp_translate_opts *to, chun
             for (size_t i = 0; i < c->n; i++) nlp_ids_free(&c->src[i]);
             c->n = 0;
         }
-        if (!got && r.eof && r.pos >= r.len) break;
+        if (!got && lines_done(&r)) break;
     }
-    if (r.fd > 0) close(r.fd);
-    free(r.buf);
+    lines_close(&r);
 }
 
 int main(int argc, char **argv)
@@ -411,7 +348,7 @@ int main(int argc, char **argv)
     int first = cli_parse(&c, argc, argv);
     if (!o.model) cli_usage_error("no model: give -m MODEL");
     if (o.nbest > o.beam) cli_usage_error("--n-best %ld: at most --beam-size (%ld) hypotheses are kept", o.nbest, o.beam);
-    if (o.nbest && o.scores) cli_usage_error("--n-best lines carry their scores already; drop --scores");
+    if (o.nbest > 0 && o.scores) cli_usage_error("--n-best lines carry their scores already; drop --scores");
     int threads = nlp_threads_set((int)o.threads);
     cli_debug("%d thread%s", threads, threads == 1 ? "" : "s");
 
@@ -453,6 +390,11 @@ int main(int argc, char **argv)
                     "and %d, the model's %d and %d", side ? sname : tname, sp[0], sp[2], cfg->pad_id, cfg->eos_id);
     }
     int rc;
+    {
+        const char *in[] = {o.input, o.tokenizer, o.src_tokenizer, o.model};
+        cli_check_output("--attention", o.attention, in, sizeof in / sizeof *in);
+        cli_check_output("--attention", o.attention, (const char *const *)argv + first, (size_t)(argc - first));
+    }
     if (o.attention && (rc = nlp_writer_open(&attw, o.attention, 0))) cli_fail(rc);
 
     nlp_translate_opts to = nlp_translate_defaults();
@@ -460,8 +402,12 @@ int main(int argc, char **argv)
     to.alpha = o.length_penalty;
     to.max_len = (int)o.max_length;
     to.len_a = o.len_a, to.len_b = (int)o.len_b;
-    to.nbest = (int)(o.nbest ? o.nbest : 1);
+    to.nbest = (int)(o.nbest > 0 ? o.nbest : 1);
     to.batch = (int)o.batch;
+    /* a target tokenizer with fewer ids than the model (a padded vocabulary):
+     * only ids it can write are produced */
+    if (tgt_tok && nlp_tokenizer_vocab_size(tgt_tok) < (size_t)cfg->vocab_size)
+        to.vocab_limit = (int)nlp_tokenizer_vocab_size(tgt_tok);
 
     chunk ch = {0};
     size_t ninputs = 0;

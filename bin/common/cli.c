@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int cli_verbosity = 0;
 int cli_in_config = 0;
@@ -175,8 +176,14 @@ static const char *str_default(const struct cli *c, const struct cli_opt *o)
  * or INT_MAX for the flags (a CLI_LIST starts over when it changes). */
 static int apply_src;
 
+/* Whether each option was given (index = option index): 1 in a config
+ * file, 2 as a flag (cli_given). */
+static unsigned char *given;
+static size_t ngiven;
+
 static int apply(struct cli *c, const struct cli_opt *o, const char *arg, int from_config)
 {
+    if (given && (size_t)(o - c->opts) < ngiven) given[o - c->opts] = from_config ? 1 : 2;
     if ((o->flags & CLI_NONEMPTY) && arg && !*arg) return nlp_error(NLP_EINVAL, "an empty name is not a file name");
     switch (o->kind) {
     case CLI_BOOL: {
@@ -191,19 +198,29 @@ static int apply(struct cli *c, const struct cli_opt *o, const char *arg, int fr
     }
     case CLI_INT: {
         long v;
+        const char *or_auto = o->flags & CLI_AUTO ? ", or auto" : "";
+        if ((o->flags & CLI_AUTO) && (arg ? strcmp(arg, "auto") == 0 : from_config)) {
+            *(long *)o->dest = -1;
+            return NLP_OK;
+        }
         if (!arg) return nlp_error(NLP_EINVAL, "a value is required");
         if (cli_parse_long(arg, &v)) return NLP_EINVAL;
         if (o->min < o->max && (v < o->min || v > o->max))
-            return nlp_error(NLP_EINVAL, "%ld is out of range (%.0f to %.0f)", v, o->min, o->max);
+            return nlp_error(NLP_EINVAL, "%ld is out of range (%.0f to %.0f%s)", v, o->min, o->max, or_auto);
         *(long *)o->dest = v;
         return NLP_OK;
     }
     case CLI_DOUBLE: {
         double v;
+        const char *or_auto = o->flags & CLI_AUTO ? ", or auto" : "";
+        if ((o->flags & CLI_AUTO) && (arg ? strcmp(arg, "auto") == 0 : from_config)) {
+            *(double *)o->dest = -1;
+            return NLP_OK;
+        }
         if (!arg) return nlp_error(NLP_EINVAL, "a value is required");
         if (cli_parse_double(arg, &v)) return NLP_EINVAL;
         if (o->min < o->max && (v < o->min || v > o->max))
-            return nlp_error(NLP_EINVAL, "%g is out of range (%g to %g)", v, o->min, o->max);
+            return nlp_error(NLP_EINVAL, "%g is out of range (%g to %g%s)", v, o->min, o->max, or_auto);
         *(double *)o->dest = v;
         return NLP_OK;
     }
@@ -264,7 +281,10 @@ static void dump_config(struct cli *c)
         nlp_buf b = {0};
         switch (o->kind) {
         case CLI_BOOL: nlp_buf_puts(&b, *(int *)o->dest ? "true" : "false"); break;
-        case CLI_INT: nlp_buf_printf(&b, "%ld", *(long *)o->dest); break;
+        case CLI_INT:
+            if ((o->flags & CLI_AUTO) && *(long *)o->dest == -1) nlp_buf_puts(&b, "auto");
+            else nlp_buf_printf(&b, "%ld", *(long *)o->dest);
+            break;
         case CLI_DOUBLE: break;
         case CLI_STR: nlp_yaml_scalar(&b, *(const char **)o->dest); break;
         case CLI_CHOICE: nlp_yaml_scalar(&b, o->choices[*(int *)o->dest]); break;
@@ -284,7 +304,8 @@ static void dump_config(struct cli *c)
         }
         }
         printf("%s: ", o->name);
-        if (o->kind == CLI_DOUBLE) print_number(stdout, *(double *)o->dest);
+        if (o->kind == CLI_DOUBLE && (o->flags & CLI_AUTO) && *(double *)o->dest == -1) fputs("auto", stdout);
+        else if (o->kind == CLI_DOUBLE) print_number(stdout, *(double *)o->dest);
         else fputs(b.data ? b.data : "", stdout);
         putchar('\n');
         nlp_buf_free(&b);
@@ -510,7 +531,10 @@ int cli_parse(struct cli *c, int argc, char **argv)
     }
 
     str_defaults = nlp_calloc(nopt + 1, sizeof *str_defaults);
-    if (!str_defaults) cli_fail(NLP_ENOMEM);
+    free(given);
+    given = nlp_calloc(nopt + 1, 1);
+    ngiven = nopt;
+    if (!str_defaults || !given) cli_fail(NLP_ENOMEM);
     for (size_t i = 0; i < nopt; i++)
         if (c->opts[i].kind == CLI_STR) str_defaults[i] = *(const char **)c->opts[i].dest;
     configs = nlp_calloc(ncfg + 1, sizeof *configs);
@@ -556,6 +580,7 @@ int cli_parse(struct cli *c, int argc, char **argv)
         else if (ch == B_VERBOSE || ch == L_VERBOSE) cli_verbosity = cli_verbosity < 0 ? 1 : cli_verbosity + 1;
         else if (ch >= NEG_BASE) {
             *(int *)c->opts[ch - NEG_BASE].dest = 0;
+            if (given) given[ch - NEG_BASE] = 2;
             continue;
         } else if (ch >= OPT_BASE) o = &c->opts[ch - OPT_BASE];
         else if (ch > 0 && ch < 256 && short_to[ch]) o = &c->opts[short_to[ch] - 1];
@@ -583,6 +608,35 @@ int cli_parse(struct cli *c, int argc, char **argv)
     return first;
 }
 
+void cli_check_output(const char *opt, const char *out, const char *const *inputs, size_t n)
+{
+    struct stat so, si;
+    if (!out || !strcmp(out, "-") || stat(out, &so) != 0 || S_ISCHR(so.st_mode) || S_ISFIFO(so.st_mode)) return;
+    for (size_t i = 0; i < n; i++)
+        if (inputs[i] && strcmp(inputs[i], "-") && stat(inputs[i], &si) == 0 && si.st_dev == so.st_dev &&
+            si.st_ino == so.st_ino)
+            cli_usage_error("%s '%s' is also an input ('%s'): writing it would replace it", opt, out, inputs[i]);
+}
+
+int cli_given(const char *name)
+{
+    for (size_t i = 0; parsed && given && i < ngiven; i++)
+        if (strcmp(parsed[i].name, name) == 0) return given[i];
+    return 0;
+}
+
+int cli_value_origin(const char *value, const char **file, int *line)
+{
+    for (size_t i = 0; value && i < nconfigs; i++)
+        for (size_t e = 0; e < configs[i].n; e++)
+            if (configs[i].e[e].value == value) {
+                *file = configs[i].path;
+                *line = configs[i].e[e].line;
+                return 1;
+            }
+    return 0;
+}
+
 void cli_free(void)
 {
     for (struct cli_opt *o = parsed; o && o->name; o++)
@@ -598,4 +652,7 @@ void cli_free(void)
     nconfigs = 0;
     free(str_defaults);
     str_defaults = NULL;
+    free(given);
+    given = NULL;
+    ngiven = 0;
 }

@@ -53,6 +53,9 @@ enum {
     CLI_CONFIGONLY = 16, /* a config-file key only (a run's record, such as a positional argument): no flag */
     CLI_COMMAS = 32,     /* the value is a comma-separated list: a YAML list is accepted, joined with ',' */
     CLI_NONEMPTY = 64,   /* an empty value is refused (file names: `-o ""` is a usage error) */
+    CLI_AUTO = 128,      /* CLI_INT, CLI_DOUBLE: the value -1 means "auto" (the tool decides, from the
+                            architecture say); it is given as `auto` (or `~` in a config file) and
+                            shown so by --dump-config, and every number given must lie in [min, max] */
 };
 
 struct cli_opt {
@@ -90,6 +93,23 @@ extern const char *cli_prog;
  * any config-file error. Returns the index of the first
  * positional argument (argv is permuted as getopt_long does). */
 int cli_parse(struct cli *c, int argc, char **argv);
+
+/* Whether option `name` (its long name) was given: 2 as a flag, 1 in a
+ * config file, 0 not at all (its built-in value), after cli_parse. */
+int cli_given(const char *name);
+
+/* Where the value of a CLI_STR option came from: 1, with the config file
+ * and the line of its key, when `value` is a config file's (a CLI_STR holds
+ * the config's own string); 0 for a flag's or a built-in value. For a tool
+ * that checks such a value itself, to say where a bad one is (exit 3 for
+ * a config file's, a usage error for a flag's). */
+int cli_value_origin(const char *value, const char **file, int *line);
+
+/* Exits 2 when output `out` of option `opt` (such as "--log") is one of the
+ * inputs (the same file, by device and inode: a training file, a
+ * tokenizer, a config file): it would be replaced. "-", a path that does
+ * not exist yet and a NULL input are no input. */
+void cli_check_output(const char *opt, const char *out, const char *const *inputs, size_t n);
 
 /* Releases config storage (strings from config files stay valid until then)
  * and the values of CLI_LIST options. */

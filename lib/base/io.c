@@ -578,16 +578,26 @@ int nlp_writer_printf(nlp_writer *w, const char *fmt, ...)
 const char *nlp_writer_name(const nlp_writer *w) { return w->path; }
 uint64_t nlp_writer_offset(const nlp_writer *w) { return w->written; }
 
-static void fsync_dir_of(const char *path)
+int nlp_fsync_dir(const char *dir)
+{
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) /* a directory this process may not read: nothing to sync with */
+        return errno == EACCES ? 0 : nlp_error_errno(NLP_EIO, "cannot sync directory '%s'", dir);
+    int rc = 0;
+    /* EINVAL, ENOTSUP: a file system that cannot sync a directory */
+    if (fsync(dfd) != 0 && errno != EINVAL && errno != ENOTSUP)
+        rc = nlp_error_errno(NLP_EIO, "cannot sync directory '%s'", dir);
+    close(dfd);
+    return rc;
+}
+
+static int fsync_dir_of(const char *path)
 {
     char *copy = nlp_strdup(path);
-    if (!copy) return;
-    int dfd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
-    }
+    if (!copy) return NLP_ENOMEM;
+    int rc = nlp_fsync_dir(dirname(copy));
     free(copy);
+    return rc;
 }
 
 /* Flushes, syncs and closes w's file (the rename is left to commit()).
@@ -611,7 +621,7 @@ static int commit(nlp_writer *w, int rc)
         if (!rc && rename(w->tmp, w->target) != 0)
             rc = nlp_error_errno(NLP_EIO, "cannot rename '%s' to '%s'", w->tmp, w->target);
         if (rc) unlink(w->tmp);
-        else fsync_dir_of(w->target);
+        else rc = fsync_dir_of(w->target); /* the file is in place, but a crash may yet lose it */
         pending_remove(w->slot);
         free(w->tmp);
     }
@@ -715,6 +725,51 @@ int nlp_read_file_max(const char *path, size_t max, char **data, size_t *len)
 }
 
 int nlp_read_file(const char *path, char **data, size_t *len) { return nlp_read_file_max(path, SIZE_MAX, data, len); }
+
+int nlp_read_file_lines(const char *path, size_t max_line, char **data, size_t *len)
+{
+    nlp_reader *r;
+    int rc = nlp_reader_open(&r, path);
+    if (rc) return rc;
+    rc = nlp_reader_read_lines(r, max_line, data, len);
+    nlp_reader_close(r);
+    return rc;
+}
+
+int nlp_reader_read_lines(nlp_reader *r, size_t max_line, char **data, size_t *len)
+{
+    const char *path = nlp_reader_name(r);
+    int rc = 0;
+    nlp_buf b = {0};
+    uint64_t line = 1;
+    size_t cur = 0, got; /* bytes of the current line so far */
+    for (;;) {
+        if (nlp_buf_reserve(&b, 1 << 20)) {
+            rc = NLP_ENOMEM;
+            break;
+        }
+        if ((rc = nlp_reader_read(r, b.data + b.len, b.cap - b.len - 1, &got)) || !got) break;
+        const char *p = b.data + b.len, *e = p + got, *nl;
+        b.len += got;
+        while ((nl = memchr(p, '\n', (size_t)(e - p))) && !(max_line && cur + (size_t)(nl - p) > max_line))
+            cur = 0, line++, p = nl + 1;
+        cur += (size_t)((nl ? nl : e) - p);
+        if (max_line && cur > max_line) {
+            rc = nlp_error(NLP_EDATA, "'%s' line %llu: longer than %zu bytes, the longest line allowed "
+                           "(--max-line-bytes raises the limit)", strcmp(path, "-") ? path : "standard input",
+                           (unsigned long long)line, max_line);
+            break;
+        }
+    }
+    if (!rc && !b.data && nlp_buf_reserve(&b, 1)) rc = NLP_ENOMEM;
+    if (rc) {
+        nlp_buf_free(&b);
+        return rc;
+    }
+    b.data[b.len] = 0;
+    *data = nlp_buf_detach(&b, len);
+    return 0;
+}
 
 int nlp_map_file_max(nlp_map *m, const char *path, size_t max)
 {

@@ -116,7 +116,9 @@ const char *nlp_writer_name(const nlp_writer *w);
 uint64_t nlp_writer_offset(const nlp_writer *w); /* bytes written so far */
 
 /* Flushes, fsyncs, renames the temporary file into place and frees w.
- * Returns 0 or NLP_EIO (then the target is untouched and the temp removed). */
+ * Returns 0 or NLP_EIO (then the target is untouched and the temp removed;
+ * except when only the directory's fsync after the rename fails: the new
+ * file is then in place, but not known to be on disk). */
 int nlp_writer_close(nlp_writer *w);
 
 /* Closes n writers as one set (the files of a two-file tokenizer): every
@@ -152,6 +154,15 @@ int nlp_read_file(const char *path, char **data, size_t *len);
  * for files of bounded size that may come from an endless stream. */
 int nlp_read_file_max(const char *path, size_t max, char **data, size_t *len);
 
+/* The same for text read whole (a corpus): a line longer than max_line
+ * bytes (0: no limit) is NLP_EDATA "'path' line N: longer than M bytes,
+ * the longest line allowed (--max-line-bytes raises the limit)", found
+ * before more of it is read, so that an endless line (/dev/zero) takes at
+ * most the limit, not the memory. */
+int nlp_read_file_lines(const char *path, size_t max_line, char **data, size_t *len);
+/* The same for the rest of an open reader (messages name it as it was opened). */
+int nlp_reader_read_lines(nlp_reader *r, size_t max_line, char **data, size_t *len);
+
 /* Read-only mapping of a whole regular file (falls back to reading it when
  * mmap is not possible, e.g. a pipe), its pages mapped at once (for a file
  * the caller reads whole). Free with nlp_unmap. */
@@ -165,6 +176,11 @@ int nlp_map_file(nlp_map *m, const char *path);
 /* The same with a size limit, as nlp_read_file_max. */
 int nlp_map_file_max(nlp_map *m, const char *path, size_t max);
 void nlp_unmap(nlp_map *m);
+
+/* fsync of a directory (the names renamed or created in it made durable):
+ * 0, or NLP_EIO "cannot sync directory 'dir': reason" (a file system that
+ * cannot sync directories, EINVAL, is no error). */
+int nlp_fsync_dir(const char *dir);
 
 /* 1 if `path` is a directory, 0 otherwise. */
 int nlp_is_dir(const char *path);

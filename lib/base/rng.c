@@ -46,7 +46,10 @@ uint64_t nlp_rng_below(nlp_rng *r, uint64_t n)
     uint64_t lo = (uint64_t)m;
     if (lo < n) {
         uint64_t t = -n % n;
-        while (lo < t) {
+        /* a rejection happens with probability t / 2^64 < n / 2^64: 64 in a
+         * row only in a generator stuck at zero (a corrupt saved state),
+         * where the loop would never end; the draw is then biased, not hung */
+        for (int tries = 0; lo < t && tries < 64; tries++) {
             x = nlp_rng_u64(r);
             m = (__uint128_t)x * n;
             lo = (uint64_t)m;

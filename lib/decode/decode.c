@@ -2,6 +2,7 @@
  * decode.c — greedy, sampling and beam search over the KV cache. See decode.h.
  */
 #include "decode/decode.h"
+#include "nn/params.h"
 #include "nn/vmath.h"
 #include "base/err.h"
 #include "base/mem.h"
@@ -265,6 +266,16 @@ static const float *last_logits(const nlp_model *m, int B, int r, int *V)
     return lg + ((size_t)r * T + (size_t)(T - 1)) * (size_t)*V;
 }
 
+/* A model's scores that are not numbers: no token can be ranked or drawn
+ * from them (an overflow in the weights: the weights themselves are
+ * checked at load). */
+static int nonfinite(int step, int row, int32_t tok, float v)
+{
+    return nlp_error(NLP_ENAN, "decoding step %d, row %d: the model's score of token %d is %s; its weights give no "
+                     "finite scores for this input (are they corrupt?)", step, row, tok,
+                     isnan(v) ? "NaN" : v > 0 ? "+inf" : "-inf");
+}
+
 int nlp_generate_rows(nlp_model *m, nlp_cache *c, int B, const nlp_gen_opts *o, nlp_ids *hist)
 {
     int V;
@@ -279,6 +290,7 @@ int nlp_generate_rows(nlp_model *m, nlp_cache *c, int B, const nlp_gen_opts *o, 
     }
     memset(live, 1, (size_t)B);
     nlp_sampler s = o->sampler;
+    const int Vd = o->vocab_limit > 0 && o->vocab_limit < V ? o->vocab_limit : V; /* the ids chosen from */
     for (int step = 0; step < o->max_new; step++) {
         int any = 0;
         for (int r = 0; r < B; r++) {
@@ -288,7 +300,12 @@ int nlp_generate_rows(nlp_model *m, nlp_cache *c, int B, const nlp_gen_opts *o, 
             }
             int v;
             memcpy(row, last_logits(m, B, r, &v), (size_t)V * sizeof *row);
-            int32_t t = nlp_sample(&s, row, V, hist[r].v, hist[r].n, work);
+            const size_t bad = nlp_nonfinite_index(row, (size_t)V);
+            if (bad < (size_t)V) {
+                rc = nonfinite(step + 1, r, (int32_t)bad, row[bad]);
+                goto out;
+            }
+            int32_t t = nlp_sample(&s, row, Vd, hist[r].v, hist[r].n, work);
             next[r] = t;
             if (t == o->eos) {
                 live[r] = 0;
@@ -350,7 +367,8 @@ typedef struct rcand {
  * the logits up to rounding, so the margin, far above that rounding, makes
  * sure no token that could tie or win is left out). Returns
  * their number in increasing token order, or -1 when more than CAND_CAP
- * qualify (the caller then ranks the whole row). */
+ * qualify (the caller then ranks the whole row), or -2 when the row has
+ * no finite log-probabilities (a NaN or +inf logit). */
 static int preselect(const float *x, int V, int K, float score, rcand *out)
 {
     if (K > 16) return -1;
@@ -373,12 +391,13 @@ static int preselect(const float *x, int V, int K, float score, rcand *out)
         while (j > 0 && x[i] > best[j - 1]) best[j] = best[j - 1], j--;
         best[j] = x[i];
     }
-    if (nb < K) return -1; /* fewer than K comparable logits (NaN) */
+    if (nb < K) return -1; /* fewer than K comparable logits (NaN), or V < K */
     const float mx = best[0];
     float sum = 0;
 #pragma omp simd reduction(+ : sum)
     for (int v = 0; v < V; v++) sum += nlp_expf(x[v] - mx);
     const float lse = logf(sum);
+    if (!isfinite(lse)) return -2; /* a NaN or +inf among the logits, or every one -inf */
     const float thr = best[K - 1];
     const float margin = 1e-4f * (fabsf(thr) + fabsf(mx) + fabsf(lse) + fabsf(score) + 1.0f), lo = thr - margin;
     int n = 0;
@@ -400,6 +419,7 @@ int nlp_beam_search(nlp_model *m, nlp_cache *c, int G, const nlp_beam_opts *o, n
     const int K = o->beams, R = G * K, N = o->max_new;
     int V;
     nlp_model_logits(m, NULL, &V);
+    if (o->vocab_limit > 0 && o->vocab_limit < V) V = o->vocab_limit; /* the ids searched: each row's first V */
     const float NEG = -FLT_MAX;
     float *logp = nlp_malloc((size_t)V * sizeof *logp), *score = nlp_malloc((size_t)R * sizeof *score),
           *nscore = nlp_malloc((size_t)R * sizeof *nscore), *len = nlp_malloc((size_t)R * sizeof *len),
@@ -425,6 +445,14 @@ int nlp_beam_search(nlp_model *m, nlp_cache *c, int G, const nlp_beam_opts *o, n
             int v;
             ncand[r] = done[r] ? 0 : preselect(last_logits(m, R, r, &v), V, K, score[r], cands + (size_t)r * CAND_CAP);
         }
+        for (int r = 0; r < R; r++)
+            if (ncand[r] == -2) {
+                int v;
+                const float *x = last_logits(m, R, r, &v);
+                const size_t bad = nlp_nonfinite_index(x, (size_t)V);
+                rc = nonfinite(t + 1, r, bad < (size_t)V ? (int32_t)bad : 0, bad < (size_t)V ? x[bad] : -INFINITY);
+                goto out;
+            }
         for (int g = 0; g < G; g++) {
             int ntop = 0;
             for (int k = 0; k < K; k++) {
@@ -450,11 +478,22 @@ int nlp_beam_search(nlp_model *m, nlp_cache *c, int G, const nlp_beam_opts *o, n
                     for (int q = 0; q < ncand[r]; q++) OFFER(cr[q].tok, cr[q].logp);
                 } else {
                     int v;
-                    nlp_log_softmax(last_logits(m, R, r, &v), logp, V);
+                    const float *x = last_logits(m, R, r, &v);
+                    nlp_log_softmax(x, logp, V);
+                    if (isnan(logp[0])) { /* NaN exactly when the log-sum-exp is not finite */
+                        const size_t bad = nlp_nonfinite_index(x, (size_t)V);
+                        rc = nonfinite(t + 1, r, bad < (size_t)V ? (int32_t)bad : 0,
+                                       bad < (size_t)V ? x[bad] : -INFINITY);
+                        goto out;
+                    }
                     for (int i = 0; i < V; i++) OFFER(i, logp[i]);
                 }
 #undef OFFER
             }
+            /* fewer than K candidates (none is expected: each live row
+             * offers at least its K best, each finished one its EOS among V):
+             * the rest are dead ends, never read uninitialised */
+            for (int k = ntop; k < K; k++) top[k] = (cand){-INFINITY, NEG, 0, o->eos >= 0 ? o->eos : 0};
             for (int k = 0; k < K; k++) {
                 const int r = g * K + k, from = g * K + top[k].beam;
                 src[r] = from;

@@ -72,13 +72,17 @@ typedef struct nlp_gen_opts {
     nlp_sampler sampler;
     nlp_token_cb on_token;
     void *ctx;
+    int vocab_limit;      /* > 0: only ids below it are chosen (a tokenizer with fewer ids than the
+                             model's vocabulary cannot write the others); 0 = all */
 } nlp_gen_opts;
 
 /* Greedy or sampled continuation of B rows of a primed cache whose last
  * logits (nlp_model_logits: the last position of each row) are current.
  * `hist[r]` holds row r's ids so far (prompt) and gets the new ones
  * appended. Rows stop at EOS, when on_token says so, or after max_new
- * tokens. Returns 0 or an error status. */
+ * tokens. Returns 0 or an error status: NLP_ENAN naming the step, row and
+ * token when a row's scores hold a NaN or an infinity (nothing can be drawn
+ * from them). */
 int nlp_generate_rows(nlp_model *m, nlp_cache *c, int B, const nlp_gen_opts *o, nlp_ids *hist);
 
 typedef struct nlp_beam_opts {
@@ -90,6 +94,8 @@ typedef struct nlp_beam_opts {
     int nbest;              /* hypotheses returned per group, best first (<= beams; 0 = 1) */
     const int *group_max;   /* [G] steps at most for group g (<= max_new), or NULL: a group
                                stops where it would stop searched alone */
+    int vocab_limit;        /* > 0: only ids below it are searched (log-probabilities normalised
+                               over them), as nlp_gen_opts's; 0 = all */
 } nlp_beam_opts;
 
 /* Beam search over G groups of o->beams rows each (the cache has
@@ -97,7 +103,9 @@ typedef struct nlp_beam_opts {
  * current). out[g·nb + j] (nb = max(1, nbest)) gets group g's j-th best
  * hypothesis (EOS excluded), scores[g·nb + j] (may be NULL) its summed
  * log-probability (EOS included) and norm[g·nb + j] (may be NULL) that
- * divided by the length penalty, the figure it was ranked by. */
+ * divided by the length penalty, the figure it was ranked by. NLP_ENAN
+ * naming the step, row and token when a live row's scores have no finite
+ * log-probabilities (a NaN or +inf logit): nothing can be ranked. */
 int nlp_beam_search(nlp_model *m, nlp_cache *c, int G, const nlp_beam_opts *o, nlp_ids *out, float *scores,
                     float *norm);
 

@@ -106,7 +106,7 @@ int nlp_translate(nlp_model *m, const nlp_ids *src, size_t n, const nlp_translat
         c = NULL;
         nlp_batch eb = {.B = G, .S = S, .T = 1, .src = sb};
         nlp_beam_opts bo = {.beams = K, .max_new = N, .alpha = o->alpha, .eos = cfg->eos_id, .early_stop = 1,
-                            .nbest = NB, .group_max = gmax};
+                            .nbest = NB, .group_max = gmax, .vocab_limit = o->vocab_limit};
         if ((rc = nlp_cache_new(&c, m, R, N + 1)) || (rc = nlp_model_encode(m, &eb, c)) ||
             (rc = nlp_decode_feed(m, c, R, 1, bos)))
             break;

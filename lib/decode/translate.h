@@ -33,6 +33,7 @@ typedef struct nlp_translate_opts {
     int max_len;        /* ...or exactly this many at most, when > 0 */
     int nbest;          /* hypotheses per sentence (<= beams; 0 = 1) */
     int batch;          /* sentences decoded together */
+    int vocab_limit;    /* > 0: only target ids below it are produced (nlp_beam_opts); 0 = all */
 } nlp_translate_opts;
 
 nlp_translate_opts nlp_translate_defaults(void);

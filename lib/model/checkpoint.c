@@ -40,7 +40,7 @@ int nlp_checkpoint_save(const char *dir, const nlp_model *m, const nlp_optim *o,
     const nlp_params *p = m->params;
     size_t n = nlp_params_numel(p);
     if (o->n != n) return nlp_error(NLP_EINVAL, "optimizer holds %zu floats, the model %zu", o->n, n);
-    char path[4096], num[64], b1[40], b2[40], eps[40], wd[40], cnt[32], hash[32], ranks[16];
+    char path[4096], num[64], b1[40], b2[40], eps[40], wd[40], cnt[32], hash[32], ranks[16], run[24];
     int rc = path_in(path, sizeof path, dir, "train_state.safetensors");
     if (rc) return rc;
     nlp_st_writer *w = nlp_st_writer_new();
@@ -57,6 +57,8 @@ int nlp_checkpoint_save(const char *dir, const nlp_model *m, const nlp_optim *o,
                           o->cfg.kind == NLP_OPTIM_ADAM ? "adam" : "adamw", "beta1", b1, "beta2", b2, "eps", eps,
                           "weight_decay", wd, "params", cnt, "layout", hash, "ranks", ranks, NULL};
     for (int i = 0; meta[i] && !rc; i += 2) rc = nlp_st_writer_meta(w, meta[i], meta[i + 1]);
+    snprintf(run, sizeof run, "%016llx", (unsigned long long)s->run_id);
+    if (!rc && s->run_id) rc = nlp_st_writer_meta(w, "run", run);
     int64_t sn[1] = {(int64_t)n}, s4[1] = {4};
     if (!rc) rc = nlp_st_writer_add(w, "optim.m", NLP_DT_F32, 1, sn, o->m, NLP_DT_F32);
     if (!rc) rc = nlp_st_writer_add(w, "optim.v", NLP_DT_F32, 1, sn, o->v, NLP_DT_F32);
@@ -86,6 +88,61 @@ static int u64xn(const nlp_st *f, const char *name, int64_t n, uint64_t *dst)
 static int u64x4(const nlp_st *f, const char *name, uint64_t *dst)
 {
     return u64xn(f, name, 4, dst);
+}
+
+/* A generator's state read from a checkpoint: xoshiro256** never leaves
+ * the all-zero state (every draw is 0, and a draw below n rejects for
+ * ever), and no seeding gives it, so it can only come from a corrupt file. */
+static int rng_state(const nlp_st *f, const char *name, uint64_t *s)
+{
+    int rc = u64x4(f, name, s);
+    if (!rc && !(s[0] | s[1] | s[2] | s[3]))
+        rc = nlp_error(NLP_EFORMAT, "'%s': tensor '%s': the random generator's state is all zeros, which no run "
+                       "writes: the training state is corrupt", nlp_st_path(f), name);
+    return rc;
+}
+
+/* Adam's moments: finite, and the second (a mean of squares) not negative. */
+static int moments_ok(const nlp_st *f, const float *m, const float *v, size_t n)
+{
+    size_t k = nlp_nonfinite_index(m, n);
+    const char *what = "optim.m";
+    if (k == n) k = nlp_nonfinite_index(v, n), what = "optim.v";
+    if (k < n)
+        return nlp_error(NLP_EFORMAT, "'%s': tensor '%s' holds a non-finite value at index %zu: the training state "
+                         "is corrupt", nlp_st_path(f), what, k);
+    for (size_t i = 0; i < n; i++)
+        if (v[i] < 0)
+            return nlp_error(NLP_EFORMAT, "'%s': tensor 'optim.v' holds %g at index %zu, but Adam's second moment "
+                             "is never negative: the training state is corrupt", nlp_st_path(f), (double)v[i], i);
+    return NLP_OK;
+}
+
+/* The "run" metadata: 16 hex digits, or none (0). */
+static int run_of(const nlp_st *f, uint64_t *id)
+{
+    const char *v = nlp_st_meta(f, "run");
+    *id = 0;
+    if (!v) return NLP_OK;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 16);
+    if (errno || *end || end == v || strlen(v) != 16)
+        return nlp_error(NLP_EFORMAT, "'%s': metadata 'run' is '%s', not a run id of 16 hex digits", nlp_st_path(f), v);
+    *id = x;
+    return NLP_OK;
+}
+
+int nlp_checkpoint_run_id(const char *dir, uint64_t *id)
+{
+    char path[4096];
+    nlp_st *f = NULL;
+    *id = 0;
+    int rc = path_in(path, sizeof path, dir, "train_state.safetensors");
+    if (rc || (rc = nlp_st_open(&f, path))) return rc;
+    rc = run_of(f, id);
+    nlp_st_close(f);
+    return rc;
 }
 
 static int meta_double(const nlp_st *f, const char *key, double *out)
@@ -131,8 +188,8 @@ int nlp_checkpoint_load(const char *dir, nlp_model **out, nlp_optim *o, nlp_trai
     char *end;
     long st = step ? strtol(step, &end, 10) : -1;
     nlp_st_close(mf);
-    if (!step || *end || st < 0) {
-        rc = nlp_error(NLP_EFORMAT, "'%s': metadata 'step' is missing or not a count", path);
+    if (!step || *end || st < 0 || st > (long)1e15) {
+        rc = nlp_error(NLP_EFORMAT, "'%s': metadata 'step' is missing or not a count of steps", path);
         goto fail;
     }
     if (!same) {
@@ -162,8 +219,8 @@ int nlp_checkpoint_load(const char *dir, nlp_model **out, nlp_optim *o, nlp_trai
     const nlp_st_tensor *tm, *tv;
     if ((rc = nlp_st_expect(f, "optim.m", 1, sn, &tm)) || (rc = nlp_st_expect(f, "optim.v", 1, sn, &tv)) ||
         (rc = nlp_st_read_f32(f, tm, o->m)) || (rc = nlp_st_read_f32(f, tv, o->v)) ||
-        (rc = u64x4(f, "rng.model", m->rng.s)) || (rc = u64x4(f, "rng.data", s->data_rng.s)) ||
-        (rc = u64x4(f, "data.position", s->data_position)))
+        (rc = moments_ok(f, o->m, o->v, n)) || (rc = rng_state(f, "rng.model", m->rng.s)) ||
+        (rc = rng_state(f, "rng.data", s->data_rng.s)) || (rc = u64x4(f, "data.position", s->data_position)))
         goto fail;
     memset(s->task_state, 0, sizeof s->task_state);
     if (nlp_st_find(f, "data.task") && (rc = u64x4(f, "data.task", s->task_state))) goto fail;
@@ -171,6 +228,7 @@ int nlp_checkpoint_load(const char *dir, nlp_model **out, nlp_optim *o, nlp_trai
     if (nlp_st_find(f, "train.clock") && (rc = u64xn(f, "train.clock", 8, s->clock))) goto fail;
     const char *rk = nlp_st_meta(f, "ranks");
     s->ranks = rk && atoi(rk) > 0 ? atoi(rk) : 1;
+    if ((rc = run_of(f, &s->run_id))) goto fail;
     nlp_st_close(f);
     *out = m;
     return NLP_OK;

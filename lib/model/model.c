@@ -179,6 +179,26 @@ int nlp_model_load(nlp_model **out, const char *path)
         free(file);
         return rc;
     }
+    /* sizes the configuration asks for beyond the file's tensors (which are
+     * checked against their shapes below): the sinusoidal position table,
+     * max-positions x d-model floats, is made at load; a corrupt or hostile
+     * max-positions must not allocate gigabytes. Bounded by 4 times the
+     * weights, and at least 64 MiB (32768 positions of 512, say) */
+    if (cfg.arch == NLP_ARCH_TRANSFORMER && !cfg.learned_pos) {
+        const uint64_t table = (uint64_t)cfg.max_positions * (uint64_t)cfg.d_model * sizeof(float);
+        const uint64_t weights = (uint64_t)nlp_params_numel(m->params) * sizeof(float);
+        const uint64_t most = 4 * weights > ((uint64_t)64 << 20) ? 4 * weights : (uint64_t)64 << 20;
+        if (table > most) {
+            rc = nlp_error(NLP_EFORMAT, "'%s': max-positions %d asks for a position table of %.0f MiB, more than "
+                           "%.0f MiB for weights of %.1f MiB: the configuration does not fit the model", file,
+                           cfg.max_positions, (double)table / (1 << 20), (double)most / (1 << 20),
+                           (double)weights / (1 << 20));
+            nlp_st_close(f);
+            free(file);
+            nlp_model_free(m);
+            return rc;
+        }
+    }
     const char *labels = nlp_st_meta(f, "labels");
     if (labels && cfg.num_labels > 0 && (rc = nlp_model_set_labels_text(m, labels, file))) {
         nlp_st_close(f);

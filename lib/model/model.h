@@ -101,7 +101,9 @@ int nlp_model_train_memory(const nlp_model_config *cfg, int B, int T, int S, nlp
 /* Loads a model from a safetensors file or a directory with model.safetensors.
  * The configuration comes from the file's metadata, else from config.json next
  * to it. Errors: NLP_EIO (cannot read), NLP_EFORMAT (bad file, unknown config,
- * missing tensor, wrong shape — the message names the file and the tensor). */
+ * missing tensor, wrong shape, a NaN or infinite weight — the message names
+ * the file and the tensor — or a configuration asking for tables far larger
+ * than its weights: a sinusoidal max-positions of millions). */
 int nlp_model_load(nlp_model **out, const char *path);
 
 /* Saves the parameters (F32 or BF16) with the configuration in __metadata__,

@@ -1,5 +1,6 @@
 /*
- * gemm.c — matrix products through OpenBLAS, split over OpenMP threads. See gemm.h.
+ * gemm.c — matrix products on our kernels (sgemm.h), split over OpenMP
+ * threads; OpenBLAS only when NLPIPE_GEMM=openblas asks for it. See gemm.h.
  */
 #include "nn/gemm.h"
 #include "nn/gemv.h"
@@ -7,15 +8,12 @@
 #include "base/err.h"
 #include "nn/safetensors.h"
 
-#include <cblas.h>
+#include <dlfcn.h>
 #include <omp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void openblas_set_num_threads(int num_threads);
-char *openblas_get_corename(void);
 
 static enum nlp_gemm_mode g_mode = NLP_GEMM_F32;
 static int g_row_invariant;
@@ -27,18 +25,58 @@ int nlp_gemm_set_row_invariant(int on)
     nlp_gemv_set_k_split(!g_row_invariant);
     return old;
 }
+
+// --- OpenBLAS, for comparison only
+
+/* NLPIPE_GEMM=openblas sends fp32 products to OpenBLAS instead of our
+ * kernels (for comparison; never in row-invariant mode). OpenBLAS is not
+ * linked: it is opened here, on first use, and only then. Linked, its
+ * pthread build starts a pool of worker threads when the program loads,
+ * each of which allocates a buffer of 128 MiB, whether or not a product
+ * ever goes to it; under a memory limit (ulimit -v) a worker retries that
+ * allocation for ever and exit() waits for it, so a tool refusing a run
+ * that does not fit never ended. Opened here with OPENBLAS_NUM_THREADS=1,
+ * it starts no pool (our threads split the products). */
+enum { CBLAS_ROW_MAJOR = 101, CBLAS_NO_TRANS = 111, CBLAS_TRANS = 112 };
+typedef void (*cblas_sgemm_fn)(int order, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+                               const float *B, int ldb, float beta, float *C, int ldc);
+static struct {
+    cblas_sgemm_fn sgemm;
+    char *(*corename)(void);
+    void (*set_threads)(int);
+} g_blas;
+static int g_openblas; /* 1: NLPIPE_GEMM=openblas and OpenBLAS opened */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
-/* OpenBLAS's OpenMP build implements openblas_set_num_threads with
- * omp_set_num_threads: keep the caller's OpenMP thread count. */
 static void init_once(void)
 {
-    int nt = omp_get_max_threads();
-    openblas_set_num_threads(1);
-    omp_set_num_threads(nt);
+    const char *e = getenv("NLPIPE_GEMM");
+    if (!e || strcmp(e, "openblas") != 0) return;
+    setenv("OPENBLAS_NUM_THREADS", "1", 1);
+    void *h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!h) h = dlopen("libopenblas.so", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return; /* not installed: our kernels (nlp_gemm_kernel_name says which ran) */
+    *(void **)&g_blas.sgemm = dlsym(h, "cblas_sgemm");
+    *(void **)&g_blas.corename = dlsym(h, "openblas_get_corename");
+    *(void **)&g_blas.set_threads = dlsym(h, "openblas_set_num_threads");
+    if (!g_blas.sgemm) return;
+    /* OpenBLAS's OpenMP build implements openblas_set_num_threads with
+     * omp_set_num_threads: keep the caller's OpenMP thread count */
+    if (g_blas.set_threads) {
+        int nt = omp_get_max_threads();
+        g_blas.set_threads(1);
+        omp_set_num_threads(nt);
+    }
+    g_openblas = 1;
 }
 
 void nlp_gemm_init(void) { pthread_once(&g_once, init_once); }
+
+static int use_openblas(void)
+{
+    nlp_gemm_init();
+    return g_openblas;
+}
 
 int nlp_gemm_set_mode(enum nlp_gemm_mode mode)
 {
@@ -54,23 +92,11 @@ enum nlp_gemm_mode nlp_gemm_get_mode(void) { return g_mode; }
 
 // --- fp32
 
-/* NLPIPE_GEMM=openblas sends fp32 products to OpenBLAS instead of our
- * kernels (for comparison; never in row-invariant mode). */
-static int g_openblas = -1;
-
-static int use_openblas(void)
-{
-    int v = __atomic_load_n(&g_openblas, __ATOMIC_RELAXED);
-    if (v < 0) {
-        const char *e = getenv("NLPIPE_GEMM");
-        v = e && !strcmp(e, "openblas");
-        __atomic_store_n(&g_openblas, v, __ATOMIC_RELAXED);
-    }
-    return v;
-}
-
-static void blas_sgemm1(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
-                        int ldb, float beta, float *C, int ldc)
+/* One thread's product without our kernels' scratch: OpenBLAS's (under
+ * NLPIPE_GEMM=openblas), else a plain loop (no memory for a block of packed
+ * B: rare, slow, but the product is done). */
+static void other_sgemm1(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+                         int ldb, float beta, float *C, int ldc)
 {
     if (M <= 0 || N <= 0) return;
     if (K <= 0) {
@@ -78,8 +104,20 @@ static void blas_sgemm1(int ta, int tb, int M, int N, int K, float alpha, const 
             for (int j = 0; j < N; j++) C[(size_t)i * ldc + j] = beta == 0 ? 0 : beta * C[(size_t)i * ldc + j];
         return;
     }
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A,
-                lda, B, ldb, beta, C, ldc);
+    if (use_openblas()) {
+        g_blas.sgemm(CBLAS_ROW_MAJOR, ta ? CBLAS_TRANS : CBLAS_NO_TRANS, tb ? CBLAS_TRANS : CBLAS_NO_TRANS, M, N, K,
+                     alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            float acc = 0;
+            for (int k = 0; k < K; k++)
+                acc += (ta ? A[(size_t)k * lda + i] : A[(size_t)i * lda + k]) *
+                       (tb ? B[(size_t)j * ldb + k] : B[(size_t)k * ldb + j]);
+            float *c = &C[(size_t)i * ldc + j];
+            *c = beta == 0 ? alpha * acc : alpha * acc + beta * *c;
+        }
 }
 
 /* Do fp32 products run on our kernels (not OpenBLAS, which
@@ -107,14 +145,14 @@ static void sgemm1(int ta, int tb, int M, int N, int K, float alpha, const float
     if (own_fp32() && nlp_sgemm_bias(ta, tb, M, N, K, alpha, A, lda, B, ldb, bias, beta, C, ldc) == 0)
         return;
     if (bias) fill_bias(M, N, bias, C, ldc), beta = 1;
-    blas_sgemm1(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    other_sgemm1(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 const char *nlp_gemm_kernel_name(void)
 {
     static char name[64];
     if (use_openblas()) {
-        snprintf(name, sizeof name, "openblas (%s)", openblas_get_corename());
+        snprintf(name, sizeof name, "openblas (%s)", g_blas.corename ? g_blas.corename() : "?");
         return name;
     }
     if (g_mode == NLP_GEMM_BF16) {

@@ -11,7 +11,12 @@
  * reports avx512_bf16 at run time (nlp_cpu_has_avx512bf16()), and products
  * with M or N below 16 or K below 32 stay fp32. fp32 is the default and the
  * only mode the parity tests use. NLPIPE_GEMM=openblas in the environment
- * sends fp32 products to OpenBLAS instead (for comparison).
+ * sends fp32 products to OpenBLAS instead (for comparison): it is not linked,
+ * but opened (dlopen) on the first product under that setting, with
+ * OPENBLAS_NUM_THREADS=1, so that no tool starts OpenBLAS's thread pool
+ * (linked, its pthread build starts one at load, whose workers each
+ * allocate 128 MiB and, under ulimit -v, retry for ever and keep the
+ * process from exiting).
  *
  * Threads. nlp_gemm() called outside an OpenMP parallel region runs on all
  * OpenMP threads: on our fp32 kernels each thread packs the blocks of op(B)
@@ -23,8 +28,8 @@
  * Called inside a parallel region (attention heads) it runs on the calling
  * thread. Each element of C is computed by one thread with the whole
  * K sum, in the same order whatever the split (sgemm.h), so results do not
- * depend on the thread count. OpenBLAS's own threading is switched off
- * (nlp_gemm_init): its workers busy-wait beside our OpenMP threads.
+ * depend on the thread count. OpenBLAS's own threading is off (one thread
+ * a call, nlp_gemm_init): its workers would busy-wait beside our OpenMP threads.
  *
  * Why our own kernels. Debian's OpenBLAS picks its kernels from its own guess
  * about the CPU, which the environment can override: this workplace's AMD
@@ -109,8 +114,8 @@ int nlp_gemm_set_row_invariant(int on);
  * that must say what they measured. */
 const char *nlp_gemm_kernel_name(void);
 
-/* One-time set-up (idempotent; nlp_gemm calls it itself): switches OpenBLAS to
- * one thread per call. */
+/* One-time set-up (idempotent; nlp_gemm calls it itself): under
+ * NLPIPE_GEMM=openblas, opens OpenBLAS with one thread per call. */
 void nlp_gemm_init(void);
 
 

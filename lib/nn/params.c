@@ -6,6 +6,7 @@
 #include "base/hash.h"
 #include "base/mem.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +177,35 @@ static const nlp_st_tensor *find_alias(const nlp_st *f, const char *name)
     return NULL;
 }
 
+size_t nlp_nonfinite_index(const float *x, size_t n)
+{
+    /* x - x is 0 for every finite x, NaN for NaN and ±inf: one vectorised
+     * pass that sums it, and only when that sum is NaN a second one to say
+     * where */
+    float acc = 0;
+#pragma omp simd reduction(+ : acc)
+    for (size_t i = 0; i < n; i++) acc += x[i] - x[i];
+    if (acc == 0) return n;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return i;
+    return n;
+}
+
+/* NLP_EFORMAT naming the first tensor of p that holds a NaN or an infinity
+ * (src: the file's tensors, for their names as the file spells them). */
+static int check_finite(const nlp_params *p, const nlp_st *f, const nlp_st_tensor *const *src)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        const size_t n = p->t[i].numel, k = nlp_nonfinite_index(p->data + p->t[i].off, n);
+        if (k == n) continue;
+        const float v = p->data[p->t[i].off + k];
+        return nlp_error(NLP_EFORMAT, "'%s': tensor '%s' holds %s at index %zu of %zu: the model is corrupt (a "
+                         "finite weight is needed everywhere)", nlp_st_path(f), src[i]->name,
+                         isnan(v) ? "NaN" : v > 0 ? "+inf" : "-inf", k, n);
+    }
+    return NLP_OK;
+}
+
 int nlp_params_load(nlp_params *p, nlp_st *f)
 {
     const nlp_st_tensor **src = nlp_calloc(p->n ? p->n : 1, sizeof *src);
@@ -199,11 +229,13 @@ int nlp_params_load(nlp_params *p, nlp_st *f)
         p->data = src[0]->data;
         p->data_owned = 0;
         p->mapped = f;
+        rc = check_finite(p, f, src);
         free(src);
-        return NLP_OK;
+        return rc;
     }
     if (!rc) rc = nlp_params_alloc(p);
     for (size_t i = 0; i < p->n && !rc; i++) rc = nlp_st_read_f32(f, src[i], p->data + p->t[i].off);
+    if (!rc) rc = check_finite(p, f, src);
     free(src);
     nlp_st_close(f);
     return rc;

@@ -96,8 +96,15 @@ void nlp_params_grad_settle(nlp_params *p, size_t off);
  * F32). Every parameter must be present (by name or alias) with the same
  * shape: otherwise NLP_EFORMAT "'file': missing tensor 'x'" or "'file':
  * tensor 'x' has shape [..], expected [..]". Non-float tensors are
- * NLP_EFORMAT. */
+ * NLP_EFORMAT, and so is a NaN or an infinity in any tensor ("'file':
+ * tensor 'x' holds NaN at index I of N: the model is corrupt"): one flipped
+ * bit of a weight near 1 makes it infinite, and a model that computes with
+ * it gives NaN scores, which no decoder can rank. */
 int nlp_params_load(nlp_params *p, nlp_st *f);
+
+/* The index of the first NaN or infinity of x[0, n), or n when there is
+ * none (one vectorised pass when there is none). */
+size_t nlp_nonfinite_index(const float *x, size_t n);
 
 /* 1 when the arena lives in a mapped file (see nlp_params_load). */
 int nlp_params_is_mapped(const nlp_params *p);

@@ -278,7 +278,9 @@ int nlp_st_open(nlp_st **out, const char *path)
     *out = NULL;
     nlp_st *f = st_alloc(path);
     if (!f) return NLP_ENOMEM;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO opens at once instead of waiting for a writer
+     * (for ever, when none comes), and is then refused as what it is */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         nlp_st_close(f);
         return nlp_error_errno(NLP_EIO, "cannot open '%s'", path);
@@ -294,8 +296,9 @@ int nlp_st_open(nlp_st **out, const char *path)
     if (!S_ISREG(st.st_mode)) {
         close(fd);
         nlp_st_close(f);
-        return nlp_error(NLP_EIO, "cannot read '%s': %s", path,
-                         S_ISDIR(st.st_mode) ? "Is a directory" : "not a regular file");
+        return nlp_error(NLP_EFORMAT, "'%s' is %s, not a safetensors file: it must be a regular file", path,
+                         S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+                         : S_ISSOCK(st.st_mode) ? "a socket" : "a device");
     }
     f->len = (size_t)st.st_size;
     if (f->len > 0) {

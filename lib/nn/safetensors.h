@@ -65,8 +65,9 @@ typedef struct nlp_st nlp_st;
 
 /* Opens and validates `path`. On success *out holds the mapping; free it with
  * nlp_st_close (tensor pointers die with it). Errors: NLP_EIO (cannot open or
- * read), NLP_EFORMAT (everything about the content, see the top of this file),
- * NLP_ENOMEM. */
+ * read), NLP_EFORMAT (everything about the content, see the top of this file,
+ * and a path that is no regular file: a directory, a FIFO, which is not
+ * waited on, a device), NLP_ENOMEM. */
 int nlp_st_open(nlp_st **out, const char *path);
 
 /* Validates a file already in memory (`buf` is copied); `name` is used in

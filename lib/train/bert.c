@@ -432,18 +432,12 @@ int nlp_bert_docs_add(nlp_bert_docs *d, const char *path, const nlp_tokenizer *t
         rc = add_stream(d, r, path, tk);
         goto out;
     }
-    nlp_buf b = {0};
-    for (;;) {
-        if (nlp_buf_reserve(&b, 1 << 20)) {
-            rc = NLP_ENOMEM;
-            break;
-        }
-        if ((rc = nlp_reader_read(r, b.data + b.len, b.cap - b.len - 1, &got)) || !got) break;
-        b.len += got;
-    }
-    if (!rc) rc = nlp_text_check(path, b.data, b.len < 65536 ? b.len : 65536); /* not compressed, binary, ids */
-    if (!rc) rc = nlp_bert_docs_add_text(d, b.data ? b.data : "", b.len, path, tk, threads);
-    nlp_buf_free(&b);
+    char *text;
+    size_t len;
+    if ((rc = nlp_reader_read_lines(r, d->max_line, &text, &len))) goto out;
+    rc = nlp_text_check(path, text, len < 65536 ? len : 65536); /* not compressed, binary, ids */
+    if (!rc) rc = nlp_bert_docs_add_text(d, text, len, path, tk, threads);
+    free(text);
 out:
     nlp_reader_close(r);
     return rc;
@@ -531,9 +525,11 @@ static int docs_add_blocks(nlp_bert_docs *d, const char *path, const nlp_tokeniz
     uint64_t line;
     int rc = nlp_text_blocks_open(&tb, path); /* first: are documents blocks of lines? */
     if (rc) return rc;
+    tb.max_line = d->max_line;
     while ((rc = nlp_text_blocks_next(&tb, &text, &len, &line)) == 1) scan_blanks(&b, text, len);
     nlp_text_blocks_close(&tb);
     if (rc < 0 || (rc = nlp_text_blocks_open(&tb, path))) return rc;
+    tb.max_line = d->max_line;
     while ((rc = nlp_text_blocks_next(&tb, &text, &len, &line)) == 1)
         if ((rc = add_text_part(d, text, len, path, line, tk, threads, b.blocks, 0))) break;
     nlp_text_blocks_close(&tb);
@@ -625,6 +621,7 @@ int nlp_bert_docs_add_cached(nlp_bert_docs *d, const char *const *paths, size_t 
     nlp_bert_docs scratch;
     memset(&scratch, 0, sizeof scratch);
     scratch.map.fd = -1;
+    scratch.max_line = d->max_line;
     if ((rc = docs_build(&scratch, paths, n, tk, threads, name, fp))) return rc;
     if ((rc = docs_load(d, name, fp))) return rc;
     if (built) *built = 1;

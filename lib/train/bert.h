@@ -160,6 +160,7 @@ typedef struct nlp_bert_docs {
     void *sink;
     /* mapped from a cache: ids, sent and doc point into it */
     nlp_mapped map;
+    size_t max_line;     /* text: a longer line is NLP_EDATA naming file and line (0 = no limit) */
 } nlp_bert_docs;
 
 /* Appends the documents of a file ("-" = standard input): a token stream

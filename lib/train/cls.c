@@ -95,178 +95,228 @@ static int name_unknown(nlp_buf *msg, const char *s, size_t n, size_t line, int 
     return nlp_buf_printf(msg, "%s'%.*s' (line %zu)", first ? "" : ", ", (int)n, s, line);
 }
 
-/* The ids of one column of a block appended: ids[*n ..), off[base + 1 ..]. */
-static int append_column(int32_t **ids, size_t *n, size_t *cap, size_t **off, size_t base, const int32_t *bids,
-                         const size_t *boff, size_t k)
+/* Lines line0 + 1 .. line0 + n of path into d (zeroed first): labels not
+ * in o->labels go to *unknown (made when first needed) with the line they
+ * are first on, and while there are any nothing is tokenized. */
+static int parse_lines(nlp_cls_data *d, const char *const *line, const size_t *llen, size_t n, const char *path,
+                       uint64_t line0, int *fields, const nlp_cls_read_opts *o, nlp_strmap **unknown)
 {
-    if (nlp_grow(ids, cap, *n + boff[k] + 1, sizeof **ids)) return NLP_ENOMEM;
+    memset(d, 0, sizeof *d);
+    const char **ta = NULL, **tb = NULL;
+    size_t *na = NULL, *nb = NULL;
+    nlp_buf fix = {0};
+    int rc = 0;
+    const int lab = o->labelled ? 1 : 0;
+    if (o->texts < 0 || o->texts > 2) return nlp_error(NLP_EINVAL, "texts per example must be 1 or 2 (0: any)");
+    if (lab && !o->labels) return nlp_error(NLP_EINVAL, "labelled examples need a label set");
+    d->labelled = lab;
+    d->pair = o->texts == 2;
+    const size_t cap = n ? n : 1;
+    if (!(ta = nlp_malloc(cap * sizeof *ta)) || !(tb = nlp_malloc(cap * sizeof *tb)) ||
+        !(na = nlp_malloc(cap * sizeof *na)) || !(nb = nlp_malloc(cap * sizeof *nb)) ||
+        (lab && !(d->label = nlp_malloc(cap * sizeof *d->label)))) {
+        rc = NLP_ENOMEM;
+        goto out;
+    }
+    /* fields: every line as line 1 has them (or as the caller wants) */
+    int want = o->texts ? lab + o->texts : *fields;
+    if (want) d->pair = want - lab == 2;
+    for (size_t i = 0; i < n; i++) {
+        const char *s = line[i];
+        size_t m = llen[i];
+        const unsigned long long ln = (unsigned long long)(line0 + i + 1);
+        if (!m) {
+            rc = nlp_error(NLP_EDATA, "'%s' line %llu: empty line: every line is an example (%s)", path, ln,
+                           form(lab, want ? want - lab : 1));
+            goto out;
+        }
+        int f = count_fields(s, m);
+        if (!want) {
+            if (f < lab + 1 || f > lab + 2) {
+                rc = nlp_error(NLP_EDATA, "'%s' line %llu: %d field%s: expected %s or %s", path, ln, f,
+                               f == 1 ? "" : "s", form(lab, 1), form(lab, 2));
+                goto out;
+            }
+            want = f;
+            d->pair = f - lab == 2;
+        } else if (f != want) {
+            if (o->texts)
+                rc = nlp_error(NLP_EDATA, "'%s' line %llu: %d field%s where %d are expected (%s)", path, ln, f,
+                               f == 1 ? "" : "s", want, form(lab, want - lab));
+            else
+                rc = nlp_error(NLP_EDATA, "'%s' line %llu has %d field%s but line 1 has %d: every line must have the "
+                               "same fields (%s)", path, ln, f, f == 1 ? "" : "s", want, form(lab, want - lab));
+            goto out;
+        }
+        /* cut the fields */
+        const char *fld[3];
+        size_t fl[3];
+        const char *p = s, *e = s + m;
+        for (int k = 0; k < f; k++) {
+            const char *tab = k + 1 < f ? memchr(p, '\t', (size_t)(e - p)) : e;
+            fld[k] = p, fl[k] = (size_t)(tab - p);
+            p = tab + 1;
+        }
+        for (int k = 0; k < f; k++)
+            if (!fl[k]) {
+                const char *what = k < lab ? "label" : !d->pair ? "text" : k == lab ? "text_a" : "text_b";
+                rc = nlp_error(NLP_EDATA, "'%s' line %llu: empty %s", path, ln, what);
+                goto out;
+            }
+        ta[i] = fld[lab], na[i] = fl[lab];
+        tb[i] = d->pair ? fld[lab + 1] : fld[lab] + fl[lab], nb[i] = d->pair ? fl[lab + 1] : 0;
+        if (!lab) continue;
+        /* the label */
+        const char *ls = fld[0];
+        size_t lnn = fl[0];
+        if (!nlp_utf8_valid(ls, lnn, NULL)) {
+            nlp_buf_reset(&fix);
+            if ((rc = nlp_utf8_repair(ls, lnn, &fix, NULL))) goto out;
+            ls = fix.data, lnn = fix.len;
+            d->repaired++;
+        }
+        int32_t idx = nlp_cls_labels_find(o->labels, ls, lnn);
+        if (idx < 0 && o->add_labels) {
+            if ((rc = nlp_cls_labels_add(o->labels, ls, lnn, &idx))) goto out;
+        } else if (idx < 0) {
+            int is_new;
+            int64_t *v;
+            if ((!*unknown && !(*unknown = nlp_strmap_new(16))) || !(v = nlp_strmap_slot(*unknown, ls, lnn, &is_new))) {
+                rc = NLP_ENOMEM;
+                goto out;
+            }
+            if (is_new) *v = (int64_t)ln;
+        }
+        d->label[i] = idx;
+    }
+    *fields = want;
+    if (*unknown) goto out;
+    if (!n && !want) d->pair = o->texts == 2;
+    /* tokenize each column (messages name the file's line) */
+    if ((rc = nlp_tokenize_lines_at(o->tk, ta, na, n, path, line0, o->threads, &d->a, &d->a_off, &d->repaired)))
+        goto out;
+    if (d->pair &&
+        (rc = nlp_tokenize_lines_at(o->tk, tb, nb, n, path, line0, o->threads, &d->b, &d->b_off, &d->repaired)))
+        goto out;
+    d->n = n;
+    d->tokens = d->a_off[n] + (d->pair ? d->b_off[n] : 0);
+out:
+    free(ta), free(tb), free(na), free(nb);
+    nlp_buf_free(&fix);
+    if (rc) nlp_cls_data_free(d);
+    return rc;
+}
+
+/* NLP_EDATA "'f': K labels not in X: 'a' (line N), ..." */
+static int unknown_labels(const char *path, nlp_strmap *unknown, const nlp_cls_read_opts *o)
+{
+    nlp_buf msg = {0};
+    size_t k = nlp_strmap_size(unknown);
+    int rc = nlp_buf_printf(&msg, "'%s': %zu label%s not in %s: ", path, k, k == 1 ? "" : "s",
+                            o->labels_from ? o->labels_from : "the training data");
+    for (size_t j = 0; j < k && j < MAX_UNKNOWN_NAMED && !rc; j++) {
+        size_t kl;
+        const char *key = nlp_strmap_key(unknown, j, &kl);
+        rc = name_unknown(&msg, key, kl, (size_t)nlp_strmap_value(unknown, j), j == 0);
+    }
+    if (!rc && k > MAX_UNKNOWN_NAMED) rc = nlp_buf_printf(&msg, " and %zu more", k - MAX_UNKNOWN_NAMED);
+    rc = rc ? rc : nlp_error(NLP_EDATA, "%s", msg.data);
+    nlp_buf_free(&msg);
+    return rc;
+}
+
+int nlp_cls_parse(nlp_cls_data *d, const char *const *line, const size_t *llen, size_t n, const char *path,
+                  uint64_t line0, int *fields, const nlp_cls_read_opts *o)
+{
+    nlp_strmap *unknown = NULL;
+    int rc = parse_lines(d, line, llen, n, path, line0, fields, o, &unknown);
+    if (!rc && unknown) {
+        rc = unknown_labels(path, unknown, o);
+        nlp_cls_data_free(d);
+    }
+    nlp_strmap_free(unknown);
+    return rc;
+}
+
+/* The ids of one column of a block appended: ids[*n ..), off[base + 1 ..]. */
+static int append_column(int32_t **ids, size_t *n, size_t *cap, size_t **off, size_t *ocap, size_t base,
+                         const int32_t *bids, const size_t *boff, size_t k)
+{
+    if (nlp_grow(ids, cap, *n + boff[k] + 1, sizeof **ids) || nlp_grow(off, ocap, base + k + 1, sizeof **off))
+        return NLP_ENOMEM;
     if (boff[k]) memcpy(*ids + *n, bids, boff[k] * sizeof **ids);
+    if (!base) (*off)[0] = 0;
     for (size_t i = 0; i < k; i++) (*off)[base + i + 1] = (*off)[base] + boff[i + 1];
     *n += boff[k];
     return 0;
 }
 
-/* The file is read and tokenized a block of lines at a time (train/data.h):
+/* The file is read and parsed a block of lines at a time (train/data.h):
  * memory holds one block of text, and the ids. */
 int nlp_cls_read(nlp_cls_data *d, const char *path, const nlp_cls_read_opts *o)
 {
     memset(d, 0, sizeof *d);
-    size_t n = 0, k = 0, lcap = 0, ocap = 0, acap = 0, bcap = 0, an = 0, bn = 0, tcap = 0;
-    char **line = NULL;
-    size_t *llen = NULL;
-    const char **ta = NULL, **tb = NULL;
-    size_t *na = NULL, *nb = NULL;
-    int32_t *bids = NULL;
-    size_t *boff = NULL;
-    nlp_buf fix = {0}, msg = {0};
+    nlp_cls_data part = {0};
     nlp_strmap *unknown = NULL;
     nlp_text_blocks blk;
     const char *text;
-    size_t len;
+    char **line = NULL;
+    size_t *llen = NULL;
+    size_t len, k, n = 0, an = 0, bn = 0, acap = 0, bcap = 0, aocap = 0, bocap = 0, lcap = 0;
     uint64_t first;
-    int rc, opened = 0;
+    int fields = 0, rc;
     const int lab = o->labelled ? 1 : 0;
     if (o->texts < 0 || o->texts > 2) return nlp_error(NLP_EINVAL, "texts per example must be 1 or 2 (0: any)");
     if (lab && !o->labels) return nlp_error(NLP_EINVAL, "labelled examples need a label set");
-    if ((rc = nlp_text_blocks_open(&blk, path))) goto out;
-    opened = 1;
+    if ((rc = nlp_text_blocks_open(&blk, path))) return rc;
+    blk.max_line = o->max_line;
     blk.checked = 1; /* a TSV's fields say what is wrong with it (no text check) */
     d->labelled = lab;
     d->pair = o->texts == 2;
-    if (nlp_grow(&d->a_off, &ocap, 1, sizeof *d->a_off) || !(d->b_off = nlp_calloc(1, sizeof *d->b_off))) {
-        rc = NLP_ENOMEM;
-        goto out;
-    }
-    d->a_off[0] = 0;
-    size_t bocap = 1;
-    /* fields: every line as line 1 has them (or as the caller wants) */
-    int want = o->texts ? lab + o->texts : 0;
     while ((rc = nlp_text_blocks_next(&blk, &text, &len, &first)) == 1) {
         free(line), free(llen);
         line = NULL, llen = NULL;
-        if ((rc = split_lines((char *)text, len, &line, &llen, &k))) goto out;
-        if (nlp_grow(&ta, &tcap, k + 1, sizeof *ta) || !(tb = realloc(tb, tcap * sizeof *tb)) ||
-            !(na = realloc(na, tcap * sizeof *na)) || !(nb = realloc(nb, tcap * sizeof *nb)) ||
-            (lab && nlp_grow(&d->label, &lcap, n + k + 1, sizeof *d->label)) ||
-            nlp_grow(&d->a_off, &ocap, n + k + 1, sizeof *d->a_off) ||
-            nlp_grow(&d->b_off, &bocap, n + k + 1, sizeof *d->b_off)) {
-            rc = NLP_ENOMEM;
+        if ((rc = split_lines((char *)text, len, &line, &llen, &k)) ||
+            (rc = parse_lines(&part, (const char *const *)line, llen, k, path, first, &fields, o, &unknown)))
             goto out;
-        }
-        for (size_t j = 0; j < k; j++) {
-            const size_t i = n + j; /* the example, line i + 1 */
-            const char *s = line[j];
-            size_t m = llen[j];
-            if (!m) {
-                rc = nlp_error(NLP_EDATA, "'%s' line %zu: empty line: every line is an example (%s)", path, i + 1,
-                               form(lab, want ? want - lab : 1));
-                goto out;
-            }
-            int f = count_fields(s, m);
-            if (!want) {
-                if (f < lab + 1 || f > lab + 2) {
-                    rc = nlp_error(NLP_EDATA, "'%s' line %zu: %d field%s: expected %s or %s", path, i + 1, f,
-                                   f == 1 ? "" : "s", form(lab, 1), form(lab, 2));
-                    goto out;
-                }
-                want = f;
-                d->pair = f - lab == 2;
-            } else if (f != want) {
-                if (o->texts)
-                    rc = nlp_error(NLP_EDATA, "'%s' line %zu: %d field%s where %d are expected (%s)", path, i + 1, f,
-                                   f == 1 ? "" : "s", want, form(lab, want - lab));
-                else
-                    rc = nlp_error(NLP_EDATA, "'%s' line %zu has %d field%s but line 1 has %d: every line must have "
-                                   "the same fields (%s)", path, i + 1, f, f == 1 ? "" : "s", want, form(lab, want - lab));
-                goto out;
-            }
-            /* cut the fields */
-            const char *fld[3];
-            size_t fl[3];
-            const char *p = s, *e = s + m;
-            for (int q = 0; q < f; q++) {
-                const char *tab = q + 1 < f ? memchr(p, '\t', (size_t)(e - p)) : e;
-                fld[q] = p, fl[q] = (size_t)(tab - p);
-                p = tab + 1;
-            }
-            for (int q = 0; q < f; q++)
-                if (!fl[q]) {
-                    const char *what = q < lab ? "label" : !d->pair ? "text" : q == lab ? "text_a" : "text_b";
-                    rc = nlp_error(NLP_EDATA, "'%s' line %zu: empty %s", path, i + 1, what);
-                    goto out;
-                }
-            ta[j] = fld[lab], na[j] = fl[lab];
-            tb[j] = d->pair ? fld[lab + 1] : fld[lab] + fl[lab], nb[j] = d->pair ? fl[lab + 1] : 0;
-            if (!lab) continue;
-            /* the label */
-            const char *ls = fld[0];
-            size_t ln = fl[0];
-            if (!nlp_utf8_valid(ls, ln, NULL)) {
-                nlp_buf_reset(&fix);
-                if ((rc = nlp_utf8_repair(ls, ln, &fix, NULL))) goto out;
-                ls = fix.data, ln = fix.len;
-                d->repaired++;
-            }
-            int32_t idx = nlp_cls_labels_find(o->labels, ls, ln);
-            if (idx < 0 && o->add_labels) {
-                if ((rc = nlp_cls_labels_add(o->labels, ls, ln, &idx))) goto out;
-            } else if (idx < 0) {
-                int is_new;
-                int64_t *v;
-                if ((!unknown && !(unknown = nlp_strmap_new(16))) || !(v = nlp_strmap_slot(unknown, ls, ln, &is_new))) {
-                    rc = NLP_ENOMEM;
-                    goto out;
-                }
-                if (is_new) *v = (int64_t)(i + 1);
-            }
-            d->label[i] = idx;
-        }
-        /* tokenize each column of the block (messages name the file's line) */
         if (!unknown) {
-            if ((rc = nlp_tokenize_lines_at(o->tk, ta, na, k, path, n, o->threads, &bids, &boff, &d->repaired)) ||
-                (rc = append_column(&d->a, &an, &acap, &d->a_off, n, bids, boff, k)))
+            d->pair = part.pair;
+            if ((lab && nlp_grow(&d->label, &lcap, n + k + 1, sizeof *d->label)) ||
+                (rc = append_column(&d->a, &an, &acap, &d->a_off, &aocap, n, part.a, part.a_off, k)) ||
+                (part.pair && (rc = append_column(&d->b, &bn, &bcap, &d->b_off, &bocap, n, part.b, part.b_off, k)))) {
+                rc = rc ? rc : NLP_ENOMEM;
                 goto out;
-            free(bids), free(boff);
-            bids = NULL, boff = NULL;
-            if (d->pair &&
-                ((rc = nlp_tokenize_lines_at(o->tk, tb, nb, k, path, n, o->threads, &bids, &boff, &d->repaired)) ||
-                 (rc = append_column(&d->b, &bn, &bcap, &d->b_off, n, bids, boff, k))))
-                goto out;
-            free(bids), free(boff);
-            bids = NULL, boff = NULL;
+            }
+            if (lab && k) memcpy(d->label + n, part.label, k * sizeof *d->label);
+            d->repaired += part.repaired;
         }
+        nlp_cls_data_free(&part);
         n += k;
     }
     if (rc < 0) goto out;
+    rc = 0;
     if (unknown) {
-        size_t q = nlp_strmap_size(unknown);
-        rc = nlp_buf_printf(&msg, "'%s': %zu label%s not in %s: ", path, q, q == 1 ? "" : "s",
-                            o->labels_from ? o->labels_from : "the training data");
-        for (size_t j = 0; j < q && j < MAX_UNKNOWN_NAMED && !rc; j++) {
-            size_t kl;
-            const char *key = nlp_strmap_key(unknown, j, &kl);
-            rc = name_unknown(&msg, key, kl, (size_t)nlp_strmap_value(unknown, j), j == 0);
+        rc = unknown_labels(path, unknown, o);
+        goto out;
+    }
+    if (!n) {
+        d->pair = fields ? fields - lab == 2 : o->texts == 2;
+        if (!(d->a_off = nlp_calloc(1, sizeof *d->a_off)) || (d->pair && !(d->b_off = nlp_calloc(1, sizeof *d->b_off)))) {
+            rc = NLP_ENOMEM;
+            goto out;
         }
-        if (!rc && q > MAX_UNKNOWN_NAMED) rc = nlp_buf_printf(&msg, " and %zu more", q - MAX_UNKNOWN_NAMED);
-        rc = rc ? rc : nlp_error(NLP_EDATA, "%s", msg.data);
-        goto out;
     }
-    if (!n) d->pair = o->texts == 2;
-    if ((!d->a && !(d->a = nlp_malloc(sizeof *d->a))) || (lab && !d->label && !(d->label = nlp_malloc(sizeof *d->label)))) {
-        rc = NLP_ENOMEM;
-        goto out;
-    }
-    if (!d->pair) free(d->b), free(d->b_off), d->b = NULL, d->b_off = NULL;
-    else if (!d->b && !(d->b = nlp_malloc(sizeof *d->b))) {
+    if ((!d->a && !(d->a = nlp_malloc(sizeof *d->a))) || (lab && !d->label && !(d->label = nlp_malloc(sizeof *d->label))) ||
+        (d->pair && !d->b && !(d->b = nlp_malloc(sizeof *d->b)))) {
         rc = NLP_ENOMEM;
         goto out;
     }
     d->n = n;
     d->tokens = d->a_off[n] + (d->pair ? d->b_off[n] : 0);
 out:
-    if (opened) nlp_text_blocks_close(&blk);
-    free(line), free(llen), free(ta), free(tb), free(na), free(nb), free(bids), free(boff);
-    nlp_buf_free(&fix), nlp_buf_free(&msg);
+    nlp_text_blocks_close(&blk);
+    nlp_cls_data_free(&part);
+    free(line), free(llen);
     nlp_strmap_free(unknown);
     if (rc) nlp_cls_data_free(d);
     return rc;

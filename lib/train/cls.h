@@ -108,6 +108,7 @@ typedef struct nlp_cls_read_opts {
     int add_labels;          /* 1: labels not in the set are added (the training file); 0: they are an error */
     const char *labels_from; /* names the label set in that error; NULL = "the training data" */
     int threads;             /* tokenizer threads; <= 0: all CPUs */
+    size_t max_line;         /* a longer line is NLP_EDATA naming file and line (0 = no limit) */
 } nlp_cls_read_opts;
 
 /* Reads a TSV of examples (path "-" = standard input) into d (zeroed
@@ -120,6 +121,14 @@ typedef struct nlp_cls_read_opts {
  * NLP_ENOMEM. With add_labels, labels read before a failure stay in the
  * set. An empty file is 0 examples (texts: o->texts, or 1). */
 int nlp_cls_read(nlp_cls_data *d, const char *path, const nlp_cls_read_opts *o);
+/* The examples of n lines already read (line[i], llen[i] bytes, no
+ * newline), lines line0 + 1 .. line0 + n of file `path`, as nlp_cls_read
+ * reads a whole file: a file read in blocks (a stream answered as it
+ * comes) is checked as if whole. *fields: the fields every line must have,
+ * 0 to take line 1's (pass 0 with the first block only); set on success
+ * for the next block. d is zeroed first; errors as nlp_cls_read's. */
+int nlp_cls_parse(nlp_cls_data *d, const char *const *line, const size_t *llen, size_t n, const char *path,
+                  uint64_t line0, int *fields, const nlp_cls_read_opts *o);
 void nlp_cls_data_free(nlp_cls_data *d);
 
 // --- encoding

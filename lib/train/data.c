@@ -231,6 +231,20 @@ static size_t block_size = NLP_TEXT_BLOCK;
 
 void nlp_text_blocks_set_size(size_t bytes) { block_size = bytes ? bytes : NLP_TEXT_BLOCK; }
 
+/* The lengths of the lines in the bytes just read, against max_line. */
+static int scan_lines(nlp_text_blocks *tb, const char *p, size_t n)
+{
+    const char *e = p + n, *nl;
+    while ((nl = memchr(p, '\n', (size_t)(e - p))) && tb->cur + (size_t)(nl - p) <= tb->max_line)
+        tb->cur = 0, tb->scanned++, p = nl + 1;
+    tb->cur += (size_t)((nl ? nl : e) - p);
+    if (tb->cur <= tb->max_line) return 0;
+    const char *path = nlp_reader_name(tb->r);
+    return nlp_error(NLP_EDATA, "'%s' line %llu: longer than %zu bytes, the longest line allowed "
+                     "(--max-line-bytes raises the limit)", strcmp(path, "-") ? path : "standard input",
+                     (unsigned long long)tb->scanned + 1, tb->max_line);
+}
+
 int nlp_text_blocks_next(nlp_text_blocks *tb, const char **text, size_t *len, uint64_t *first_line)
 {
     /* the last block out: its lines counted, its bytes dropped */
@@ -264,6 +278,7 @@ int nlp_text_blocks_next(nlp_text_blocks *tb, const char **text, size_t *len, ui
         int rc = nlp_reader_read(tb->r, tb->buf + tb->len, want - tb->len, &got);
         if (rc) return rc;
         if (!got) tb->eof = 1;
+        if (tb->max_line && (rc = scan_lines(tb, tb->buf + tb->len, got))) return rc;
         tb->len += got, tb->bytes += got;
         if (!tb->checked && (tb->len >= 65536 || tb->eof)) {
             if ((rc = nlp_text_check(nlp_reader_name(tb->r), tb->buf, tb->len < 65536 ? tb->len : 65536))) return rc;
@@ -595,6 +610,7 @@ int nlp_corpus_add_text(nlp_corpus *c, const char *path, const nlp_tokenizer *tk
     nlp_text_blocks tb;
     int rc = nlp_text_blocks_open(&tb, path);
     if (rc) return rc;
+    tb.max_line = c->max_line;
     rc = add_text_blocks(c, &tb, tk, eot, threads);
     nlp_text_blocks_close(&tb);
     return rc;
@@ -643,6 +659,7 @@ int nlp_corpus_add(nlp_corpus *c, const char *path, const nlp_tokenizer *tk, int
     }
     nlp_text_blocks tb;
     blocks_borrow(&tb, r);
+    tb.max_line = c->max_line;
     rc = add_text_blocks(c, &tb, tk, eot, threads);
     nlp_text_blocks_close(&tb);
 out:
@@ -726,7 +743,7 @@ int nlp_cache_mkdir(const char *dir)
 
 /* Tokenizes text file `path` into the token stream `out` (atomically). */
 static int build_cache(const char *path, const char *out, const nlp_tokenizer *tk, int32_t eot, int threads,
-                       uint64_t *docs, uint64_t *repaired, uint64_t *bytes)
+                       size_t max_line, uint64_t *docs, uint64_t *repaired, uint64_t *bytes)
 {
     nlp_text_blocks tb;
     nlp_writer *w = NULL;
@@ -734,6 +751,7 @@ static int build_cache(const char *path, const char *out, const nlp_tokenizer *t
     nlp_ids ids = {0};
     int rc = nlp_text_blocks_open(&tb, path);
     if (rc) return rc;
+    tb.max_line = max_line;
     if ((rc = nlp_writer_open(&w, out, 0)) ||
         (rc = nlp_tokbin_writer_new_fp(&bw, w, (uint32_t)nlp_tokenizer_vocab_size(tk), eot,
                                        nlp_tokbin_fingerprint(tk))))
@@ -808,7 +826,7 @@ int nlp_corpus_add_cached(nlp_corpus *c, const char *path, const nlp_tokenizer *
         uint64_t docs = 0, repaired = 0, bytes = 0;
         if ((rc = nlp_cache_mkdir(dir))) return rc;
         nlp_cache_remove_stale(dir, path, pk, key, "bin");
-        if ((rc = build_cache(path, name, tk, eot, threads, &docs, &repaired, &bytes))) return rc;
+        if ((rc = build_cache(path, name, tk, eot, threads, c->max_line, &docs, &repaired, &bytes))) return rc;
         c->repaired += repaired;
         if (built) *built = 1;
     }
@@ -927,6 +945,7 @@ int nlp_corpus_open_pipe(nlp_corpus *c, const char *path, const nlp_tokenizer *t
     } else {
         if (!tk) return not_a_stream(path, p->r);
         blocks_borrow(&p->tb, p->r);
+        p->tb.max_line = c->max_line;
         p->text = 1;
         p->eot = c->eot = eot;
     }

@@ -128,6 +128,8 @@ typedef struct nlp_corpus {
     uint64_t mapped;    /* bytes of ids in mapped files */
     uint64_t held;      /* bytes of ids in memory */
     nlp_corpus_pipe *pipe;
+    size_t max_line;    /* text: a longer line is NLP_EDATA "'f' line N: longer than M bytes ...",
+                           found before more of it is read (0 = no limit) */
 } nlp_corpus;
 
 /* Appends a binary token stream (nlpipe or llm.c format): a file is mapped,
@@ -240,6 +242,10 @@ typedef struct nlp_text_blocks {
     uint64_t bytes;     /* bytes read */
     int eof;
     int checked;        /* nlp_text_check passed */
+    size_t max_line;    /* a longer line is NLP_EDATA "'f' line N: longer than M bytes ...", found
+                           before more of it is read (0 = no limit; set after opening) */
+    size_t cur;         /* bytes of the last line read so far */
+    uint64_t scanned;   /* lines ended so far */
 } nlp_text_blocks;
 
 /* The block size of every nlp_text_blocks (default NLP_TEXT_BLOCK; tests

@@ -253,6 +253,7 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
             return rc;
         }
         snprintf(res->last_checkpoint, sizeof res->last_checkpoint, "%s", dir);
+        if (!st.run_id) st.run_id = o->run_id;
         if (report) {
             nlp_train_event e = {.kind = NLP_TRAIN_RESUME, .step = opt.step, .total = total, .tokens = tokens,
                                  .seconds = elapsed, .path = dir, .eta = -1, .ranks_before = st.ranks};
@@ -263,8 +264,10 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
         if (!m) return nlp_error(NLP_EINVAL, "no model to train");
         if ((rc = nlp_optim_init(&opt, &o->optim, nlp_params_numel(nlp_model_params(m))))) return rc;
         nlp_rng_seed(&st.data_rng, o->seed);
+        st.run_id = o->run_id;
         best = NAN;
     }
+    res->run_id = st.run_id;
     st.ranks = par.ranks;
     rc = 0;
     /* the options in force win over the checkpoint's optimizer settings */

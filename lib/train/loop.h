@@ -148,6 +148,11 @@ typedef struct nlp_train_opts {
     int save_best;              /* write the model of the best validation to DIR/best */
     const char *log_path;       /* TSV log; NULL = none */
     uint64_t seed;              /* data generator seed (the model's own is set at creation) */
+    uint64_t run_id;            /* this run's id, recorded in its checkpoints: --keep and averaging
+                                   count only the checkpoints of this run (and older ones without an
+                                   id) in a directory that holds others too; a resumed run keeps its
+                                   checkpoint's id (this one when it has none). 0: every checkpoint
+                                   counts */
     /* The caller adds its files (tokenizer, options) to a checkpoint
      * directory being written; NULL = nothing. */
     int (*save_extra)(void *ctx, const char *dir);
@@ -168,6 +173,7 @@ typedef struct nlp_train_result {
     double seconds;          /* training time of this run (evaluation excluded) */
     double comm_seconds;     /* of which waiting for the other ranks' gradients and figures (data
                                 parallel: the communication the backward pass did not hide) */
+    uint64_t run_id;         /* the run's id (o->run_id, or a resumed checkpoint's) */
 } nlp_train_result;
 
 /* Trains m (whose parameters are created or loaded) for the task. With
@@ -192,7 +198,8 @@ int nlp_train_find_checkpoint(const char *dir, char *buf, size_t cap);
 /* Averages the weights of the newest n checkpoints of o->out_dir (as
  * Vaswani et al. did for their results) into o->out_dir/average, a model
  * directory with o->save_extra's files; *used gets how many there were
- * (fewer than n when the run kept fewer). */
+ * (fewer than n when the run kept fewer). With o->run_id, only the
+ * checkpoints of that run (and older ones without an id) count. */
 int nlp_train_average(const nlp_train_opts *o, int n, int *used);
 
 /* The learning rate of a 1-based step under the options' schedule. */

@@ -23,36 +23,6 @@
 
 // --- reading
 
-/* The whole of path ("-" = standard input). */
-static int slurp(const char *path, char **text, size_t *len)
-{
-    nlp_reader *r = NULL;
-    nlp_buf b = {0};
-    int rc = nlp_reader_open(&r, path);
-    if (rc) return rc;
-    for (;;) {
-        size_t got;
-        if (nlp_buf_reserve(&b, 1 << 20)) {
-            rc = NLP_ENOMEM;
-            break;
-        }
-        if ((rc = nlp_reader_read(r, b.data + b.len, b.cap - b.len - 1, &got)) || !got) break;
-        b.len += got;
-    }
-    nlp_reader_close(r);
-    if (rc) {
-        nlp_buf_free(&b);
-        return rc;
-    }
-    if (!b.data && nlp_buf_reserve(&b, 1)) return NLP_ENOMEM;
-    if ((rc = nlp_text_check(path, b.data, b.len < 65536 ? b.len : 65536))) { /* not compressed, binary, ids */
-        nlp_buf_free(&b);
-        return rc;
-    }
-    *text = nlp_buf_detach(&b, len);
-    return 0;
-}
-
 /* Line starts and lengths (without the newline and a CR before it); a
  * last line without a newline counts, an empty file has no line. */
 static int split_lines(char *text, size_t len, char ***line, size_t **llen, size_t *n)
@@ -192,9 +162,13 @@ int nlp_pairs_read(nlp_pairs *p, const char *src_path, const char *tgt_path, con
     size_t *soff = NULL, *toff = NULL;
     const char *tname = tgt_path ? tgt_path : src_path;
     int rc;
-    if ((rc = slurp(src_path, &st, &sl)) || (rc = split_lines(st, sl, &sline, &slen, &ns))) goto out;
+    if ((rc = nlp_read_file_lines(src_path, o->max_line, &st, &sl)) ||
+        (rc = split_lines(st, sl, &sline, &slen, &ns)))
+        goto out;
     if (tgt_path) {
-        if ((rc = slurp(tgt_path, &tt, &tl)) || (rc = split_lines(tt, tl, &tline, &tlen, &nt))) goto out;
+        if ((rc = nlp_read_file_lines(tgt_path, o->max_line, &tt, &tl)) ||
+            (rc = split_lines(tt, tl, &tline, &tlen, &nt)))
+            goto out;
         if (ns != nt) {
             rc = nlp_error(NLP_EDATA, "'%s' has %zu line%s and '%s' has %zu: the files of a parallel corpus must "
                            "align line by line", src_path, ns, ns == 1 ? "" : "s", tgt_path, nt);
@@ -432,8 +406,8 @@ static int side_add(side *s, const nlp_tokenizer *tk, const char *const *line, c
 }
 
 /* One text file onto s, a block of lines at a time. */
-static int side_file(side *s, const char *path, const nlp_tokenizer *tk, int threads, uint64_t *repaired,
-                     const char *dir)
+static int side_file(side *s, const char *path, const nlp_tokenizer *tk, int threads, size_t max_line,
+                     uint64_t *repaired, const char *dir)
 {
     nlp_text_blocks tb;
     const char *text;
@@ -443,6 +417,7 @@ static int side_file(side *s, const char *path, const nlp_tokenizer *tk, int thr
     size_t *ll = NULL;
     int rc = nlp_text_blocks_open(&tb, path);
     if (rc) return rc;
+    tb.max_line = max_line;
     while ((rc = nlp_text_blocks_next(&tb, &text, &len, &line)) == 1) {
         if ((rc = split_lines((char *)text, len, &l, &ll, &n)) ||
             (rc = side_add(s, tk, (const char *const *)l, ll, n, path, line, threads, repaired, dir)))
@@ -467,6 +442,7 @@ static int sides_tsv(side *a, side *b, const char *path, const nlp_pairs_opts *o
     size_t *slen = NULL, *tlen = NULL;
     int rc = nlp_text_blocks_open(&tb, path);
     if (rc) return rc;
+    tb.max_line = o->max_line;
     while ((rc = nlp_text_blocks_next(&tb, &text, &len, &line)) == 1) {
         if ((rc = split_lines((char *)text, len, &sl, &slen, &n))) break;
         if (!(tl = nlp_malloc((n ? n : 1) * sizeof *tl)) || !(tlen = nlp_malloc((n ? n : 1) * sizeof *tlen))) {
@@ -565,8 +541,8 @@ static int pairs_build(const char *src_path, const char *tgt_path, const nlp_pai
     a.fd = b.fd = -1, a.len = b.len = NULL;
     if ((rc = side_open(&a, dir)) || (rc = side_open(&b, dir))) goto out;
     if (tgt_path) {
-        if ((rc = side_file(&a, src_path, o->src_tk, o->threads, &repaired, dir)) ||
-            (rc = side_file(&b, tgt_path, o->tgt_tk, o->threads, &repaired, dir)))
+        if ((rc = side_file(&a, src_path, o->src_tk, o->threads, o->max_line, &repaired, dir)) ||
+            (rc = side_file(&b, tgt_path, o->tgt_tk, o->threads, o->max_line, &repaired, dir)))
             goto out;
         if (a.n != b.n) {
             rc = nlp_error(NLP_EDATA, "'%s' has %zu line%s and '%s' has %zu: the files of a parallel corpus must "

@@ -91,6 +91,7 @@ typedef struct nlp_pairs_opts {
     int keep_empty;       /* keep pairs with an empty side (validation: a line is a line) */
     int keep_text;        /* keep each target line in ref[] (BLEU references) */
     int threads;          /* <= 0: all CPUs */
+    size_t max_line;      /* a longer line is NLP_EDATA naming file and line (0 = no limit) */
 } nlp_pairs_opts;
 
 /* Reads src_path and tgt_path (aligned text files, "-" = standard input for

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,14 +30,6 @@ static int join(char *buf, size_t cap, const char *dir, const char *name)
     return 0;
 }
 
-static void fsync_dir(const char *dir)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-}
 
 /* Removes a directory and everything in it (symbolic links are removed,
  * never followed), or the file or link at `path`. */
@@ -70,8 +63,20 @@ static int is_step_name(const char *s, long *step)
     return 1;
 }
 
-/* Steps of the checkpoints in dir, ascending (caller frees). */
-static int list_steps(const char *dir, long **out, size_t *n)
+/* Does checkpoint dir/name belong to run `run` (0: any)? A checkpoint
+ * without an id (an older one) belongs to any run; one whose training state
+ * cannot be read to none. */
+static int of_run(const char *dir, const char *name, uint64_t run)
+{
+    if (!run) return 1;
+    char p[4096];
+    uint64_t id;
+    if (join(p, sizeof p, dir, name) || nlp_checkpoint_run_id(p, &id)) return 0;
+    return !id || id == run;
+}
+
+/* Steps of the checkpoints in dir (of run `run`, 0: all), ascending (caller frees). */
+static int list_steps(const char *dir, uint64_t run, long **out, size_t *n)
 {
     *out = NULL, *n = 0;
     DIR *d = opendir(dir);
@@ -80,7 +85,7 @@ static int list_steps(const char *dir, long **out, size_t *n)
     struct dirent *e;
     long s;
     while ((e = readdir(d)))
-        if (is_step_name(e->d_name, &s)) {
+        if (is_step_name(e->d_name, &s) && of_run(dir, e->d_name, run)) {
             if (nlp_grow(out, &cap, *n + 1, sizeof **out)) {
                 closedir(d);
                 return NLP_ENOMEM;
@@ -143,6 +148,139 @@ void nlp_rundir_remove_stale(const char *dir)
     closedir(d);
 }
 
+// --- who writes into a run directory
+
+#define LOCK_NAME ".lock"
+
+/* The pid a lock file holds (0: none readable). */
+static long lock_holder(int fd)
+{
+    char b[32];
+    ssize_t n = pread(fd, b, sizeof b - 1, 0);
+    if (n <= 0) return 0;
+    b[n] = 0;
+    return strtol(b, NULL, 10);
+}
+
+int nlp_rundir_lock(const char *dir, int *created, int *fd_out)
+{
+    char p[4096];
+    int rc;
+    *created = 0, *fd_out = -1;
+    if ((rc = join(p, sizeof p, dir, LOCK_NAME))) return rc;
+    if (mkdir(dir, 0777) == 0) *created = 1;
+    else if (errno != EEXIST) return nlp_error_errno(NLP_EIO, "cannot create run directory '%s'", dir);
+    if (!nlp_is_dir(dir)) return nlp_error(NLP_EIO, "'%s' is not a directory", dir);
+    for (int tries = 0;; tries++) {
+        int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+        if (fd < 0) {
+            rc = nlp_error_errno(NLP_EIO, "cannot write in run directory '%s' (its lock '%s')", dir, p);
+            break;
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            long pid = errno == EWOULDBLOCK ? lock_holder(fd) : 0;
+            rc = errno == EWOULDBLOCK
+                     ? pid > 0 ? nlp_error(NLP_EIO, "'%s' is in use by another run (process %ld, which holds '%s')",
+                                           dir, pid, p)
+                               : nlp_error(NLP_EIO, "'%s' is in use by another run (it holds '%s')", dir, p)
+                     : nlp_error_errno(NLP_EIO, "cannot lock '%s'", p);
+            close(fd);
+            break;
+        }
+        /* the file locked must still be the one at its name: a run ending
+         * removes its lock file, and one that opened the old file before
+         * that would hold a lock nobody else sees */
+        struct stat a, b;
+        if (fstat(fd, &a) != 0 || stat(p, &b) != 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+            close(fd);
+            if (tries < 100) continue;
+            rc = nlp_error(NLP_EIO, "cannot lock '%s': it keeps being replaced", p);
+            break;
+        }
+        char pid[32];
+        int k = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+        if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)k, 0) != k) {
+            rc = nlp_error_errno(NLP_EIO, "cannot write in run directory '%s' (its lock '%s')", dir, p);
+            unlink(p);
+            close(fd);
+            break;
+        }
+        *fd_out = fd;
+        return 0;
+    }
+    if (*created) rmdir(dir);
+    *created = 0;
+    return rc;
+}
+
+void nlp_rundir_unlock(const char *dir, int fd)
+{
+    if (fd < 0) return;
+    char p[4096];
+    struct stat a, b;
+    /* removed while held (no other run can take the old file meanwhile) */
+    if (!join(p, sizeof p, dir, LOCK_NAME) && fstat(fd, &a) == 0 && stat(p, &b) == 0 && a.st_ino == b.st_ino &&
+        a.st_dev == b.st_dev)
+        unlink(p);
+    close(fd);
+}
+
+/* Adds 'name' to a list of at most three (then "..."). */
+static void add_name(char *found, size_t cap, int *named, const char *name)
+{
+    size_t l = strlen(found);
+    if (*named < 3) snprintf(found + l, cap - l, "%s'%s'", *named ? ", " : "", name);
+    else if (*named == 3) snprintf(found + l, cap - l, ", ...");
+    ++*named;
+}
+
+int nlp_rundir_foreign(const char *dir, uint64_t run, int legacy, char *found, size_t cap)
+{
+    char runf[64] = "";
+    int named = 0, nrun = 0, mine = 0, theirs = 0;
+    if (cap) found[0] = 0;
+    DIR *d = opendir(dir);
+    if (!d) return 0; /* missing (or not a directory: the lock says so) */
+    struct dirent *e;
+    char name[256], p[4096];
+    long pid, step;
+    const char *suffix;
+    while ((e = readdir(d))) {
+        const char *n = e->d_name;
+        if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, LOCK_NAME)) continue;
+        if (!strcmp(n, "data") && !join(p, sizeof p, dir, n) && nlp_is_dir(p)) continue; /* a data cache */
+        if (parse_hidden(n, name, sizeof name, &pid, &suffix) && pid != getpid() && kill((pid_t)pid, 0) != 0 &&
+            errno == ESRCH)
+            continue; /* a temporary of a writer that is gone (removed when the run starts) */
+        uint64_t id;
+        if (is_step_name(n, &step) && !join(p, sizeof p, dir, n) && !nlp_checkpoint_run_id(p, &id) &&
+            ((id && id == run) || (!id && legacy))) {
+            mine = 1;
+            continue;
+        }
+        theirs += is_step_name(n, &step);
+        if (!strcmp(n, "latest") || !strcmp(n, "best") || !strcmp(n, "average")) {
+            /* the run's own when its checkpoints are there */
+            add_name(runf, sizeof runf, &nrun, n);
+            continue;
+        }
+        if (cap) add_name(found, cap, &named, n);
+        else named++;
+    }
+    closedir(d);
+    /* latest, best, average: another run's beside its checkpoints; alone,
+     * what a run stopped before its first checkpoint left (it cannot be
+     * resumed: a new run takes its place) */
+    if (!mine && theirs && nrun) {
+        if (cap) {
+            size_t l = strlen(found);
+            snprintf(found + l, cap - l, "%s%s", named ? ", " : "", runf);
+        }
+        named += nrun;
+    }
+    return named > 0;
+}
+
 int nlp_train_find_checkpoint(const char *dir, char *buf, size_t cap)
 {
     char p[4096];
@@ -161,7 +299,7 @@ int nlp_train_find_checkpoint(const char *dir, char *buf, size_t cap)
     }
     long *steps;
     size_t n;
-    if ((rc = list_steps(dir, &steps, &n))) return rc;
+    if ((rc = list_steps(dir, 0, &steps, &n))) return rc;
     long best = n ? steps[n - 1] : -1;
     free(steps);
     if (best < 0) return nlp_error(NLP_EIO, "'%s' holds no checkpoint (no model.safetensors, no step-N directory)", dir);
@@ -218,13 +356,11 @@ int nlp_rundir_save_model(const nlp_train_opts *o, const nlp_model *m, const cha
         remove_tree(tmp);
         return nlp_error(code, "'%s' not written: %s", final, msg);
     }
-    fsync_dir(tmp);
-    if ((rc = replace_dir(tmp, final))) {
+    if ((rc = nlp_fsync_dir(tmp)) || (rc = replace_dir(tmp, final))) {
         remove_tree(tmp);
         return rc;
     }
-    fsync_dir(o->out_dir);
-    return 0;
+    return nlp_fsync_dir(o->out_dir);
 }
 
 int nlp_train_average(const nlp_train_opts *o, int n, int *used)
@@ -233,7 +369,7 @@ int nlp_train_average(const nlp_train_opts *o, int n, int *used)
     size_t ns;
     int rc;
     *used = 0;
-    if ((rc = list_steps(o->out_dir, &steps, &ns))) return rc;
+    if ((rc = list_steps(o->out_dir, o->run_id, &steps, &ns))) return rc;
     if (!ns) {
         free(steps);
         return nlp_error(NLP_EIO, "'%s' holds no checkpoint to average", o->out_dir);
@@ -292,14 +428,13 @@ int nlp_rundir_save_checkpoint(const nlp_train_opts *o, nlp_model *m, const nlp_
         remove_tree(tmp);
         return nlp_error(code, "checkpoint at step %ld not written (the previous ones are kept): %s", opt->step, msg);
     }
-    fsync_dir(tmp);
     /* the same step again (a resumed run saving where it started) is
      * exchanged with the old one */
-    if ((rc = replace_dir(tmp, final))) {
+    if ((rc = nlp_fsync_dir(tmp)) || (rc = replace_dir(tmp, final))) {
         remove_tree(tmp);
         return rc;
     }
-    fsync_dir(o->out_dir);
+    if ((rc = nlp_fsync_dir(o->out_dir))) return rc;
     /* latest -> step-N, replaced atomically */
     snprintf(name, sizeof name, ".latest.tmp.%ld", (long)getpid());
     if ((rc = join(p, sizeof p, o->out_dir, name))) return rc;
@@ -312,11 +447,11 @@ int nlp_rundir_save_checkpoint(const nlp_train_opts *o, nlp_model *m, const nlp_
         unlink(p);
         return rc;
     }
-    fsync_dir(o->out_dir);
+    if ((rc = nlp_fsync_dir(o->out_dir))) return rc;
     if (o->keep > 0) {
         long *steps;
         size_t n;
-        if (!list_steps(o->out_dir, &steps, &n)) {
+        if (!list_steps(o->out_dir, st->run_id, &steps, &n)) {
             /* each one leaves at once (renamed hidden), so a crash
              * never leaves half a checkpoint under a step-N name */
             for (size_t i = 0; i + (size_t)o->keep < n; i++) {

@@ -18,6 +18,28 @@
  * the two renames of a replacement (rundir.c lists the names). */
 void nlp_rundir_remove_stale(const char *dir);
 
+/* The lock against a second run writing into the same directory: an
+ * exclusive flock(2) on DIR/.lock, a file holding the holder's pid. DIR is
+ * created when missing (*created set to 1). NLP_EIO "'DIR' is in use by
+ * another run (process P, which holds 'DIR/.lock')" when another process
+ * holds it; NLP_EIO naming what failed when DIR cannot be created, is not a
+ * directory or cannot be written in (a read-only file system: found here,
+ * before any training). *fd keeps the lock until nlp_rundir_unlock, which
+ * removes the file, or the process's end (a killed run's lock file stays,
+ * unlocked: the next run takes it). */
+int nlp_rundir_lock(const char *dir, int *created, int *fd);
+void nlp_rundir_unlock(const char *dir, int fd);
+
+/* Does DIR hold what is not run `run`'s? 0 when it is missing or empty, or
+ * holds only checkpoints of that run (those without a run id too when
+ * `legacy`: an older run resumed) with their latest, best and average,
+ * besides what is no run's: the lock file, the temporaries of writers that
+ * are gone, a data cache ('data'), and a latest, best or average without
+ * any checkpoint (a run killed before its first one, which cannot be
+ * resumed: run again, it is replaced). Else 1, and `found` names up to
+ * three of the other entries. */
+int nlp_rundir_foreign(const char *dir, uint64_t run, int legacy, char *found, size_t cap);
+
 /* Writes the model (weights only) with o->save_extra's files as
  * o->out_dir/name (a model directory), atomically. */
 int nlp_rundir_save_model(const nlp_train_opts *o, const nlp_model *m, const char *name);

@@ -346,6 +346,7 @@ wait_for() {
 
 teardown() {
   if [ -n "${MNT:-}" ] && mountpoint -q "$MNT"; then umount "$MNT"; fi
+  [ -z "${BG:-}" ] || kill -KILL "$BG" 2>/dev/null || true # a background run a failed test left
 }
 
 @test "a full disk: a checkpoint that does not fit is a clear error (exit 1, file named), the previous one is kept and the run resumes" {
@@ -402,4 +403,48 @@ teardown() {
   kill "$holder"; wait "$holder" || true
   wait "$live"
   [ -z "$(ls | grep -F .tmp.)" ]
+}
+
+# --- issue 31: the run directory's own failures
+
+@test "31.14: EIO from fsync of the run directory fails the run (exit 1, the directory named), as a file's does" {
+  command -v strace >/dev/null || skip "strace not installed"
+  strace -o /dev/null true 2>/dev/null || skip "strace cannot trace here (no ptrace)"
+  mkdir "$T/r"
+  run_split env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -o /dev/null -P "$T/r" \
+    -e trace=fsync -e inject=fsync:error=EIO pretrain "${GPT[@]}" --steps 2 -m "$T/r" "$W/train.bin"
+  [ "$status" -eq 1 ] || { echo "status $status: $stderr"; false; }
+  [[ "$stderr" == *"cannot sync directory '$T/r': Input/output error"* ]] || { echo "$stderr"; false; }
+  # what was written loads (the checkpoint was renamed into place before the sync)
+  run "$CK" "$T/r"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+}
+
+@test "31.14: a run directory that cannot be written in is refused at the start, before any training" {
+  [ "$(id -u)" -eq 0 ] || skip "needs root to mount a small tmpfs"
+  MNT="$T/mnt"
+  mkdir "$MNT"
+  mount -t tmpfs -o size=20m tmpfs "$MNT" 2>/dev/null || skip "cannot mount a tmpfs here"
+  run_split pretrain "${GPT[@]}" --steps 2 -m "$MNT/r" "$W/train.bin"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  mount -o remount,ro "$MNT"
+  # --log-every 1 without -q: a step taken would print a line
+  run_split pretrain --resume "$MNT/r" -t 1 --steps 6 --log-every 1
+  [ "$status" -eq 1 ] || { echo "status $status: $stderr"; false; }
+  [[ "$stderr" == *"cannot write in run directory '$MNT/r' (its lock '$MNT/r/.lock'): Read-only file system"* ]] || { echo "$stderr"; false; }
+  [[ "$stderr" != *"step "* ]] || { echo "trained before failing: $stderr"; false; }
+  run_split pretrain "${GPT[@]}" --steps 2 -m "$MNT/new" "$W/train.bin"
+  [ "$status" -eq 1 ] && [[ "$stderr" == *"cannot create run directory '$MNT/new': Read-only file system"* ]] || { echo "$stderr"; false; }
+}
+
+@test "31.8: a run killed with SIGKILL leaves its lock file unlocked: the next run takes it (resume and fresh alike) and removes it" {
+  pretrain "${GPT[@]}" --steps 100000 --save-every 5 -m "$T/r" "$W/train.bin" 2>/dev/null &
+  pid=$! BG=$!
+  for _ in $(seq 3000); do [ -e "$T/r/step-00000005" ] && break; sleep 0.01; done
+  kill -KILL $pid; wait $pid || true
+  [ -e "$T/r/.lock" ]
+  [ "$(cat "$T/r/.lock")" = "$pid" ]
+  run_split pretrain --resume "$T/r" -t 1 -q --steps "$(( $(readlink "$T/r/latest" | sed 's/step-0*//') + 1 ))"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  no_temporaries "$T/r"
 }

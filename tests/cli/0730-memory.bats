@@ -127,3 +127,103 @@ figure() { bytes $(printf '%s\n' "$output" | sed -n "s/^$1: \([0-9.]*\) \([A-Za-
   [[ "$stderr" == *"the run needs "*" of memory ("*"a micro-batch of 50000 x 48 positions"*"(RLIMIT_AS (ulimit -v))"* ]] || { echo "$stderr"; false; }
   [ ! -e "$T/d" ]
 }
+
+# --- issue 31: memory limits and endless input
+
+# a tiny GPT and encoder-decoder for the decoding tools (made once, in $W)
+tiny_models() {
+  [ -d gpt ] || pretrain --preset tiny -t 1 -q --max-length 32 -B 4 --steps 2 --tokenizer tok.json -m gpt corpus.txt
+  if [ ! -d mt ]; then
+    head -160 "$NLPIPE_TOP/tools/demo-data/src.en" >train.en
+    head -160 "$NLPIPE_TOP/tools/demo-data/tgt.de" >train.de
+    train-bpe -q --byte-level --special-tokens '<pad>,<s>,</s>' --vocab-size 500 -o mt.json train.en train.de
+    pretrain --arch transformer --preset tiny -t 1 -q --tokenizer mt.json --src train.en --tgt train.de --steps 2 \
+      --batch-tokens 600 -m mt
+  fi
+  [ -d bert-cls ] || finetune -t 1 -q -B 16 --max-length 48 --init bert --epochs 1 -m bert-cls cls.tsv
+}
+
+@test "31.3: under a small ulimit -v the model tools end: a refusal (or an out-of-memory) is an exit, no thread pool waits for memory" {
+  [ -z "${NLPIPE_ASAN:-}" ] || skip "AddressSanitizer reserves terabytes of address space: no ulimit -v under make asan"
+  tiny_models
+  # the model tools link no BLAS: OpenBLAS's pthread pool started at load, and
+  # its workers retried their 128 MiB buffers for ever under the limit
+  for t in pretrain finetune generate translate; do
+    ! ldd "$NLPIPE_BIN/$t" | grep -i blas || { echo "$t links a BLAS"; false; }
+  done
+  lim=(timeout -k 5 120 bash -c 'ulimit -v "$0" && exec "$@"')
+  run_split "${lim[@]}" 150000 pretrain -t 1 -q --steps 3 --preset small -B 64 --tokenizer tok.json -m "$T/r" corpus.txt
+  [ "$status" -eq 1 ] || { echo "status $status (124: a hang): $stderr"; false; }
+  [[ "$stderr" == *"the run needs 1.5 GiB of memory ("*"are available (RLIMIT_AS (ulimit -v))"* ]] || { echo "$stderr"; false; }
+  [ ! -e "$T/r" ]
+  run_split "${lim[@]}" 100000 pretrain --preset tiny -t 1 -q --max-length 32 -B 4 --steps 2 --tokenizer tok.json -m "$T/ok" corpus.txt
+  [ "$status" -eq 0 ] || { echo "status $status: $stderr"; false; }
+  run_split "${lim[@]}" 100000 generate -m gpt -b 1024 -n 2 -p hi
+  [ "$status" -le 1 ] || { echo "status $status (124: a hang): $stderr"; false; }
+  run_split "${lim[@]}" 100000 translate -m mt --batch-size 65536 -b 4 cls.tsv
+  [ "$status" -le 1 ] || { echo "status $status (124: a hang): $stderr"; false; }
+}
+
+@test "31.10: an endless line (/dev/zero) is refused at --max-line-bytes, naming the file and line, by every model tool" {
+  tiny_models
+  # under a memory limit (where the sanitizers allow one) and a time limit: reading
+  # on would run out of memory (status 1, another message) or out of time (124)
+  if [ -z "${NLPIPE_ASAN:-}" ]; then ul=(bash -c 'ulimit -v 1500000 && exec "$@"' _); else ul=(); fi
+  M=(--max-line-bytes 100000)
+  while IFS= read -r cmd; do
+    # shellcheck disable=SC2086
+    run_split timeout -k 5 120 "${ul[@]}" $cmd "${M[@]}"
+    [ "$status" -eq 1 ] || { echo "$cmd: status $status: $stderr"; false; }
+    [[ "$stderr" == *"'/dev/zero'"*"longer than 100000 bytes"*"(--max-line-bytes raises the limit)"* ]] || { echo "$cmd: $stderr"; false; }
+  done <<EOC
+translate -m mt /dev/zero
+generate -m gpt -n 2 /dev/zero
+generate -m gpt --batch -n 2 /dev/zero
+generate -m gpt --perplexity /dev/zero
+finetune predict -m $W/bert-cls /dev/zero
+finetune eval -m $W/bert-cls /dev/zero
+finetune -t 1 -q --init bert -m $T/f /dev/zero
+pretrain --preset tiny -t 1 -q --steps 2 --tokenizer tok.json -m $T/p /dev/zero
+pretrain --arch bert --preset tiny -t 1 -q --steps 2 --tokenizer wp.json -m $T/b /dev/zero
+pretrain --arch transformer --preset tiny -t 1 -q --steps 2 --tokenizer mt.json -m $T/m /dev/zero
+pretrain --arch transformer --preset tiny -t 1 -q --steps 2 --tokenizer mt.json --src /dev/zero --tgt train.de -m $T/m
+EOC
+  [ ! -e "$T/f" ] && [ ! -e "$T/p" ] && [ ! -e "$T/b" ] && [ ! -e "$T/m" ]
+  # standard input is named too; the limit counts the line, not the input
+  run_split bash -c 'head -c 300000 /dev/zero | translate -m mt --max-line-bytes 100000'
+  [ "$status" -eq 1 ] && [[ "$stderr" == *"'standard input' line 1: longer than 100000 bytes"* ]] || { echo "$stderr"; false; }
+  run_split bash -c 'yes "Save the file." | head -n 3 | translate -m mt -b 1 --max-length 2 --max-line-bytes 20'
+  [ "$status" -eq 0 ] && [ "${#lines[@]}" -eq 3 ] || { echo "$status: $stderr"; false; }
+}
+
+# streams LINES lines into COMMAND... one at a time through a FIFO, each only
+# after the answer to the one before has come out: a tool that reads its
+# whole input before answering never gets the second line (time limit: 60 s)
+one_by_one() {
+  local n="$1" i
+  shift
+  rm -f "$T/in" "$T/out" && mkfifo "$T/in" && : >"$T/out"
+  "$@" <"$T/in" >"$T/out" 2>"$T/err" &
+  local pid=$!
+  exec {w}>"$T/in"
+  for i in $(seq "$n"); do
+    echo "Save the file." >&$w
+    local until=$((SECONDS + 60))
+    while [ "$SECONDS" -lt "$until" ]; do
+      [ "$(wc -l <"$T/out")" -ge "$i" ] && break
+      kill -0 $pid 2>/dev/null || break
+      sleep 0.02
+    done
+    [ "$(wc -l <"$T/out")" -ge "$i" ] || { exec {w}>&-; kill $pid 2>/dev/null; echo "no answer to line $i: $(cat "$T/err")"; false; }
+  done
+  exec {w}>&-
+  wait $pid
+}
+
+@test "31.10: finetune predict (and translate, generate --batch) answer each line as it is read" {
+  tiny_models
+  one_by_one 3 finetune predict -m bert-cls
+  [ "$(cut -f1 "$T/out" | sort -u | grep -c .)" -ge 1 ]
+  one_by_one 3 translate -m mt -b 1 --max-length 3
+  one_by_one 3 generate -m gpt --batch -n 2
+}

@@ -4,7 +4,7 @@
 # without AVX-512 (valgrind 3.19 does not decode it): build/vg, made here
 # from the same sources with -march=x86-64-v3; the kernels are picked from
 # CPUID, which valgrind reports without AVX-512, so the AVX2 ones run.
-# "Possibly lost" blocks are the thread stacks of OpenMP and OpenBLAS pools,
+# "Possibly lost" blocks are the thread stacks of the OpenMP pool,
 # which live until exit. `make valgrind` runs this file (about 3 minutes on
 # 2 idle cores).
 

@@ -363,6 +363,12 @@ static void test_rng(void)
     nlp_rng s1 = nlp_rng_split(&a, 1), s1b = nlp_rng_split(&a, 1), s2r = nlp_rng_split(&a, 2);
     CHECK(nlp_rng_u64(&s1) == nlp_rng_u64(&s1b));
     CHECK(s1b.s[0] != s2r.s[0]);
+    /* a state of all zeros (only a corrupt saved one) stays zero: a draw
+     * below n ends (biased) instead of rejecting for ever */
+    nlp_rng z = {{0, 0, 0, 0}};
+    CHECK(nlp_rng_below(&z, 3) < 3);
+    CHECK(nlp_rng_below(&z, 1000003) < 1000003);
+    CHECK(nlp_rng_below(&z, ((uint64_t)1 << 63) + 1) <= ((uint64_t)1 << 63));
 }
 
 static void test_strmap(void)

@@ -757,6 +757,29 @@ static void test_lazy_grad(void)
     nlp_params_free(p);
 }
 
+/* nlp_nonfinite_index: the first NaN or ±inf, in each lane position of the
+ * vectorised pass and at the ends; n when there is none (huge values are
+ * finite) */
+static void test_nonfinite(void)
+{
+    float x[67];
+    for (int i = 0; i < 67; i++) x[i] = i % 2 ? 3.0e38f : -1.5f * (float)i;
+    CHECK(nlp_nonfinite_index(x, 67) == 67);
+    CHECK(nlp_nonfinite_index(x, 0) == 0);
+    const float bad[3] = {NAN, INFINITY, -INFINITY};
+    for (int b = 0; b < 3; b++)
+        for (int at = 0; at < 67; at++) {
+            float keep = x[at];
+            x[at] = bad[b];
+            CHECK(nlp_nonfinite_index(x, 67) == (size_t)at);
+            CHECK(nlp_nonfinite_index(x, (size_t)at) == (size_t)at);
+            x[66 - at] = bad[b]; /* a second one later: the first is found */
+            CHECK(nlp_nonfinite_index(x, 67) == (size_t)(at < 66 - at ? at : 66 - at));
+            x[66 - at] = 66 - at == at ? bad[b] : (66 - at) % 2 ? 3.0e38f : -1.5f * (float)(66 - at);
+            x[at] = keep;
+        }
+}
+
 static void test_optim(void)
 {
     const size_t n = 1000;
@@ -828,5 +851,6 @@ int main(int argc, char **argv)
     RUN(test_xent_fused);
     RUN(test_lazy_grad);
     RUN(test_optim);
+    RUN(test_nonfinite);
     return TEST_END();
 }

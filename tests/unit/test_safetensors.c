@@ -183,7 +183,9 @@ static void test_errors(void)
     nlp_st *r = NULL;
     CHECK_EQ_INT(nlp_st_open(&r, tmp_path("no-such-file")), NLP_EIO);
     CHECK(strstr(nlp_errmsg(), "cannot open") != NULL);
-    CHECK_EQ_INT(nlp_st_open(&r, test_tmpdir()), NLP_EIO);
+    /* a directory (or a FIFO) is not a model file: a format error, not I/O */
+    CHECK_EQ_INT(nlp_st_open(&r, test_tmpdir()), NLP_EFORMAT);
+    CHECK(strstr(nlp_errmsg(), "is a directory, not a safetensors file") != NULL);
 
     /* expect: missing and wrong shape */
     CHECK_EQ_INT(nlp_st_open(&r, good), 0);

@@ -2,12 +2,17 @@
  * fz_st.c — libFuzzer target for the safetensors reader (lib/nn/safetensors.c):
  * every input is a whole file for nlp_st_open_mem; an accepted file must index
  * exactly its bytes (each tensor's byte range = numel × dtype size, computed
- * without wrapping) and its tensors must read through every converter.
+ * without wrapping) and its tensors must read through every converter; the
+ * values read as floats (every bit pattern: NaN, infinities, denormals) are
+ * checked by nlp_nonfinite_index, the load's check of a model's weights,
+ * against a plain scan.
  * Build and run: tools/fuzz/run st. A crash, a sanitizer report or an abort()
  * here is a reader bug.
  */
+#include "nn/params.h"
 #include "nn/safetensors.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,7 +33,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
         if (t->numel > (1 << 22)) continue;
         void *buf = malloc((size_t)(t->numel ? t->numel : 1) * 8);
         if (!buf) continue;
-        nlp_st_read_f32(f, t, buf);
+        /* the finiteness check a model's load makes, against a plain scan,
+         * on whatever values the file holds (NaN payloads, infinities,
+         * denormals: every bit pattern) */
+        if (nlp_st_read_f32(f, t, buf) == 0) {
+            const float *x = buf;
+            size_t first = (size_t)t->numel;
+            for (size_t k = 0; k < (size_t)t->numel && first == (size_t)t->numel; k++)
+                if (!isfinite(x[k])) first = k;
+            if (nlp_nonfinite_index(x, (size_t)t->numel) != first) abort();
+        }
         nlp_st_read_i32(f, t, buf);
         nlp_st_read_i64(f, t, buf);
         nlp_st_read_u64(f, t, buf);
