@@ -76,6 +76,20 @@ static void prefixes(const nlp_charsmap *m, const uint8_t *s, size_t n, int stop
     }
 }
 
+int nlp_charsmap_ascii_tail(const nlp_charsmap *m, uint8_t c)
+{
+    if (!m->nunit || !nlp_charsmap_starts(m, c)) return 0;
+    uint32_t node = offset_of(m->unit[0]) ^ c, u = m->unit[node];
+    uint32_t pos = node ^ offset_of(u);
+    int r = 0;
+    if (has_leaf(u) && pos < m->nunit && value_of(m->unit[pos]) < m->nnorm) r |= 1;
+    for (uint32_t l = 1; l < 128 && !(r & 2); l++) {
+        uint32_t ch = pos ^ l;
+        if (ch < m->nunit && label_of(m->unit[ch]) == l) r |= 2;
+    }
+    return r;
+}
+
 struct hit {
     size_t len;
     uint32_t v;

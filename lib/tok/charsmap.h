@@ -58,6 +58,11 @@ void nlp_charsmap_free(nlp_charsmap *m);
 /* 1 if some key starts with byte c. */
 static inline int nlp_charsmap_starts(const nlp_charsmap *m, uint8_t c) { return m->first[c >> 3] >> (c & 7) & 1; }
 
+/* For an ASCII byte c: bit 0, c alone is a key; bit 1, some key goes on
+ * from c with an ASCII byte. Neither: c followed by an ASCII byte (or the
+ * end) starts no match, whatever follows (the fast path of plain text). */
+int nlp_charsmap_ascii_tail(const nlp_charsmap *m, uint8_t c);
+
 /* sentencepiece: the longest of the first 32 keys that are prefixes of
  * s[0..n): its length (0: none), and *out, *outn its replacement. */
 size_t nlp_charsmap_longest(const nlp_charsmap *m, const char *s, size_t n, const char **out, size_t *outn);

@@ -2,8 +2,10 @@
  * datrie.c — the double-array trie. See datrie.h.
  *
  * Building: the keys are sorted, so that the keys below a node are one
- * range and its children's labels come in order. Nodes are placed from a
- * stack (a key may be long: no recursion). A node's children go at the
+ * range and its children's labels come in order. Nodes are placed breadth
+ * first, from a queue (a key may be long: no recursion), so that the
+ * shallow nodes, which every walk visits, share a few cache lines at the
+ * start of the array. A node's children go at the
  * first base b >= 1 for which every b + label is a free cell; the free cells
  * are a doubly linked list, and the array always keeps 512 free cells past
  * the last one used, so that the search ends there at the latest.
@@ -90,7 +92,7 @@ int nlp_datrie_build(nlp_datrie *t, const nlp_span *keys, const int32_t *vals, s
     struct builder b = {.head = -1, .tail = -1};
     struct key *k = nlp_malloc((n ? n : 1) * sizeof *k);
     struct frame *st = NULL;
-    size_t nst = 0, cst = 0;
+    size_t nst = 0, cst = 0, head = 0; /* the queue: st[head..nst) */
     int rc = NLP_ENOMEM;
     if (!k) goto out;
     size_t m = 0;
@@ -104,8 +106,8 @@ int nlp_datrie_build(nlp_datrie *t, const nlp_span *keys, const int32_t *vals, s
         goto out;
     }
     st[nst++] = (struct frame){0, 0, m, 0};
-    while (nst) {
-        struct frame f = st[--nst];
+    while (head < nst) {
+        struct frame f = st[head++];
         size_t lo = f.lo;
         if (lo < f.hi && k[lo].n == f.depth) {
             b.c[f.cell].value = k[lo].v; /* the first of equal keys: the sort keeps their order */
@@ -135,17 +137,22 @@ int nlp_datrie_build(nlp_datrie *t, const nlp_span *keys, const int32_t *vals, s
         b.c[f.cell].base = base;
         for (int j = 0; j < nl; j++) take(&b, base + lab[j], f.cell);
         if ((rc = grow_to(&b, b.used + 512))) goto out;
-        /* the children's ranges, pushed last first so that the first is placed first */
+        /* the children's ranges, queued in label order */
+        if (head > cst / 2) { /* the queue's done half is reused */
+            memmove(st, st + head, (nst - head) * sizeof *st);
+            nst -= head;
+            head = 0;
+        }
         if (nlp_grow(&st, &cst, nst + (size_t)nl, sizeof *st)) {
             rc = NLP_ENOMEM;
             goto out;
         }
-        size_t end = f.hi;
-        for (int j = nl - 1; j >= 0; j--) {
-            size_t s = end;
-            while (s > lo && k[s - 1].s[f.depth] == lab[j]) s--;
-            st[nst++] = (struct frame){base + lab[j], s, end, f.depth + 1};
-            end = s;
+        size_t from = lo;
+        for (int j = 0; j < nl; j++) {
+            size_t e = from;
+            while (e < f.hi && k[e].s[f.depth] == lab[j]) e++;
+            st[nst++] = (struct frame){base + lab[j], from, e, f.depth + 1};
+            from = e;
         }
     }
     t->n = b.used + 256; /* base + byte of any node is a cell (free ones check -1) */

@@ -31,17 +31,19 @@ typedef struct nlp_datrie {
 } nlp_datrie;
 
 /* Builds a trie of keys[i] -> vals[i] (i < n; keys non-empty byte strings,
- * vals >= 0). A key given twice keeps its first value. Returns 0 or
+ * vals anything but -1, which marks no key). A key given twice keeps its first value. Returns 0 or
  * NLP_ENOMEM (also for more than 2^30 cells). Free with nlp_datrie_free. */
 int nlp_datrie_build(nlp_datrie *t, const nlp_span *keys, const int32_t *vals, size_t n);
 void nlp_datrie_free(nlp_datrie *t);
 
-/* One step from node *s along byte b: 1 and *s moved, or 0 (no such edge). */
+/* One step from node *s along byte b: 1 and *s moved, or 0 (no such edge).
+ * No bounds check: every base + byte is a cell (the array ends 256 cells
+ * past the last one used, free cells never match). */
 static inline int nlp_datrie_step(const nlp_datrie *t, int32_t *s, uint8_t b)
 {
-    int64_t x = (int64_t)t->c[*s].base + b;
-    if (x >= (int64_t)t->n || t->c[x].check != *s) return 0;
-    *s = (int32_t)x;
+    int32_t x = t->c[*s].base + b;
+    if (t->c[x].check != *s) return 0;
+    *s = x;
     return 1;
 }
 

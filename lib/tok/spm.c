@@ -393,6 +393,7 @@ struct norm {
     int add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces, suffix;
     int user;              /* user-defined pieces are kept whole (the model's matcher) */
     uint8_t plain[128];    /* ASCII byte that no rule and no user-defined piece starts */
+    uint8_t plain_before_ascii[128]; /* ... nor does it when an ASCII byte (or the end) follows */
 };
 
 struct nlp_spm {
@@ -415,12 +416,17 @@ const nlp_spm_info *nlp_spm_info_of(const nlp_spm *m) { return &m->info; }
 
 static inline int is_user_first(const nlp_spm *m, uint8_t c) { return m->user_first[c >> 3] >> (c & 7) & 1; }
 
+/* The trie's values: a piece's id, or -(id + 2) for an unused piece (which
+ * the unigram lattice skips with the same test as no piece at all: < 0);
+ * -1 is no piece. This gives the id of any piece, or -1. */
+static inline int32_t trie_id(int32_t v) { return v >= -1 ? v : -v - 2; }
+
 /* spm's PieceToId: reserved pieces first, then the others, else unknown. */
 static int32_t piece_to_id(const nlp_spm *m, const char *s, size_t n)
 {
     int32_t id = nlp_datrie_find(&m->reserved, s, n);
     if (id >= 0) return id;
-    id = nlp_datrie_find(&m->trie, s, n);
+    id = trie_id(nlp_datrie_find(&m->trie, s, n));
     return id >= 0 ? id : m->unk_id;
 }
 
@@ -438,8 +444,11 @@ static int norm_init(struct norm *z, const nlp_spm_normspec *ns, int suffix, con
         if (rc) return rc;
         z->has_cm = 1;
     }
-    for (int c = 0; c < 128; c++)
-        z->plain[c] = !(z->has_cm && nlp_charsmap_starts(&z->cm, (uint8_t)c)) && !(z->user && is_user_first(user, (uint8_t)c));
+    for (int c = 0; c < 128; c++) {
+        int u = z->user && is_user_first(user, (uint8_t)c);
+        z->plain[c] = !(z->has_cm && nlp_charsmap_starts(&z->cm, (uint8_t)c)) && !u;
+        z->plain_before_ascii[c] = z->plain[c] || (!u && !nlp_charsmap_ascii_tail(&z->cm, (uint8_t)c));
+    }
     return NLP_OK;
 }
 
@@ -483,7 +492,7 @@ int nlp_spm_new(nlp_spm **out, const void *data, size_t n, const char *name)
         int t = o->type[i];
         if (t == NLP_SPM_NORMAL || t == NLP_SPM_USER_DEFINED || t == NLP_SPM_UNUSED) {
             keys[nk] = (nlp_span){o->piece[i], o->len[i]};
-            vals[nk++] = (int32_t)i;
+            vals[nk++] = t == NLP_SPM_UNUSED ? -(int32_t)i - 2 : (int32_t)i; /* see trie_id */
         } else {
             rkeys[nr] = (nlp_span){o->piece[i], o->len[i]};
             rvals[nr++] = (int32_t)i;
@@ -623,7 +632,9 @@ static int normalize(const nlp_spm *m, const struct norm *z, const char *s, size
     int prev_space = z->remove_extra_whitespaces;
     while (i < n) {
         uint8_t c = (uint8_t)s[i];
-        if (c < 0x80 && z->plain[c]) { /* the common case: an ASCII byte no rule touches */
+        /* the common case: an ASCII byte no rule touches (letters start rules
+         * only with a combining mark after them) */
+        if (c < 0x80 && (z->plain[c] || (z->plain_before_ascii[c] && (i + 1 == n || (uint8_t)s[i + 1] < 0x80)))) {
             if (c == ' ') {
                 if (!prev_space) {
                     ROOM(3);
@@ -699,8 +710,7 @@ static long unigram(const nlp_spm *m, nlp_spm_scratch *sc, const char *t, size_t
     if (nlp_grow(&sc->a, &sc->acap, n + 1, sizeof(struct node))) return NLP_ENOMEM;
     struct node *best = sc->a;
     for (size_t i = 0; i <= n; i++) best[i] = (struct node){0.0f, -1, -1};
-    const nlp_datrie *tr = &m->trie;
-    const uint8_t *type = m->info.type;
+    const nlp_da_cell *C = m->trie.c;
     const double *us = m->uscore;
     const float unk_score = m->unk_score;
     for (size_t start = 0; start < n;) {
@@ -710,10 +720,13 @@ static long unigram(const nlp_spm *m, nlp_spm_scratch *sc, const char *t, size_t
         int single = 0;
         int32_t node = 0;
         for (size_t k = start; k < n;) {
-            if (!nlp_datrie_step(tr, &node, (uint8_t)t[k])) break;
+            /* the trie's step, inline: every base + byte is a cell */
+            int32_t nx = C[node].base + (uint8_t)t[k];
+            if (C[nx].check != node) break;
+            node = nx;
             k++;
-            int32_t id = nlp_datrie_value(tr, node);
-            if (id < 0 || type[id] == NLP_SPM_UNUSED) continue;
+            int32_t id = C[node].value;
+            if (id < 0) continue; /* no piece, or an unused one */
             struct node *tg = &best[k];
             const double cand = us[id] + (double)till;
             if (tg->start == -1 || cand > (double)tg->score) {
@@ -721,7 +734,7 @@ static long unigram(const nlp_spm *m, nlp_spm_scratch *sc, const char *t, size_t
                 tg->start = (int32_t)start;
                 tg->id = id;
             }
-            if (!single && k - start == mblen) single = 1;
+            single |= k - start == mblen;
         }
         if (!single) {
             struct node *tg = &best[start + mblen];
@@ -818,7 +831,7 @@ static int maybe_pair(struct bpe_ctx *x, int32_t l, int32_t r)
 {
     if (l < 0 || r < 0 || x->s[l].freeze || x->s[r].freeze) return NLP_OK;
     int32_t len = x->s[l].len + x->s[r].len;
-    int32_t id = nlp_datrie_find(&x->m->trie, x->t + x->s[l].start, (size_t)len);
+    int32_t id = trie_id(nlp_datrie_find(&x->m->trie, x->t + x->s[l].start, (size_t)len));
     if (id < 0) return NLP_OK;
     if (heap_push(&x->h, (struct pair){x->m->info.score[id], l, r, (uint32_t)len})) return NLP_ENOMEM;
     if (x->m->info.type[id] == NLP_SPM_UNUSED) {
