@@ -18,7 +18,7 @@
  *
  * Errors are returned as NLP_EFORMAT without a message: the caller knows
  * which file and field it was reading and says so (nlp_pb_offset gives the
- * byte offset where the reader stopped).
+ * byte offset where the reader stopped, nlp_pb_why what went wrong).
  *
  * Not here: writing; schemas (the caller's switch over field numbers).
  */
@@ -34,14 +34,27 @@ enum { NLP_PB_VARINT = 0, NLP_PB_FIXED64 = 1, NLP_PB_LEN = 2, NLP_PB_FIXED32 = 5
  * message began (for offsets). Plain struct: a sub-message is read with a
  * reader made by nlp_pb_sub. */
 typedef struct nlp_pb {
-    const uint8_t *p, *end, *base;
+    const uint8_t *p, *end, *base, *limit; /* limit: the outermost message's end */
+    int why;                               /* the last error: NLP_PB_E* */
 } nlp_pb;
+
+enum {
+    NLP_PB_EEND = 1,  /* a value runs past the end of the data (truncated) */
+    NLP_PB_EPAST,     /* a length runs past the end of the message it is in */
+    NLP_PB_EVARINT,   /* a varint longer than 10 bytes */
+    NLP_PB_EWIRE,     /* a wire type the field cannot have */
+    NLP_PB_EKEY,      /* field number 0 or above 2^29-1, a group or a reserved wire type */
+};
+
+/* What the last error was, in words ("the data ends inside this field
+ * (truncated)", ...). */
+const char *nlp_pb_why(const nlp_pb *r);
 
 /* A reader over data[0..n). */
 static inline nlp_pb nlp_pb_init(const void *data, size_t n)
 {
     const uint8_t *d = data;
-    return (nlp_pb){d, d + n, d};
+    return (nlp_pb){d, d + n, d, d + n, 0};
 }
 
 /* Byte offset of the reader's position from the outermost message's start. */

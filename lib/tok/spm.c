@@ -31,6 +31,7 @@ struct rd {
     const char *name;
     nlp_spm_info *o;
     size_t cap;
+    int has_trainer, has_norm;
 };
 
 static int bad_at(const struct rd *r, size_t at, const char *field, const char *what)
@@ -38,12 +39,10 @@ static int bad_at(const struct rd *r, size_t at, const char *field, const char *
     return nlp_error(NLP_EFORMAT, "'%s' byte %zu: %s: %s", r->name, at, field, what);
 }
 
-/* A malformed field: the message names it and whether the file ended. */
+/* A malformed field: the message names it and what is wrong. */
 static int malformed(const struct rd *r, const nlp_pb *pb, const char *field)
 {
-    return bad_at(r, nlp_pb_offset(pb), field,
-                  pb->p >= pb->end ? "truncated (the message ends inside this field)"
-                                   : "malformed (not what a sentencepiece .model holds here)");
+    return bad_at(r, nlp_pb_offset(pb), field, nlp_pb_why(pb));
 }
 
 static int read_bool(const struct rd *r, nlp_pb *pb, int wire, const char *field, int *out)
@@ -79,9 +78,12 @@ static int skip(const struct rd *r, nlp_pb *pb, int wire, const char *msg)
 static int next_key(const struct rd *r, nlp_pb *pb, uint32_t *f, int *w, const char *msg)
 {
     int k = nlp_pb_next(pb, f, w);
-    if (k < 0)
-        return bad_at(r, nlp_pb_offset(pb), msg,
-                      "not a protobuf field (is this a sentencepiece .model file? the message is malformed here)");
+    if (k < 0) {
+        char what[256];
+        snprintf(what, sizeof what, "%s: not a sentencepiece model (a protobuf message), or a damaged one",
+                 nlp_pb_why(pb));
+        return bad_at(r, nlp_pb_offset(pb), msg, what);
+    }
     return k;
 }
 
@@ -230,6 +232,12 @@ static int check(const struct rd *r)
     const nlp_spm_info *o = r->o;
     char what[256];
     if (o->n == 0) return nlp_error(NLP_EFORMAT, "'%s': no pieces: not a sentencepiece model", r->name);
+    /* spm_train writes pieces, then trainer_spec, then normalizer_spec: a
+     * file cut between two fields still parses, without them */
+    if (!r->has_trainer || !r->has_norm)
+        return nlp_error(NLP_EFORMAT, "'%s': no %s after the %zu pieces: a truncated sentencepiece model (every "
+                         "model spm_train writes has trainer_spec and normalizer_spec)", r->name,
+                         !r->has_trainer ? "trainer_spec" : "normalizer_spec", o->n);
     if (o->model_type < NLP_SPM_UNIGRAM || o->model_type > NLP_SPM_CHAR)
         return nlp_error(NLP_EFORMAT, "'%s': trainer_spec.model_type: unknown model type %d (1 unigram, 2 bpe, 3 word, "
                          "4 char)", r->name, o->model_type);
@@ -304,7 +312,7 @@ int nlp_spm_parse(const void *data, size_t n, const char *name, nlp_spm_info *o)
     o->unk_id = 0, o->bos_id = 1, o->eos_id = 2, o->pad_id = -1;
     norm_defaults(&o->norm);
     norm_defaults(&o->denorm);
-    struct rd r = {name, o, 0};
+    struct rd r = {name, o, 0, 0, 0};
     nlp_pb pb = nlp_pb_init(data, n);
     uint32_t f;
     int w, k, rc = NLP_OK;
@@ -313,7 +321,9 @@ int nlp_spm_parse(const void *data, size_t n, const char *name, nlp_spm_info *o)
         size_t at = nlp_pb_offset(&pb);
         if (f == 1) {
             if (nlp_pb_sub(&pb, w, &sub)) {
-                rc = malformed(&r, &pb, "pieces");
+                char field[48];
+                snprintf(field, sizeof field, "pieces[%zu]", o->n);
+                rc = malformed(&r, &pb, field);
                 break;
             }
             if (o->n == r.cap) {
@@ -342,8 +352,8 @@ int nlp_spm_parse(const void *data, size_t n, const char *name, nlp_spm_info *o)
                 rc = malformed(&r, &pb, field);
                 break;
             }
-            if (f == 2) rc = read_trainer(&r, &sub);
-            else if (f == 3) rc = read_norm(&r, &sub, &o->norm, field);
+            if (f == 2) rc = read_trainer(&r, &sub), r.has_trainer = 1;
+            else if (f == 3) rc = read_norm(&r, &sub, &o->norm, field), r.has_norm = 1;
             else {
                 rc = read_norm(&r, &sub, &o->denorm, field);
                 o->has_denorm = 1;

@@ -676,6 +676,7 @@ static const char *binary_kind(const char *path)
     uint64_t len = 0;
     for (int i = 7; i >= 0; i--) len = len << 8 | h[i];
     if (n >= 10 && h[8] == '{' && h[9] == '"' && len > 2 && len < ((uint64_t)1 << 32)) return "a safetensors file (a model?)";
+    if (n >= 4 && memcmp(h, "GGUF", 4) == 0) return "a GGUF file (a llama.cpp model?)";
     return NULL;
 }
 
