@@ -32,7 +32,7 @@ static const char usage[] =
     "\n"
     "  -m, --model PATH          tokenizer: tokenizer.json, GPT-2 encoder.json + vocab.bpe,\n"
     "                            HF vocab.json + merges.txt, subword-nmt codes, BERT vocab.txt,\n"
-    "                            or a directory holding one\n"
+    "                            a sentencepiece .model, or a directory holding one\n"
     "      --cased               a BERT vocab.txt keeps case and accents (default: uncased,\n"
     "                            lowercase and strip accents)\n"
     "  -i, --input FILE          read FILE (repeatable; also: FILE arguments; default\n"

@@ -606,11 +606,35 @@ static int segment(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, si
     return words(tk, st, t + pos, tn - pos, at_start && pos == 0, out);
 }
 
+/* sentencepiece: the whole text through the model, as spm_encode; tokens
+ * added to the model (finetune's [START]...: ids past its pieces) are cut
+ * out of the raw text first, normalized or not, and the text between them
+ * goes through the model piece by piece. */
+static int spm_encode_ids(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n, int split_special,
+                          nlp_ids *out)
+{
+    if (nlp_added_matcher_empty(tk->raw, split_special) && nlp_added_matcher_empty(tk->norm, split_special))
+        return nlp_spm_encode(tk->spm, &st->ssc, s, n, st->passthrough, out);
+    size_t pos = 0;
+    while (pos < n) {
+        size_t a0 = n, a1 = n, b0 = n, b1 = n;
+        int32_t ida = -1, idb = -1;
+        int ha = nlp_added_next(tk->raw, s, n, pos, pos, split_special, &a0, &a1, &ida);
+        int hb = nlp_added_next(tk->norm, s, n, pos, pos, split_special, &b0, &b1, &idb);
+        if (!ha && !hb) break;
+        int use_a = ha && (!hb || a0 <= b0);
+        size_t ms = use_a ? a0 : b0, me = use_a ? a1 : b1;
+        int rc = ms > pos ? nlp_spm_encode(tk->spm, &st->ssc, s + pos, ms - pos, st->passthrough, out) : NLP_OK;
+        if (rc || (rc = nlp_ids_push(out, use_a ? ida : idb))) return rc;
+        pos = me;
+    }
+    return pos < n ? nlp_spm_encode(tk->spm, &st->ssc, s + pos, n - pos, st->passthrough, out) : NLP_OK;
+}
+
 int nlp_tokenizer_encode_ids(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n,
                              int split_special, nlp_ids *out)
 {
-    /* sentencepiece: the whole text through the model, as spm_encode */
-    if (tk->spm) return nlp_spm_encode(tk->spm, &st->ssc, s, n, st->passthrough, out);
+    if (tk->spm) return spm_encode_ids(tk, st, s, n, split_special, out);
     if (nlp_added_matcher_empty(tk->raw, split_special)) return segment(tk, st, s, n, split_special, 1, out);
     size_t pos = 0, ms, me;
     int32_t id;
@@ -662,22 +686,35 @@ int nlp_tokenizer_decode(const nlp_tokenizer *tk, const int32_t *ids, size_t n, 
                          size_t *bad)
 {
     for (size_t i = 0; i < n; i++)
-        if (ids[i] < 0 || (size_t)ids[i] >= tk->vsize || (!tk->spm && !nlp_vocab_token(tk->all, ids[i], NULL))) {
+        if (ids[i] < 0 || (size_t)ids[i] >= tk->vsize ||
+            (!nlp_vocab_token(tk->all, ids[i], NULL) && !(tk->spm && (size_t)ids[i] < nlp_spm_info_of(tk->spm)->n))) {
             if (bad) *bad = i;
             if (ids[i] >= 0 && (size_t)ids[i] < tk->vsize)
                 return nlp_error(NLP_EDATA, "id %ld has no token", (long)ids[i]);
             return nlp_error(NLP_EDATA, "id %ld is out of range (vocabulary size %zu)", (long)ids[i], tk->vsize);
         }
     if (tk->spm) {
-        if (!skip_special) return nlp_spm_decode(tk->spm, ids, n, out);
+        /* the model's ids in runs, as spm_decode; an added token (an id past
+         * the pieces) as its text */
+        size_t np = nlp_spm_info_of(tk->spm)->n;
         int32_t *kept = nlp_malloc((n ? n : 1) * sizeof *kept);
         if (!kept) return NLP_ENOMEM;
         size_t k = 0;
-        for (size_t i = 0; i < n; i++)
-            if (!tk->special[ids[i]]) kept[k++] = ids[i];
-        int rc = nlp_spm_decode(tk->spm, kept, k, out);
+        int rc = NLP_OK;
+        for (size_t i = 0; i <= n && !rc; i++) {
+            if (i < n && skip_special && tk->special[ids[i]]) continue;
+            if (i < n && (size_t)ids[i] < np) {
+                kept[k++] = ids[i];
+                continue;
+            }
+            if (k) rc = nlp_spm_decode(tk->spm, kept, k, out);
+            k = 0;
+            size_t tn;
+            const char *t = i < n ? nlp_vocab_token(tk->all, ids[i], &tn) : NULL;
+            if (!rc && t && nlp_buf_append(out, t, tn)) rc = NLP_ENOMEM;
+        }
         free(kept);
-        return rc;
+        return rc ? rc : nlp_buf_reserve(out, 0);
     }
     int table = decode_bytes(tk);
     if (table < 0) return table;

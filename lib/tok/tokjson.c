@@ -527,6 +527,23 @@ static int read_added(const struct rd *r, const json_t *a)
     return NLP_OK;
 }
 
+/* The added tokens of a file that embeds a sentencepiece model: the view's
+ * (control and user-defined pieces, ids below the model's size) are the
+ * model's own; those past them were added to it (finetune's). */
+static int read_added_past(const struct rd *r, const json_t *a, size_t size)
+{
+    nlp_tok_spec *s = r->s;
+    int rc = read_added(r, a);
+    if (rc) return rc;
+    size_t k = 0;
+    for (size_t i = 0; i < s->n_added; i++) {
+        if ((size_t)s->added[i].id >= size) s->added[k++] = s->added[i];
+        else free(s->added[i].content);
+    }
+    s->n_added = k;
+    return NLP_OK;
+}
+
 static int read_trunc_pad(const struct rd *r, const json_t *root)
 {
     json_t *t = json_object_get(root, "truncation");
@@ -770,7 +787,11 @@ static int parse_root(const struct rd *r, const json_t *root)
     if (!m) return nlp_error(NLP_EFORMAT, "'%s': no \"model\": not a tokenizer.json", r->name);
     int rc;
     json_t *spm = json_is_object(m) ? json_object_get(m, SPM_KEY) : NULL;
-    if (spm) return read_embedded_spm(r, spm); /* the whole tokenizer, as the .model file is */
+    if (spm) { /* the whole tokenizer, as the .model file is, and the tokens added to it */
+        if ((rc = read_embedded_spm(r, spm))) return rc;
+        json_t *a = json_object_get(root, "added_tokens");
+        return a && !json_is_null(a) ? read_added_past(r, a, nlp_vocab_size(r->s->vocab)) : NLP_OK;
+    }
     if ((rc = read_model(r, m))) return rc;
     json_t *a = json_object_get(root, "added_tokens");
     if (a && !json_is_null(a) && (rc = read_added(r, a))) return rc;
@@ -1395,6 +1416,8 @@ int nlp_tokjson_spm_view(const nlp_tok_spec *spm, nlp_tok_spec *v)
     }
     /* control pieces are special added tokens, user-defined ones plain ones
      * (transformers' SpmConverter) */
+    /* and the tokens added to the model (ids past its pieces) */
+    nadd += spm->n_added;
     if (nadd && !(v->added = nlp_calloc(nadd, sizeof *v->added))) goto fail;
     for (size_t i = 0; i < in.n; i++)
         if (in.type[i] == NLP_SPM_CONTROL || in.type[i] == NLP_SPM_USER_DEFINED) {
@@ -1403,6 +1426,12 @@ int nlp_tokjson_spm_view(const nlp_tok_spec *spm, nlp_tok_spec *v)
             t->special = in.type[i] == NLP_SPM_CONTROL;
             if (!(t->content = nlp_strndup(in.piece[i], in.len[i]))) goto fail;
         }
+    for (size_t i = 0; i < spm->n_added; i++) {
+        if ((size_t)spm->added[i].id < in.n) continue;
+        nlp_added_token *t = &v->added[v->n_added++];
+        *t = spm->added[i];
+        if (!(t->content = nlp_strdup(spm->added[i].content))) goto fail;
+    }
     /* normalizer: the character map, then (remove_extra_whitespaces) the
      * right end stripped and runs of spaces made one U+2581 */
     size_t nn = (in.norm.charsmap_len ? 1 : 0) + (in.norm.remove_extra_whitespaces ? 2 : 0);

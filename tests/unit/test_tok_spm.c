@@ -588,6 +588,62 @@ static void test_spm_tokenizer(void)
     nlp_tokenizer_free(t2);
 }
 
+/* tokens added to a sentencepiece tokenizer (finetune's [START] [DELIM]
+ * [EXTRACT], ids 400-402 past the 400 pieces): cut out of the text, decoded
+ * as their text (or dropped as special), kept through tokenizer.json */
+static void test_spm_added(void)
+{
+    nlp_tok_spec s;
+    CHECK(nlp_tokfiles_read(SPMD "bpe-rules.model", NULL, &s) == 0);
+    static const char *names[3] = {"[START]", "[DELIM]", "[EXTRACT]"};
+    s.added = nlp_calloc(3, sizeof *s.added);
+    for (int k = 0; k < 3; k++) s.added[k] = (nlp_added_token){.id = 400 + k, .content = nlp_strdup(names[k]), .special = 1};
+    s.n_added = 3;
+    nlp_tokenizer *tk;
+    CHECK(nlp_tokenizer_new(&tk, &s) == 0);
+    CHECK_EQ_INT(nlp_tokenizer_vocab_size(tk), 403);
+    nlp_tok_state *st = nlp_tok_state_new(tk);
+    nlp_ids a = {0}, x = {0}, y = {0};
+    const char *text = "[START]ab x[DELIM]foo[EXTRACT]";
+    CHECK(nlp_tokenizer_encode_ids(tk, st, text, strlen(text), 0, &a) == 0);
+    CHECK(nlp_tokenizer_encode_ids(tk, st, "ab x", 4, 0, &x) == 0);
+    CHECK(nlp_tokenizer_encode_ids(tk, st, "foo", 3, 0, &y) == 0);
+    CHECK(a.n == x.n + y.n + 3 && a.v[0] == 400 && a.v[1 + x.n] == 401 && a.v[a.n - 1] == 402);
+    nlp_buf d = {0};
+    CHECK(nlp_tokenizer_decode(tk, a.v, a.n, 0, &d, NULL) == 0);
+    CHECK_STR(d.data, "[START]ab x[DELIM]foo[EXTRACT]");
+    nlp_buf_reset(&d);
+    CHECK(nlp_tokenizer_decode(tk, a.v, a.n, 1, &d, NULL) == 0);
+    CHECK_STR(d.data, "ab xfoo");
+    /* split_special: their text is text */
+    nlp_ids b = {0};
+    CHECK(nlp_tokenizer_encode_ids(tk, st, text, strlen(text), 1, &b) == 0);
+    int added = 0;
+    for (size_t i = 0; i < b.n; i++) added += b.v[i] >= 400;
+    CHECK_EQ_INT(added, 0);
+    nlp_buf j = {0};
+    CHECK(nlp_tokjson_dump(nlp_tokenizer_spec(tk), &j) == 0);
+    nlp_tok_spec s2;
+    nlp_tokenizer *t2 = NULL;
+    CHECK(nlp_tokjson_parse(j.data, j.len, "t.json", &s2) == 0 && s2.n_added == 3 && nlp_tokenizer_new(&t2, &s2) == 0);
+    if (t2) {
+        nlp_tok_state *st2 = nlp_tok_state_new(t2);
+        b.n = 0;
+        CHECK(nlp_tokenizer_encode_ids(t2, st2, text, strlen(text), 0, &b) == 0);
+        CHECK(a.n == b.n && memcmp(a.v, b.v, a.n * sizeof *a.v) == 0);
+        nlp_tok_state_free(st2);
+        nlp_tokenizer_free(t2);
+    }
+    nlp_buf_free(&j);
+    nlp_buf_free(&d);
+    nlp_ids_free(&a);
+    nlp_ids_free(&b);
+    nlp_ids_free(&x);
+    nlp_ids_free(&y);
+    nlp_tok_state_free(st);
+    nlp_tokenizer_free(tk);
+}
+
 // --- HF's forms
 
 static nlp_tokenizer *json_tok(const char *json)
@@ -770,6 +826,7 @@ int main(int argc, char **argv)
     RUN(test_spm_ties);
     RUN(test_spm_bad_files);
     RUN(test_spm_tokenizer);
+    RUN(test_spm_added);
     RUN(test_hf_unigram);
     RUN(test_hf_pipeline);
     return TEST_END();
