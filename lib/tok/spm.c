@@ -531,7 +531,13 @@ int nlp_spm_new(nlp_spm **out, const void *data, size_t n, const char *name)
         snprintf(p, sizeof p, "<0x%02X>", b);
         m->byte_id[b] = piece_to_id(m, p, 6);
     }
-    for (size_t i = 0; i < o->n; i++) m->canon[i] = piece_to_id(m, o->piece[i], o->len[i]);
+    /* PieceToId(IdToPiece(id)) is id, except for a normal piece whose string
+     * is also a reserved one's (spm allows it): the reserved one wins */
+    for (size_t i = 0; i < o->n; i++) m->canon[i] = (int32_t)i;
+    for (size_t i = 0; i < nr; i++) {
+        int32_t id = trie_id(nlp_datrie_find(&m->trie, rkeys[i].s, rkeys[i].n));
+        if (id >= 0) m->canon[id] = rvals[i];
+    }
     if ((rc = norm_init(&m->norm, &o->norm, o->treat_whitespace_as_suffix, m))) goto charsmap;
     if (o->has_denorm && o->denorm.charsmap_len && (rc = norm_init(&m->denorm, &o->denorm, 0, NULL))) goto charsmap;
     free(keys);

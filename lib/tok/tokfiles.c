@@ -534,8 +534,10 @@ int nlp_tokfiles_spm_spec(const void *data, size_t n, const char *name, nlp_tok_
         /* a piece may be both a reserved one (control, unknown, byte) and a
          * normal one, as sentencepiece allows: the vocabulary keeps the
          * first, the model knows both */
-        if (nlp_vocab_find(s->vocab, in.piece[i], in.len[i]) >= 0) continue;
-        if ((rc = nlp_vocab_set(s->vocab, (int32_t)i, in.piece[i], in.len[i]))) goto fail;
+        if ((rc = nlp_vocab_set(s->vocab, (int32_t)i, in.piece[i], in.len[i]))) {
+            if (rc != NLP_EFORMAT) goto fail;
+            nlp_error_clear(); /* the piece given twice: the first stays */
+        }
     }
     nlp_spm_info_free(&in);
     return NLP_OK;

@@ -406,6 +406,41 @@ static void test_spm_ties(void)
     }
 }
 
+/* a piece both control and normal ("<s>", as spm allows): encoding finds
+ * the normal one (4), decoding any id of that string gives what
+ * PieceToId gives, the control one, which vanishes (spm_encode and
+ * spm_decode on these bytes: "2 3 4 3" and "aa ") */
+static void test_spm_dup_piece(void)
+{
+    nlp_buf m = {0};
+    ppiece(&m, "<unk>", 0, 2);
+    ppiece(&m, "<s>", 0, 3);
+    ppiece(&m, U, -1, 1);
+    ppiece(&m, "a", -1, 1);
+    ppiece(&m, "<s>", -1, 1);
+    ppiece(&m, "<", -2, 1);
+    ppiece(&m, "s", -2, 1);
+    ppiece(&m, ">", -2, 1);
+    pspecs(&m, 1, 0);
+    nlp_spm *sp = NULL;
+    CHECK(nlp_spm_new(&sp, m.data, m.len, "dup.model") == 0);
+    if (sp) {
+        check_ids(sp, "a<s>a", "2 3 4 3");
+        nlp_buf b = {0};
+        const int32_t ids[] = {3, 4, 3, 1, 2};
+        CHECK(nlp_spm_decode(sp, ids, 5, &b) == 0);
+        CHECK_STR(b.data, "aa ");
+        nlp_buf_free(&b);
+        nlp_spm_free(sp);
+    }
+    /* the tokenizer's vocabulary keeps the first of the two */
+    nlp_tok_spec s;
+    CHECK(nlp_tokfiles_spm_spec(m.data, m.len, "dup.model", &s) == 0);
+    CHECK_EQ_INT(nlp_vocab_find(s.vocab, "<s>", 3), 1);
+    nlp_tok_spec_free(&s);
+    nlp_buf_free(&m);
+}
+
 /* a .model built field by field: refused with the field named */
 static void expect_bad(const nlp_buf *m, const char *needle)
 {
@@ -824,6 +859,7 @@ int main(int argc, char **argv)
     RUN(test_spm_normalize);
     RUN(test_spm_encode);
     RUN(test_spm_ties);
+    RUN(test_spm_dup_piece);
     RUN(test_spm_bad_files);
     RUN(test_spm_tokenizer);
     RUN(test_spm_added);
