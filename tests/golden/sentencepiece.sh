@@ -4,9 +4,9 @@
 #
 # Always (tests/data/spm, made by its make.sh with spm_train/spm_encode/
 # spm_decode and HF's Node binding; no sentencepiece or node needed here):
-#   - for 7 models (unigram, bpe, char, word; nmt_nfkc, identity and a
+#   - for 8 models (unigram, bpe, char, word; nmt_nfkc, identity and a
 #     custom rule table; byte fallback; user-defined and control symbols;
-#     no dummy prefix, whitespace as suffix): ids with 1 and with 2
+#     no dummy prefix, whitespace as suffix, a denormalizer): ids with 1 and with 2
 #     threads, pieces, and decoding equal to spm_encode's and spm_decode's
 #     on input.txt (335 lines, a third of them stress lines), and decoding of
 #     random id sequences equal to spm_decode's
@@ -39,7 +39,7 @@ same() { # what expected got
 }
 nul() { tr '\n' '\0' <"$1"; } # ids as NUL-ended records, for tokenize -d -z
 
-models="uni-nfkc uni-id-bf bpe-id-bf bpe-rules uni-rules char-id word-id"
+models="uni-nfkc uni-id-bf bpe-id-bf bpe-rules uni-rules char-id word-id den-id"
 for m in $models; do
   M="$S/$m.model"
   "$BIN/tokenize" -t 1 -m "$M" "$S/input.txt" >"$tmp/$m.ids" 2>"$tmp/err"

@@ -14,6 +14,8 @@
 #   uni-rules     unigram, 400, rules.tsv, whitespace as suffix,
 #                 user-defined <sep> and the, control <ctl>
 #   char-id       char, identity (98 pieces: the characters seen);  word-id  word, identity, 600
+#   den-id        unigram, identity, 300, with denorm.tsv as its denormalizer
+#                 (decoded text: a -> A, _ -> -)
 # References for each model M, for input.txt (demo data not trained on,
 # then stress lines: white space, controls, user-defined and control
 # symbols' text, U+2581, combining marks, CJK, emoji, ill-formed UTF-8):
@@ -38,6 +40,7 @@ t uni-rules --model_type=unigram --vocab_size=400 --normalization_rule_tsv=rules
   --user_defined_symbols='<sep>,the' --control_symbols='<ctl>'
 t char-id --model_type=char --vocab_size=150 --normalization_rule_name=identity
 t word-id --model_type=word --vocab_size=600 --normalization_rule_name=identity
+t den-id --model_type=unigram --vocab_size=300 --normalization_rule_name=identity --denormalization_rule_tsv=denorm.tsv
 
 # input.txt: 120 lines of demo data not in the corpus, then the stress lines
 python3 - "$D/lm-valid.txt" "$D/ende-dev.tsv" >input.txt <<'PY'
@@ -66,7 +69,7 @@ r = random.Random(7)
 for i in range(100):
     print(' '.join(str(r.randrange(98)) for _ in range(r.randint(0, 12))))
 PY
-for m in uni-nfkc uni-id-bf bpe-id-bf bpe-rules uni-rules char-id word-id; do
+for m in uni-nfkc uni-id-bf bpe-id-bf bpe-rules uni-rules char-id word-id den-id; do
   spm_encode --model=$m.model --output_format=id <input.txt >$m.ids
   spm_encode --model=$m.model --output_format=piece <input.txt >$m.pieces
   spm_decode --model=$m.model --input_format=id <$m.ids >$m.dec
