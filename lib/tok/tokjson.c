@@ -923,19 +923,25 @@ static json_t *chk(struct wr *w, json_t *j)
     return j;
 }
 
+/* jansson's *_new calls take the value's reference even when they fail
+ * (and free it): it is dropped here only when they are not called */
 static void set(struct wr *w, json_t *o, const char *key, json_t *v)
 {
-    if (!o || !v || json_object_set_new(o, key, v)) {
+    if (!o || !v) {
         w->oom = 1;
         json_decref(v);
+    } else if (json_object_set_new(o, key, v)) {
+        w->oom = 1;
     }
 }
 
 static void push(struct wr *w, json_t *a, json_t *v)
 {
-    if (!a || !v || json_array_append_new(a, v)) {
+    if (!a || !v) {
         w->oom = 1;
         json_decref(v);
+    } else if (json_array_append_new(a, v)) {
+        w->oom = 1;
     }
 }
 
@@ -1367,10 +1373,10 @@ static int spm_merges(const nlp_spm_info *in, const nlp_vocab *v, int32_t **out,
             }
             c[n++] = (struct mcand){a, b, in->score[i], cps(p, k), cps(p + k, len - k), 0};
         }
-        qsort(c + first, n - first, sizeof *c, cmp_mcand_ids);
+        if (n > first) qsort(c + first, n - first, sizeof *c, cmp_mcand_ids);
     }
     for (size_t i = 0; i < n; i++) c[i].order = i;
-    qsort(c, n, sizeof *c, cmp_mcand);
+    if (n) qsort(c, n, sizeof *c, cmp_mcand);
     int32_t *m = nlp_malloc((n ? 2 * n : 1) * sizeof *m);
     if (!m) {
         free(c);
@@ -1494,6 +1500,9 @@ int nlp_tokjson_check_keys(const nlp_vocab *v)
         const char *t = nlp_vocab_token(v, (int32_t)i, &n);
         if (t && memchr(t, 0, n))
             return nlp_error(NLP_EINVAL, "token %zu holds a NUL byte, which a JSON vocabulary cannot hold", i);
+        /* JSON text is UTF-8 (sentencepiece pieces need not be) */
+        if (t && !nlp_utf8_valid(t, n, NULL))
+            return nlp_error(NLP_EINVAL, "token %zu is not UTF-8, which a JSON vocabulary cannot hold", i);
     }
     return NLP_OK;
 }

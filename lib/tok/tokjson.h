@@ -46,7 +46,8 @@ int nlp_tokjson_parse_scanned(const char *data, size_t n, const char *name, cons
 int nlp_tokjson_read(const char *path, nlp_tok_spec *spec);
 
 /* Appends the JSON text of spec to out (ends with a newline). Returns 0,
- * NLP_EINVAL when a token holds a NUL byte (see nlp_tokjson_check_keys), or
+ * NLP_EINVAL when a token holds a NUL byte or is not UTF-8 (see
+ * nlp_tokjson_check_keys), or
  * NLP_ENOMEM. */
 int nlp_tokjson_dump(const nlp_tok_spec *spec, nlp_buf *out);
 
@@ -75,9 +76,10 @@ int nlp_tokjson_spm_view(const nlp_tok_spec *spm, nlp_tok_spec *view);
 int nlp_tokjson_write(const nlp_tok_spec *spec, const char *path);
 
 /* 0 if every token of v can be a JSON object key as nlpipe writes and reads
- * them; NLP_EINVAL ("token N holds a NUL byte, ...") for the first that
- * cannot: jansson cuts keys at a NUL and refuses "\u0000" in keys when
- * reading. v may be NULL. */
+ * them; NLP_EINVAL ("token N holds a NUL byte, ...", "token N is not UTF-8,
+ * ...") for the first that cannot: jansson cuts keys at a NUL and refuses
+ * "\u0000" in keys when reading; JSON text is UTF-8 (a sentencepiece piece
+ * need not be). v may be NULL. */
 int nlp_tokjson_check_keys(const nlp_vocab *v);
 
 #endif
