@@ -32,7 +32,7 @@ static const char usage[] =
     "\n"
     "  -m, --model PATH          tokenizer: tokenizer.json, GPT-2 encoder.json + vocab.bpe,\n"
     "                            HF vocab.json + merges.txt, subword-nmt codes, BERT vocab.txt,\n"
-    "                            or a directory holding one\n"
+    "                            a sentencepiece .model, or a directory holding one\n"
     "      --cased               a BERT vocab.txt keeps case and accents (default: uncased,\n"
     "                            lowercase and strip accents)\n"
     "  -i, --input FILE          read FILE (repeatable; also: FILE arguments; default\n"
@@ -154,6 +154,7 @@ static char rec_end;
  * (classic BPE, </w>), or when the next piece does not start with the
  * prefix (##); one of them is set */
 static const char *snmt_suffix, *snmt_prefix;
+static int spm_pieces; /* a sentencepiece model: spm_encode's pieces */
 
 /* did the last record read end without its terminator (a final line
  * without newline): token streams record it, text output does not */
@@ -454,8 +455,10 @@ static void encode_rec(struct batch *b, size_t i, struct worker *w)
             return;
         }
         b->repl_at[i] = r->byteoff + bad;
-        s = w->fix.data;
-        n = w->fix.len;
+        if (!spm_pieces) { /* sentencepiece replaces each ill-formed byte itself, as spm_encode */
+            s = w->fix.data;
+            n = w->fix.len;
+        }
     }
     const char *a = s, *bb = NULL;
     size_t na = n, nb = 0;
@@ -550,8 +553,15 @@ static int format_rec(const nlp_encoding *e, nlp_buf *ob)
     } else if (o.out_fmt == OUT_SNMT) {
         if (format_snmt(e, ob)) return NLP_ENOMEM;
     } else {
-        for (size_t k = 0; k < e->n; k++)
-            if ((k && nlp_buf_putc(ob, ' ')) || put_piece(e->ids[k], ob)) return NLP_ENOMEM;
+        /* a sentencepiece unknown run is one piece: its characters are
+         * joined (every one but the last is passed through non-final) */
+        int glue = 0;
+        for (size_t k = 0; k < e->n; k++) {
+            if ((k && !glue && nlp_buf_putc(ob, ' ')) || put_piece(e->ids[k], ob)) return NLP_ENOMEM;
+            int32_t cp;
+            int fin;
+            glue = spm_pieces && nlp_tok_passthrough_char(e->ids[k], &cp, &fin) && !fin;
+        }
     }
     for (int col = 0; col < 2; col++) {
         const uint8_t *v = col == 0 ? e->type_ids : e->attention;
@@ -749,8 +759,10 @@ static void long_piece(const char *name, uint64_t no, uint64_t off, const char *
             first_repl = nlp_buf_detach(&m, NULL);
         }
         n_repl += k;
-        s = lr.fix.data;
-        n = lr.fix.len;
+        if (!spm_pieces) {
+            s = lr.fix.data;
+            n = lr.fix.len;
+        }
     }
     /* right truncation: what comes after the budget is never needed */
     if (!lr.stream && !trunc_opts.left && lr.kept.n >= lr.budget) return;
@@ -1112,10 +1124,11 @@ int main(int argc, char **argv)
     if (o.cased && fo.fmt != NLP_TOKF_VOCAB)
         cli_usage_error("--cased is for a bare BERT vocab.txt; '%s' names its own normalizer", o.model);
     const nlp_tok_spec *spec = nlp_tokenizer_spec(tk);
+    spm_pieces = spec->model == NLP_MODEL_SPM;
     if (spec->model == NLP_MODEL_BPE) {
         snmt_suffix = spec->bpe.end_of_word_suffix;
         snmt_prefix = snmt_suffix ? NULL : spec->bpe.continuing_subword_prefix;
-    } else {
+    } else if (spec->model == NLP_MODEL_WORDPIECE) {
         snmt_prefix = spec->wp.continuing_subword_prefix ? spec->wp.continuing_subword_prefix : NLP_WORDPIECE_PREFIX;
     }
     if (snmt_suffix && !*snmt_suffix) snmt_suffix = NULL;
@@ -1153,7 +1166,8 @@ int main(int argc, char **argv)
         eopts.split_special = o.special == 1;
         /* subword-nmt's codes name no unknown token: a character no merge
          * knows is passed through, as apply-bpe does */
-        eopts.unk_passthrough = o.out_fmt == OUT_SNMT || (o.out_fmt == OUT_PIECE && fo.fmt == NLP_TOKF_CODES);
+        eopts.unk_passthrough =
+            o.out_fmt == OUT_SNMT || (o.out_fmt == OUT_PIECE && (fo.fmt == NLP_TOKF_CODES || spm_pieces));
         eopts.trunc = &trunc_opts;
         int nthreads = nlp_threads_set((int)o.threads);
         cli_debug("%d thread%s", nthreads, nthreads == 1 ? "" : "s");

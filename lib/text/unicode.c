@@ -72,3 +72,11 @@ long nlp_uc_nfd_cps(const char *s, size_t n, int32_t *buf, size_t cap)
     if (k < 0) return nlp_error(NLP_EDATA, "cannot normalize: %s", utf8proc_errmsg(k));
     return (long)k;
 }
+
+int nlp_uc_grapheme_break(int32_t *state, int32_t a, int32_t b)
+{
+    utf8proc_int32_t st = *state;
+    int r = utf8proc_grapheme_break_stateful(a, b, &st);
+    *state = st;
+    return r;
+}

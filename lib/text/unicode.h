@@ -72,4 +72,11 @@ int nlp_uc_normalize(const char *s, size_t n, nlp_norm_form form, nlp_buf *out);
  * caller retries with a buffer that large. NLP_EDATA for ill-formed input. */
 long nlp_uc_nfd_cps(const char *s, size_t n, int32_t *buf, size_t cap);
 
+/* Extended grapheme clusters (UAX #29, utf8proc's rules): 1 if there is a
+ * boundary between code points a and b, which follow each other in a text.
+ * *state carries what the rules need to remember (emoji and regional
+ * indicator runs): 0 at the start of the text, then passed to each call in
+ * order. */
+int nlp_uc_grapheme_break(int32_t *state, int32_t a, int32_t b);
+
 #endif

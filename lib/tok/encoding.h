@@ -51,4 +51,28 @@ int nlp_encoding_pad(nlp_encoding *e, size_t n, int32_t pad_id, int pad_type_id,
 void nlp_encoding_reset(nlp_encoding *e);
 void nlp_encoding_free(nlp_encoding *e);
 
+/* A character passed through instead of the unknown token
+ * (nlp_encode_opts.unk_passthrough, tokenizer.h), as the negative id
+ * NLP_TOK_PASSTHROUGH(cp, final), so that a writer of pieces can show it:
+ *   - classic, unfused BPE: apply-bpe's spelling ("Übung" -> "Ü b ung</w>",
+ *     not "<unk> b ung</w>"); final = the character ends its word;
+ *   - sentencepiece: spm_encode's pieces show an unknown run's characters
+ *     as one piece ("▁ 龍龍"); final = the character ends its run (a writer
+ *     joins a non-final character to the next without a space).
+ * Such ids are not token ids: only for printing pieces
+ * (nlp_tok_passthrough_char tells them apart); every other model and
+ * character is encoded as without the option. */
+#define NLP_TOK_PASSTHROUGH(cp, final) ((int32_t)(-2 - (2 * (int32_t)(cp) + ((final) ? 1 : 0))))
+
+/* 1 and the code point and word-final flag if id is a passed-through
+ * character, else 0. */
+static inline int nlp_tok_passthrough_char(int32_t id, int32_t *cp, int *word_final)
+{
+    if (id > -2) return 0;
+    int32_t v = -2 - id;
+    *cp = v >> 1;
+    *word_final = v & 1;
+    return 1;
+}
+
 #endif

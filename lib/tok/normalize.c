@@ -12,13 +12,99 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void step_free(nlp_norm_step *st)
+{
+    free(st->a);
+    free(st->b);
+    free(st->map);
+    if (st->cm) nlp_charsmap_free(st->cm);
+    free(st->cm);
+}
+
 void nlp_norm_steps_free(nlp_norm_step *steps, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        free(steps[i].a);
-        free(steps[i].b);
-    }
+    for (size_t i = 0; i < n; i++) step_free(&steps[i]);
     free(steps);
+}
+
+int nlp_norm_precompiled(nlp_norm_step *st, const void *map, size_t n)
+{
+    memset(st, 0, sizeof *st);
+    st->type = NLP_NORM_STEP_PRECOMPILED;
+    st->map = nlp_malloc(n ? n : 1);
+    st->cm = nlp_calloc(1, sizeof *st->cm);
+    if (!st->map || !st->cm) {
+        step_free(st);
+        return NLP_ENOMEM;
+    }
+    memcpy(st->map, map, n);
+    st->map_len = n;
+    int rc = nlp_charsmap_init(st->cm, map, n);
+    if (rc) {
+        free(st->cm);
+        st->cm = NULL;
+        step_free(st);
+        memset(st, 0, sizeof *st);
+    }
+    return rc;
+}
+
+int nlp_norm_replace_regex(nlp_norm_step *st, const char *pat, const char *content)
+{
+    memset(st, 0, sizeof *st);
+    st->type = NLP_NORM_STEP_REPLACE;
+    st->regex = 1;
+    st->re_cp = -1;
+    static const char meta[] = "\\.^$|?*+()[]{}";
+    size_t n = strlen(pat), i = 0;
+    int32_t cp = -1;
+    if (n && !strpbrk(pat, meta)) {
+        /* a literal */
+    } else if (n) {
+        if (pat[0] == '\\' && n >= 2 && strchr(meta, pat[1])) {
+            cp = (unsigned char)pat[1];
+            i = 2;
+        } else if (!strchr(meta, pat[0])) {
+            cp = nlp_utf8_next(pat, n, &i);
+        }
+        size_t lo = 1, hi = 1;
+        if (cp >= 0 && i < n) {
+            if (pat[i] == '+' && i + 1 == n) {
+                hi = SIZE_MAX;
+            } else if (pat[i] == '{' && pat[n - 1] == '}') {
+                char *e;
+                unsigned long a = strtoul(pat + i + 1, &e, 10), b = a;
+                if (e == pat + i + 1) cp = -1;
+                else if (*e == ',' && e[1] == '}') b = (unsigned long)-1, e++;
+                else if (*e == ',') {
+                    char *f;
+                    b = strtoul(e + 1, &f, 10);
+                    if (f == e + 1 || *f != '}') cp = -1;
+                    e = f;
+                }
+                if (cp >= 0 && (*e != '}' || e != pat + n - 1)) cp = -1;
+                lo = a, hi = b == (unsigned long)-1 ? SIZE_MAX : b;
+                if (lo == 0 || hi < lo) cp = -1;
+            } else {
+                cp = -1;
+            }
+        }
+        if (cp < 0)
+            return nlp_error(NLP_EFORMAT, "Replace: the Regex pattern '%s' is not supported (only a literal, or one "
+                             "character repeated: X+, X{n}, X{n,}, X{n,m}, n >= 1)", pat);
+        st->re_cp = cp;
+        st->re_min = lo;
+        st->re_max = hi;
+    } else {
+        return nlp_error(NLP_EFORMAT, "Replace: an empty Regex pattern");
+    }
+    st->a = nlp_strdup(pat);
+    st->b = nlp_strdup(content ? content : "");
+    if (!st->a || !st->b) {
+        step_free(st);
+        return NLP_ENOMEM;
+    }
+    return NLP_OK;
 }
 
 int nlp_norm_steps_copy(const nlp_norm_step *steps, size_t n, nlp_norm_step **out)
@@ -29,11 +115,22 @@ int nlp_norm_steps_copy(const nlp_norm_step *steps, size_t n, nlp_norm_step **ou
     if (!c) return NLP_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         c[i] = steps[i];
+        c[i].map = NULL;
+        c[i].cm = NULL;
         c[i].a = steps[i].a ? nlp_strdup(steps[i].a) : NULL;
         c[i].b = steps[i].b ? nlp_strdup(steps[i].b) : NULL;
         if ((steps[i].a && !c[i].a) || (steps[i].b && !c[i].b)) {
             nlp_norm_steps_free(c, i + 1);
             return NLP_ENOMEM;
+        }
+        if (steps[i].type == NLP_NORM_STEP_PRECOMPILED) {
+            char *a = c[i].a, *b = c[i].b;
+            int rc = nlp_norm_precompiled(&c[i], steps[i].map, steps[i].map_len);
+            c[i].a = a, c[i].b = b;
+            if (rc) {
+                nlp_norm_steps_free(c, i + 1);
+                return rc;
+            }
         }
     }
     *out = c;
@@ -161,6 +258,38 @@ static int bert(const nlp_norm_step *st, const char *in, size_t n, nlp_buf *out)
 
 // --- steps
 
+/* Replace with a repeated-character pattern: each leftmost run of re_min
+ * to re_max characters re_cp (greedy) becomes the content. */
+static int replace_run(const nlp_norm_step *st, const char *in, size_t n, nlp_buf *out)
+{
+    char enc[4];
+    int el = nlp_utf8_encode(st->re_cp, enc);
+    if (el <= 0) return nlp_buf_append(out, in, n);
+    size_t i = 0;
+    while (i < n) {
+        if (n - i < (size_t)el || memcmp(in + i, enc, (size_t)el) != 0) {
+            const char *next = memchr(in + i + 1, enc[0], n - i - 1);
+            size_t upto = next ? (size_t)(next - in) : n;
+            if (nlp_buf_append(out, in + i, upto - i)) return NLP_ENOMEM;
+            i = upto;
+            continue;
+        }
+        size_t r = 0, j = i;
+        while (j + (size_t)el <= n && memcmp(in + j, enc, (size_t)el) == 0) j += (size_t)el, r++;
+        /* the run of r characters: matches of re_max while they last, then
+         * one of what is left if that is at least re_min */
+        while (r >= st->re_min) {
+            size_t take = r < st->re_max ? r : st->re_max;
+            if (st->b && nlp_buf_puts(out, st->b)) return NLP_ENOMEM;
+            r -= take;
+        }
+        for (size_t k = 0; k < r; k++)
+            if (nlp_buf_append(out, enc, (size_t)el)) return NLP_ENOMEM;
+        i = j;
+    }
+    return nlp_buf_reserve(out, 0);
+}
+
 /* One step from in[0..n) to out (appended). */
 static int step(const nlp_norm_step *st, const char *in, size_t n, nlp_buf *out)
 {
@@ -214,7 +343,9 @@ static int step(const nlp_norm_step *st, const char *in, size_t n, nlp_buf *out)
     case NLP_NORM_STEP_PREPEND:
         if (n && st->a && nlp_buf_puts(out, st->a)) return NLP_ENOMEM;
         return nlp_buf_append(out, in, n);
+    case NLP_NORM_STEP_PRECOMPILED: return st->cm ? nlp_charsmap_normalize_hf(st->cm, in, n, out) : nlp_buf_append(out, in, n);
     case NLP_NORM_STEP_REPLACE: {
+        if (st->regex && st->re_cp >= 0) return replace_run(st, in, n, out);
         size_t pl = st->a ? strlen(st->a) : 0;
         if (!pl) return nlp_buf_append(out, in, n);
         size_t i = 0;
@@ -231,6 +362,12 @@ static int step(const nlp_norm_step *st, const char *in, size_t n, nlp_buf *out)
     case NLP_NORM_STEP_BERT: return bert(st, in, n, out);
     }
     return nlp_error(NLP_EINVAL, "unknown normalizer step %d", (int)st->type);
+}
+
+int nlp_norm_step_apply(const nlp_norm_step *st, const char *s, size_t n, nlp_buf *out)
+{
+    int rc = step(st, s, n, out);
+    return rc ? rc : nlp_buf_reserve(out, 0);
 }
 
 int nlp_normalize(const nlp_norm_step *steps, size_t nsteps, const char *s, size_t n, nlp_buf *out, nlp_buf *tmp)

@@ -192,8 +192,51 @@ int nlp_pretok_is_gpt2_only(const nlp_pretok_step *steps, size_t nsteps)
            (steps[0].type == NLP_PRETOK_GPT2_SPLIT || (steps[0].type == NLP_PRETOK_BYTELEVEL && steps[0].use_regex));
 }
 
+/* HF Metaspace on one piece p[0..len): written into w (room for 4 bytes a
+ * byte plus one replacement), the pieces pushed. first: this piece is at the
+ * start of the text. */
+static int metaspace(const nlp_pretok_step *st, const char *p, size_t len, int first, nlp_buf *w, nlp_pieces *o)
+{
+    const char *r = st->replacement;
+    size_t rn = strlen(r);
+    if (!rn) return push(o, p, len);
+    char *d = w->data + w->len, *d0 = d;
+    /* after the spaces are replaced: a leading space counts as the replacement */
+    int starts = (len >= rn && memcmp(p, r, rn) == 0) || (len && p[0] == ' ');
+    if (!starts && (st->prepend_scheme == NLP_PREPEND_ALWAYS || (st->prepend_scheme == NLP_PREPEND_FIRST && first))) {
+        memcpy(d, r, rn);
+        d += rn;
+    }
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] == ' ') {
+            memcpy(d, r, rn);
+            d += rn;
+        } else {
+            *d++ = p[i];
+        }
+    }
+    size_t n = (size_t)(d - d0);
+    w->len += n;
+    if (!st->split) return n ? push(o, d0, n) : NLP_OK;
+    /* cut before each replacement (MergedWithNext) */
+    size_t a = 0;
+    for (size_t i = 1; i + rn <= n; i++)
+        if (memcmp(d0 + i, r, rn) == 0 && i > a) {
+            if (push(o, d0 + a, i - a)) return NLP_ENOMEM;
+            a = i;
+            i += rn - 1;
+        }
+    return n > a ? push(o, d0 + a, n - a) : NLP_OK;
+}
+
 int nlp_pretok_run(const nlp_pretok_step *steps, size_t nsteps, const char *s, size_t n, nlp_buf *work,
                    nlp_pieces *out)
+{
+    return nlp_pretok_run_at(steps, nsteps, s, n, work, out, 1);
+}
+
+int nlp_pretok_run_at(const nlp_pretok_step *steps, size_t nsteps, const char *s, size_t n, nlp_buf *work,
+                      nlp_pieces *out, int at_start)
 {
     nlp_buf_reset(work);
     if (n == 0) return NLP_OK;
@@ -206,8 +249,14 @@ int nlp_pretok_run(const nlp_pretok_step *steps, size_t nsteps, const char *s, s
      * it never moves while pieces point into it (each such step at most
      * doubles the text). */
     size_t need = n + 1;
-    for (size_t k = 0; k < nsteps; k++)
+    for (size_t k = 0; k < nsteps; k++) {
         if (steps[k].type == NLP_PRETOK_BYTELEVEL && steps[k].add_prefix_space) need *= 2;
+        if (steps[k].type == NLP_PRETOK_METASPACE) {
+            /* a space becomes the replacement, and each piece may get one first */
+            size_t rn = strlen(steps[k].replacement);
+            need = 2 * need * (rn ? rn : 1) + 8;
+        }
+    }
     if (nlp_buf_reserve(work, need)) return NLP_ENOMEM;
 
     /* Steps work in place at the end of `out`: the current pieces are
@@ -237,6 +286,7 @@ int nlp_pretok_run(const nlp_pretok_step *steps, size_t nsteps, const char *s, s
             case NLP_PRETOK_WHITESPACE: rc = split_ws(p, len, 1, out); break;
             case NLP_PRETOK_WHITESPACE_SPLIT: rc = split_ws(p, len, 0, out); break;
             case NLP_PRETOK_BERT: rc = split_bert(p, len, out); break;
+            case NLP_PRETOK_METASPACE: rc = metaspace(st, p, len, at_start && p == s, work, out); break;
             }
             if (rc) return rc;
         }

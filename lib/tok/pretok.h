@@ -19,6 +19,12 @@
  *               punctuation (all 32 of !"#$%&'()*+,-./:;<=>?@[\]^_`{|}~,
  *               symbols such as $ + < = > ^ ` | ~ included) and Unicode P*
  *               (other symbols such as the euro sign or emoji are not split).
+ *   METASPACE   HF Metaspace (sentencepiece's white space as HF spells it):
+ *               every U+0020 becomes `replacement` (U+2581); the replacement
+ *               is put first when the piece does not start with it (scheme
+ *               "always"; "first": only for the piece at the start of the
+ *               text; "never"); with split, the piece is cut before every
+ *               replacement character ("▁a▁▁b" -> "▁a" "▁" "▁b").
  *
  * GPT-2's pattern
  *   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
@@ -44,13 +50,21 @@ typedef enum nlp_pretok_type {
     NLP_PRETOK_WHITESPACE,
     NLP_PRETOK_WHITESPACE_SPLIT,
     NLP_PRETOK_BERT,
+    NLP_PRETOK_METASPACE,
 } nlp_pretok_type;
+
+/* Metaspace's prepend_scheme */
+enum { NLP_PREPEND_ALWAYS, NLP_PREPEND_FIRST, NLP_PREPEND_NEVER };
 
 typedef struct nlp_pretok_step {
     nlp_pretok_type type;
     /* BYTELEVEL (as HF's fields; trim_offsets only matters for offsets,
      * which nlpipe does not report, and is kept for writing back) */
     int add_prefix_space, trim_offsets, use_regex;
+    /* METASPACE: the replacement character (UTF-8, NUL-terminated), the
+     * prepend scheme, split */
+    char replacement[8];
+    int prepend_scheme, split;
 } nlp_pretok_step;
 
 /* GPT-2's pattern, as HF's Split pre-tokenizer spells it in tokenizer.json. */
@@ -88,5 +102,11 @@ int nlp_pretok_is_gpt2_only(const nlp_pretok_step *steps, size_t nsteps);
  * n == 0). Returns 0 or NLP_ENOMEM. */
 int nlp_pretok_run(const nlp_pretok_step *steps, size_t nsteps, const char *s, size_t n, nlp_buf *work,
                    nlp_pieces *out);
+
+/* The same for a text that is (at_start = 1) or is not the start of the
+ * whole input (a part after a special token): Metaspace's "first" scheme
+ * prepends only at the start. nlp_pretok_run is at_start = 1. */
+int nlp_pretok_run_at(const nlp_pretok_step *steps, size_t nsteps, const char *s, size_t n, nlp_buf *work,
+                      nlp_pieces *out, int at_start);
 
 #endif

@@ -24,6 +24,8 @@ struct nlp_tokenizer {
     uint8_t *special; /* by id */
     nlp_bpe *bpe;
     nlp_wordpiece *wp;
+    nlp_unigram *uni;
+    nlp_spm *spm;
     nlp_added_matcher *raw, *norm;
     /* decoder [ByteLevel] fast path: the bytes of id i are
      * blob[boff[i] .. boff[i+1]), built at the first decode (encoding never
@@ -41,6 +43,8 @@ struct nlp_tok_state {
     const nlp_tokenizer *tk;
     nlp_wordcache *cache;
     nlp_bpe_scratch bsc;
+    nlp_unigram_scratch usc;
+    nlp_spm_scratch ssc;
     nlp_buf norm, ntmp, work;
     nlp_pieces pieces;
     nlp_ids word;
@@ -59,6 +63,8 @@ void nlp_tok_spec_free(nlp_tok_spec *s)
     free(s->bpe.end_of_word_suffix);
     free(s->wp.unk_token);
     free(s->wp.continuing_subword_prefix);
+    free(s->scores);
+    free(s->spm_data);
     nlp_norm_steps_free(s->norm, s->n_norm);
     free(s->pretok);
     nlp_postproc_free(&s->post);
@@ -86,12 +92,23 @@ int nlp_tok_spec_copy(nlp_tok_spec *d, const nlp_tok_spec *s)
     d->bpe.unk_token = d->bpe.continuing_subword_prefix = d->bpe.end_of_word_suffix = NULL;
     d->wp = s->wp;
     d->wp.unk_token = d->wp.continuing_subword_prefix = NULL;
+    d->uni = s->uni;
     if (s->vocab && !(d->vocab = nlp_vocab_clone(s->vocab))) goto oom;
     if (s->n_merges) {
         d->merges = nlp_malloc(2 * s->n_merges * sizeof *d->merges);
         if (!d->merges) goto oom;
         memcpy(d->merges, s->merges, 2 * s->n_merges * sizeof *d->merges);
         d->n_merges = s->n_merges;
+    }
+    if (s->n_scores) {
+        if (!(d->scores = nlp_malloc(s->n_scores * sizeof *d->scores))) goto oom;
+        memcpy(d->scores, s->scores, s->n_scores * sizeof *d->scores);
+        d->n_scores = s->n_scores;
+    }
+    if (s->spm_len) {
+        if (!(d->spm_data = nlp_malloc(s->spm_len))) goto oom;
+        memcpy(d->spm_data, s->spm_data, s->spm_len);
+        d->spm_len = s->spm_len;
     }
     if (dup_str(&d->bpe.unk_token, s->bpe.unk_token) ||
         dup_str(&d->bpe.continuing_subword_prefix, s->bpe.continuing_subword_prefix) ||
@@ -199,6 +216,8 @@ void nlp_tokenizer_free(nlp_tokenizer *tk)
     free(tk->special);
     nlp_bpe_free(tk->bpe);
     nlp_wordpiece_free(tk->wp);
+    nlp_unigram_free(tk->uni);
+    nlp_spm_free(tk->spm);
     nlp_added_matcher_free(tk->raw);
     nlp_added_matcher_free(tk->norm);
     free(tk->blob);
@@ -376,6 +395,23 @@ int nlp_tokenizer_new(nlp_tokenizer **out, nlp_tok_spec *spec)
                              nlp_pretok_is_byte_level(tk->s.pretok, tk->s.n_pretok));
             break;
         case NLP_MODEL_WORDPIECE: rc = nlp_wordpiece_new(&tk->wp, tk->s.vocab, &tk->s.wp); break;
+        case NLP_MODEL_UNIGRAM:
+            if (tk->s.n_scores < nlp_vocab_size(tk->s.vocab))
+                rc = nlp_error(NLP_EFORMAT, "Unigram model: %zu scores for %zu tokens", tk->s.n_scores,
+                               nlp_vocab_size(tk->s.vocab));
+            else
+                rc = nlp_unigram_new(&tk->uni, tk->s.vocab, tk->s.scores, &tk->s.uni);
+            break;
+        case NLP_MODEL_SPM:
+            if (!tk->s.spm_len) rc = nlp_error(NLP_EFORMAT, "sentencepiece model: no model");
+            else rc = nlp_spm_new(&tk->spm, tk->s.spm_data, tk->s.spm_len, "sentencepiece model");
+            if (!rc) {
+                /* the control pieces are the special ids */
+                const nlp_spm_info *in = nlp_spm_info_of(tk->spm);
+                for (size_t i = 0; i < in->n && i < tk->vsize; i++)
+                    if (in->type[i] == NLP_SPM_CONTROL) tk->special[i] = 1;
+            }
+            break;
         }
     }
     if (!rc) {
@@ -450,6 +486,8 @@ void nlp_tok_state_free(nlp_tok_state *st)
     if (!st) return;
     nlp_wordcache_free(st->cache);
     nlp_bpe_scratch_free(&st->bsc);
+    nlp_unigram_scratch_free(&st->usc);
+    nlp_spm_scratch_free(&st->ssc);
     nlp_buf_free(&st->norm);
     nlp_buf_free(&st->ntmp);
     nlp_buf_free(&st->work);
@@ -477,6 +515,8 @@ static int model_word(const nlp_tokenizer *tk, nlp_tok_state *st, const char *w,
     switch (tk->s.model) {
     case NLP_MODEL_BPE: rc = nlp_bpe_encode_word(tk->bpe, &st->bsc, w, n, out); break;
     case NLP_MODEL_WORDPIECE: rc = nlp_wordpiece_encode_word(tk->wp, w, n, out); break;
+    case NLP_MODEL_UNIGRAM: rc = nlp_unigram_encode_word(tk->uni, &st->usc, w, n, out); break;
+    case NLP_MODEL_SPM: rc = nlp_spm_encode(tk->spm, &st->ssc, w, n, 0, out); break; /* not reached: encode_ids */
     }
     if (rc) return rc;
     return nlp_wordcache_put(st->cache, w, n, h, out->v + at, out->n - at);
@@ -523,8 +563,9 @@ static int piece(const nlp_tokenizer *tk, nlp_tok_state *st, const char *w, size
     return rc;
 }
 
-/* Pre-tokenizer and model on normalized text. */
-static int words(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n, nlp_ids *out)
+/* Pre-tokenizer and model on normalized text (at_start: the text begins
+ * the input, for Metaspace's "first" scheme). */
+static int words(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n, int at_start, nlp_ids *out)
 {
     int rc = NLP_OK;
     if (tk->gpt2_only) { /* the same pieces in the same order, and no list of them (a long line's is MBs) */
@@ -535,7 +576,7 @@ static int words(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size
         return rc;
     }
     st->pieces.n = 0;
-    rc = nlp_pretok_run(tk->s.pretok, tk->s.n_pretok, s, n, &st->work, &st->pieces);
+    rc = nlp_pretok_run_at(tk->s.pretok, tk->s.n_pretok, s, n, &st->work, &st->pieces, at_start);
     for (size_t i = 0; i < st->pieces.n && !rc; i++) rc = piece(tk, st, st->pieces.v[i].p, st->pieces.v[i].n, out);
     return rc;
 }
@@ -543,7 +584,7 @@ static int words(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size
 /* Normalizer, normalized added tokens, then words(), on raw text between
  * special tokens. */
 static int segment(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n, int split_special,
-                   nlp_ids *out)
+                   int at_start, nlp_ids *out)
 {
     if (n == 0) return NLP_OK;
     const char *t = s;
@@ -554,29 +595,55 @@ static int segment(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, si
         t = st->norm.data;
         tn = st->norm.len;
     }
-    if (nlp_added_matcher_empty(tk->norm, split_special)) return words(tk, st, t, tn, out);
+    if (nlp_added_matcher_empty(tk->norm, split_special)) return words(tk, st, t, tn, at_start, out);
     size_t pos = 0, ms, me;
     int32_t id;
     while (nlp_added_next(tk->norm, t, tn, pos, pos, split_special, &ms, &me, &id)) {
-        int rc = words(tk, st, t + pos, ms - pos, out);
+        int rc = words(tk, st, t + pos, ms - pos, at_start && pos == 0, out);
         if (rc || (rc = nlp_ids_push(out, id))) return rc;
         pos = me;
     }
-    return words(tk, st, t + pos, tn - pos, out);
+    return words(tk, st, t + pos, tn - pos, at_start && pos == 0, out);
+}
+
+/* sentencepiece: the whole text through the model, as spm_encode; tokens
+ * added to the model (finetune's [START]...: ids past its pieces) are cut
+ * out of the raw text first, normalized or not, and the text between them
+ * goes through the model piece by piece. */
+static int spm_encode_ids(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n, int split_special,
+                          nlp_ids *out)
+{
+    if (nlp_added_matcher_empty(tk->raw, split_special) && nlp_added_matcher_empty(tk->norm, split_special))
+        return nlp_spm_encode(tk->spm, &st->ssc, s, n, st->passthrough, out);
+    size_t pos = 0;
+    while (pos < n) {
+        size_t a0 = n, a1 = n, b0 = n, b1 = n;
+        int32_t ida = -1, idb = -1;
+        int ha = nlp_added_next(tk->raw, s, n, pos, pos, split_special, &a0, &a1, &ida);
+        int hb = nlp_added_next(tk->norm, s, n, pos, pos, split_special, &b0, &b1, &idb);
+        if (!ha && !hb) break;
+        int use_a = ha && (!hb || a0 <= b0);
+        size_t ms = use_a ? a0 : b0, me = use_a ? a1 : b1;
+        int rc = ms > pos ? nlp_spm_encode(tk->spm, &st->ssc, s + pos, ms - pos, st->passthrough, out) : NLP_OK;
+        if (rc || (rc = nlp_ids_push(out, use_a ? ida : idb))) return rc;
+        pos = me;
+    }
+    return pos < n ? nlp_spm_encode(tk->spm, &st->ssc, s + pos, n - pos, st->passthrough, out) : NLP_OK;
 }
 
 int nlp_tokenizer_encode_ids(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n,
                              int split_special, nlp_ids *out)
 {
-    if (nlp_added_matcher_empty(tk->raw, split_special)) return segment(tk, st, s, n, split_special, out);
+    if (tk->spm) return spm_encode_ids(tk, st, s, n, split_special, out);
+    if (nlp_added_matcher_empty(tk->raw, split_special)) return segment(tk, st, s, n, split_special, 1, out);
     size_t pos = 0, ms, me;
     int32_t id;
     while (nlp_added_next(tk->raw, s, n, pos, pos, split_special, &ms, &me, &id)) {
-        int rc = segment(tk, st, s + pos, ms - pos, split_special, out);
+        int rc = segment(tk, st, s + pos, ms - pos, split_special, pos == 0, out);
         if (rc || (rc = nlp_ids_push(out, id))) return rc;
         pos = me;
     }
-    return segment(tk, st, s + pos, n - pos, split_special, out);
+    return segment(tk, st, s + pos, n - pos, split_special, pos == 0, out);
 }
 
 static int encode_one(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n, int split_special,
@@ -619,12 +686,36 @@ int nlp_tokenizer_decode(const nlp_tokenizer *tk, const int32_t *ids, size_t n, 
                          size_t *bad)
 {
     for (size_t i = 0; i < n; i++)
-        if (ids[i] < 0 || (size_t)ids[i] >= tk->vsize || !nlp_vocab_token(tk->all, ids[i], NULL)) {
+        if (ids[i] < 0 || (size_t)ids[i] >= tk->vsize ||
+            (!nlp_vocab_token(tk->all, ids[i], NULL) && !(tk->spm && (size_t)ids[i] < nlp_spm_info_of(tk->spm)->n))) {
             if (bad) *bad = i;
             if (ids[i] >= 0 && (size_t)ids[i] < tk->vsize)
                 return nlp_error(NLP_EDATA, "id %ld has no token", (long)ids[i]);
             return nlp_error(NLP_EDATA, "id %ld is out of range (vocabulary size %zu)", (long)ids[i], tk->vsize);
         }
+    if (tk->spm) {
+        /* the model's ids in runs, as spm_decode; an added token (an id past
+         * the pieces) as its text */
+        size_t np = nlp_spm_info_of(tk->spm)->n;
+        int32_t *kept = nlp_malloc((n ? n : 1) * sizeof *kept);
+        if (!kept) return NLP_ENOMEM;
+        size_t k = 0;
+        int rc = NLP_OK;
+        for (size_t i = 0; i <= n && !rc; i++) {
+            if (i < n && skip_special && tk->special[ids[i]]) continue;
+            if (i < n && (size_t)ids[i] < np) {
+                kept[k++] = ids[i];
+                continue;
+            }
+            if (k) rc = nlp_spm_decode(tk->spm, kept, k, out);
+            k = 0;
+            size_t tn;
+            const char *t = i < n ? nlp_vocab_token(tk->all, ids[i], &tn) : NULL;
+            if (!rc && t && nlp_buf_append(out, t, tn)) rc = NLP_ENOMEM;
+        }
+        free(kept);
+        return rc ? rc : nlp_buf_reserve(out, 0);
+    }
     int table = decode_bytes(tk);
     if (table < 0) return table;
     if (table) {

@@ -24,9 +24,20 @@
  * Text should be well-formed UTF-8: repair it first (text/utf8.h) to get
  * the peers' results; ill-formed bytes never crash, they are just symbols.
  *
- * Model types: BPE (bpe.h) and WordPiece (wordpiece.h). The model is a
+ * Model types: BPE (bpe.h), WordPiece (wordpiece.h), HF's Unigram
+ * (unigram.h), and sentencepiece's own models (spm.h). The model is a
  * tagged union: a model adds a type, its fields in the spec, and one case
  * in compile/encode, without touching the rest of the pipeline.
+ *
+ * A sentencepiece model (NLP_MODEL_SPM, read from a .model file) is a whole
+ * tokenizer by itself: its own normalizer, white-space rules and model,
+ * applied to the whole text as spm_encode does, and its own decoder; the
+ * spec then has no normalizer, pre-tokenizer, decoder or added tokens, its
+ * vocabulary is the model's pieces, and its control pieces (<s>, </s>,
+ * <pad>...) are the special ids. The text of a control or user-defined
+ * piece is matched only as the model matches it (user-defined pieces are;
+ * control pieces are not: "<s>" in a text is three characters, as in
+ * sentencepiece).
  *
  * Not here: reading and writing files (tokjson.h, tokfiles.h), training
  * (bpe_train.h, wordpiece_train.h), binary token streams (tokbin.h).
@@ -45,12 +56,16 @@
 #include "tok/normalize.h"
 #include "tok/postproc.h"
 #include "tok/pretok.h"
+#include "tok/spm.h"
+#include "tok/unigram.h"
 #include "tok/vocab.h"
 #include "tok/wordpiece.h"
 
 typedef enum nlp_model_type {
     NLP_MODEL_BPE,
     NLP_MODEL_WORDPIECE,
+    NLP_MODEL_UNIGRAM, /* HF's Unigram (tokenizer.json) */
+    NLP_MODEL_SPM,     /* a sentencepiece .model, run as sentencepiece does */
 } nlp_model_type;
 
 /* Everything a tokenizer is. Every pointer is owned by the spec and freed
@@ -64,6 +79,13 @@ typedef struct nlp_tok_spec {
     nlp_bpe_opts bpe;
     /* WordPiece */
     nlp_wordpiece_opts wp;
+    /* Unigram: a score per vocabulary id (n_scores of them) */
+    double *scores;
+    size_t n_scores;
+    nlp_unigram_opts uni;
+    /* sentencepiece: the bytes of the .model file (they are the model) */
+    uint8_t *spm_data;
+    size_t spm_len;
     /* pipeline */
     nlp_norm_step *norm;
     size_t n_norm;
@@ -167,28 +189,13 @@ typedef struct nlp_encode_opts {
     int add_special;              /* apply the template's special tokens */
     int split_special;            /* special tokens' text is ordinary text */
     const nlp_truncation *trunc;  /* NULL: the spec's truncation */
-    int unk_passthrough;          /* see NLP_TOK_PASSTHROUGH below */
+    int unk_passthrough;          /* see NLP_TOK_PASSTHROUGH (encoding.h) */
 } nlp_encode_opts;
 
 /* unk_passthrough: a character a (classic, unfused) BPE model has no token
- * for comes out as the negative id NLP_TOK_PASSTHROUGH(cp, word_final)
- * instead of the unknown token, so that a writer of pieces can pass it
- * through as subword-nmt's apply-bpe does ("Übung" -> "Ü b ung</w>", not
- * "<unk> b ung</w>"). Such ids are not token ids: only for printing pieces
- * (nlp_tok_passthrough_char tells them apart); every other model and
- * character is encoded as without the option. */
-#define NLP_TOK_PASSTHROUGH(cp, final) ((int32_t)(-2 - (2 * (int32_t)(cp) + ((final) ? 1 : 0))))
-
-/* 1 and the code point and word-final flag if id is a passed-through
- * character, else 0. */
-static inline int nlp_tok_passthrough_char(int32_t id, int32_t *cp, int *word_final)
-{
-    if (id > -2) return 0;
-    int32_t v = -2 - id;
-    *cp = v >> 1;
-    *word_final = v & 1;
-    return 1;
-}
+ * for, or a character sentencepiece calls unknown, comes out as the negative
+ * id NLP_TOK_PASSTHROUGH(cp, final) instead of the unknown token, so that a
+ * writer of pieces can show it (encoding.h). */
 
 /* The whole encoding of a (and b, when b != NULL: a pair) into out (reset
  * first): ids, type ids, attention and special masks, truncated and with the

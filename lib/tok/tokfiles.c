@@ -517,6 +517,60 @@ fail:
     return rc;
 }
 
+// --- sentencepiece .model
+
+int nlp_tokfiles_spm_spec(const void *data, size_t n, const char *name, nlp_tok_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    nlp_spm_info in;
+    int rc = nlp_spm_parse(data, n, name, &in);
+    if (rc) return rc;
+    rc = NLP_ENOMEM;
+    if (!(s->vocab = nlp_vocab_new(in.n)) || !(s->spm_data = nlp_malloc(n ? n : 1))) goto fail;
+    memcpy(s->spm_data, data, n);
+    s->spm_len = n;
+    s->model = NLP_MODEL_SPM;
+    for (size_t i = 0; i < in.n; i++) {
+        /* a piece may be both a reserved one (control, unknown, byte) and a
+         * normal one, as sentencepiece allows: the vocabulary keeps the
+         * first, the model knows both */
+        if ((rc = nlp_vocab_set(s->vocab, (int32_t)i, in.piece[i], in.len[i]))) {
+            if (rc != NLP_EFORMAT) goto fail;
+            nlp_error_clear(); /* the piece given twice: the first stays */
+        }
+    }
+    nlp_spm_info_free(&in);
+    return NLP_OK;
+fail:
+    nlp_spm_info_free(&in);
+    nlp_tok_spec_free(s);
+    return rc;
+}
+
+int nlp_tokfiles_read_spm(const char *path, nlp_tok_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    nlp_map m;
+    int rc = nlp_map_file_max(&m, path, NLP_TOKFILE_MAX_BYTES);
+    if (rc) return rc;
+    rc = nlp_tokfiles_spm_spec(m.data, m.len, path, s);
+    nlp_unmap(&m);
+    return rc;
+}
+
+/* A file named *.model, or whose first bytes are a sentencepiece piece. */
+static int looks_spm(const char *path)
+{
+    size_t n = strlen(path);
+    if (n >= 6 && strcmp(path + n - 6, ".model") == 0) return 1;
+    unsigned char h[4096];
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t k = fread(h, 1, sizeof h, f);
+    fclose(f);
+    return nlp_spm_sniff(h, k);
+}
+
 static int named_vocab_txt(const char *path)
 {
     const char *base = strrchr(path, '/');
@@ -624,6 +678,7 @@ static const char *binary_kind(const char *path)
     uint64_t len = 0;
     for (int i = 7; i >= 0; i--) len = len << 8 | h[i];
     if (n >= 10 && h[8] == '{' && h[9] == '"' && len > 2 && len < ((uint64_t)1 << 32)) return "a safetensors file (a model?)";
+    if (n >= 4 && memcmp(h, "GGUF", 4) == 0) return "a GGUF file (a llama.cpp model?)";
     return NULL;
 }
 
@@ -662,10 +717,16 @@ static int read_dir(const char *dir, nlp_tokfiles_opts *o, nlp_tok_spec *s)
     else if ((p = join(&a, dir, "vocab.txt")) && is_file(p)) {
         rc = nlp_tokfiles_read_vocab_txt(p, o->cased, s);
         o->fmt = NLP_TOKF_VOCAB;
+    } else if (((p = join(&a, dir, "tokenizer.model")) && is_file(p)) ||
+               ((p = join(&a, dir, "spiece.model")) && is_file(p)) ||
+               ((p = join(&a, dir, "sentencepiece.bpe.model")) && is_file(p))) {
+        rc = nlp_tokfiles_read_spm(p, s);
+        o->fmt = NLP_TOKF_SPM;
     } else
         rc = nlp_error(NLP_EFORMAT,
                        "'%s': no tokenizer in this directory (looked for tokenizer.json, encoder.json + vocab.bpe, "
-                       "vocab.json + merges.txt, codes, bpe.codes, vocab.txt)",
+                       "vocab.json + merges.txt, codes, bpe.codes, vocab.txt, tokenizer.model, spiece.model, "
+                       "sentencepiece.bpe.model)",
                        dir);
     nlp_buf_free(&a);
     nlp_buf_free(&b);
@@ -699,6 +760,10 @@ int nlp_tokfiles_read(const char *path, nlp_tokfiles_opts *opts, nlp_tok_spec *s
     }
     const char *kind = binary_kind(path);
     if (kind) return nlp_error(NLP_EFORMAT, "'%s' is %s, not a tokenizer", path, kind);
+    if (looks_spm(path)) {
+        o->fmt = NLP_TOKF_SPM;
+        return nlp_tokfiles_read_spm(path, s);
+    }
     char *copy = nlp_strdup(path);
     if (!copy) return NLP_ENOMEM;
     const char *dir = dirname(copy);
@@ -775,7 +840,7 @@ int nlp_tokfiles_load(const char *path, nlp_tokfiles_opts *opts, nlp_tokenizer *
         nlp_tok_spec_free(&s);
         static const char *const how[] = {"", " (read as GPT-2's encoder.json + vocab.bpe)",
                                           " (read as vocab.json + merges.txt)", " (read as subword-nmt codes)",
-                                          " (read as a BERT vocab.txt)"};
+                                          " (read as a BERT vocab.txt)", " (read as a sentencepiece model)"};
         nlp_tok_format f = opts ? opts->fmt : NLP_TOKF_JSON;
         if (rc == NLP_EFORMAT) nlp_error_prefix(rc, "'%s'%s", path, how[f]);
     }
@@ -843,6 +908,15 @@ int nlp_tokfiles_write(const nlp_tok_spec *s, nlp_tok_format fmt, const char *pa
 {
     if (fmt == NLP_TOKF_JSON) return nlp_tokjson_write(s, path);
     if (fmt == NLP_TOKF_VOCAB) return write_vocab_txt(s, path);
+    if (fmt == NLP_TOKF_SPM) {
+        if (s->model != NLP_MODEL_SPM)
+            return nlp_error(NLP_EINVAL, "a sentencepiece .model holds a sentencepiece model only");
+        return nlp_write_file(path, (const char *)s->spm_data, s->spm_len);
+    }
+    if (s->model == NLP_MODEL_SPM || s->model == NLP_MODEL_UNIGRAM)
+        return nlp_error(NLP_EINVAL, "this format holds BPE merges; a %s model is written as tokenizer.json%s",
+                         s->model == NLP_MODEL_SPM ? "sentencepiece" : "Unigram",
+                         s->model == NLP_MODEL_SPM ? " or its .model" : "");
     if (s->model != NLP_MODEL_BPE) return nlp_error(NLP_EINVAL, "this format holds BPE merges: write tokenizer.json");
     int rc = check_mergeable(s);
     if (rc) return rc;

@@ -33,11 +33,19 @@
  *          both are tokens, WordPiece decoder; [PAD] [UNK] [CLS] [SEP] [MASK]
  *          (those present) are special tokens. Empty lines, duplicate
  *          tokens and NUL bytes are errors.
+ *   SPM    a sentencepiece model (spm_train's .model, HF's tokenizer.model,
+ *          spiece.model): the protobuf file, read by tok/spm.h and run as
+ *          spm_encode and spm_decode do (unigram, bpe, word or char, its
+ *          own normalization and byte fallback). Ids are the pieces'
+ *          positions; the control pieces are the special tokens.
  *
  * A -m path may be a file or a directory. A directory is searched for
  * tokenizer.json, then encoder.json + vocab.bpe, then vocab.json +
- * merges.txt, then codes / bpe.codes, then vocab.txt. A file is recognised
- * by name and content: a file named vocab.txt is a BERT vocab.txt; one
+ * merges.txt, then codes / bpe.codes, then vocab.txt, then
+ * tokenizer.model / spiece.model / sentencepiece.bpe.model. A file is
+ * recognised by name and content: a file whose name ends in .model, or
+ * whose bytes start as a sentencepiece model's do (a protobuf piece), is a
+ * sentencepiece model; a file named vocab.txt is a BERT vocab.txt; one
  * that starts with '{' is JSON: an object with "model" is tokenizer.json, a
  * JSON vocabulary needs its merges file beside it (vocab.bpe or
  * merges.txt); a text file whose first line holds no space and is no
@@ -75,6 +83,7 @@ typedef enum nlp_tok_format {
     NLP_TOKF_HF,
     NLP_TOKF_CODES,
     NLP_TOKF_VOCAB,
+    NLP_TOKF_SPM,
 } nlp_tok_format;
 
 typedef struct nlp_tokfiles_opts {
@@ -96,6 +105,13 @@ int nlp_tokfiles_read_pair(const char *vocab_path, const char *merges_path, int 
 /* Reads subword-nmt codes. */
 int nlp_tokfiles_read_codes(const char *path, nlp_tok_spec *spec);
 
+/* Reads a sentencepiece .model file (see SPM above). */
+int nlp_tokfiles_read_spm(const char *path, nlp_tok_spec *spec);
+
+/* The spec of a sentencepiece model from its bytes data[0..n) (copied;
+ * `name` for messages). */
+int nlp_tokfiles_spm_spec(const void *data, size_t n, const char *name, nlp_tok_spec *spec);
+
 /* Reads the file or directory and compiles it (opts as nlp_tokfiles_read). */
 int nlp_tokfiles_load(const char *path, nlp_tokfiles_opts *opts, nlp_tokenizer **tk);
 
@@ -108,8 +124,9 @@ int nlp_tokfiles_load(const char *path, nlp_tokfiles_opts *opts, nlp_tokenizer *
  * ([UNK], ##, 100), ids without gaps, no token with a line break or
  * trailing white space, and every added token in the vocabulary; the
  * pipeline is not written (a reader assumes BERT's, cased or not as it is
- * told). Returns 0, NLP_EINVAL (format cannot hold this tokenizer; the
- * message says why), NLP_EIO, NLP_ENOMEM. */
+ * told). SPM writes the .model file of a sentencepiece tokenizer (only
+ * those: its bytes as they were read). Returns 0, NLP_EINVAL (format cannot
+ * hold this tokenizer; the message says why), NLP_EIO, NLP_ENOMEM. */
 int nlp_tokfiles_write(const nlp_tok_spec *spec, nlp_tok_format fmt, const char *path);
 
 #endif

@@ -4,9 +4,11 @@
 #include "tok/tokjson.h"
 #include "tok/jscan.h"
 #include "tok/tokfiles.h"
+#include "base/base64.h"
 #include "base/err.h"
 #include "base/io.h"
 #include "base/mem.h"
+#include "text/utf8.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -137,6 +139,89 @@ static int read_sequence(const struct rd *r, const json_t *j, const char *key, c
     return NLP_OK;
 }
 
+/* HF's Replace (a normalizer, and a decoder): pattern {"String": s} or
+ * {"Regex": re} (of the forms normalize.h reads), content. */
+static int read_replace(const struct rd *r, const json_t *j, const char *where, nlp_norm_step *st)
+{
+    memset(st, 0, sizeof *st);
+    st->type = NLP_NORM_STEP_REPLACE;
+    json_t *p = json_object_get(j, "pattern");
+    json_t *s = json_is_object(p) ? json_object_get(p, "String") : NULL;
+    json_t *re = json_is_object(p) ? json_object_get(p, "Regex") : NULL;
+    char *content;
+    int rc = get_str(r, j, "content", where, &content);
+    if (rc) return rc;
+    if (json_is_string(s)) {
+        st->a = nlp_strndup(json_string_value(s), json_string_length(s));
+        st->b = content ? content : nlp_strdup("");
+        return st->a && st->b ? NLP_OK : NLP_ENOMEM;
+    }
+    if (json_is_string(re)) {
+        rc = nlp_norm_replace_regex(st, json_string_value(re), content);
+        free(content);
+        return rc == NLP_EFORMAT ? bad(r, where, "%s", nlp_errmsg()) : rc;
+    }
+    free(content);
+    return bad(r, where, "'pattern' must be {\"String\": ...} or {\"Regex\": ...}");
+}
+
+/* HF's Precompiled: precompiled_charsmap, base64 */
+static int read_precompiled(const struct rd *r, const json_t *j, const char *where, nlp_norm_step *st)
+{
+    json_t *v = json_object_get(j, "precompiled_charsmap");
+    if (!json_is_string(v)) return bad(r, where, "'precompiled_charsmap' must be a base64 string");
+    nlp_buf b = {0};
+    size_t at;
+    int rc = nlp_base64_decode(json_string_value(v), json_string_length(v), &b, &at);
+    if (rc == NLP_EFORMAT) rc = bad(r, where, "'precompiled_charsmap' is not base64 (character %zu)", at);
+    if (!rc) {
+        rc = nlp_norm_precompiled(st, b.data ? b.data : "", b.len);
+        if (rc == NLP_EFORMAT) rc = bad(r, where, "precompiled_charsmap: %s", nlp_errmsg());
+        /* HF reads the replacement strings as one UTF-8 string */
+        else if (!rc && !nlp_utf8_valid(st->cm->norm, st->cm->nnorm, &at)) {
+            rc = bad(r, where, "precompiled_charsmap: the replacement strings are not UTF-8 (byte %zu)", at);
+            free(st->map);
+            nlp_charsmap_free(st->cm);
+            free(st->cm);
+            memset(st, 0, sizeof *st);
+        }
+    }
+    nlp_buf_free(&b);
+    return rc;
+}
+
+/* HF's Metaspace (pre-tokenizer and decoder): replacement (one
+ * character), prepend_scheme (always, first, never; the older
+ * add_prefix_space: false is never), split. */
+static int read_metaspace(const struct rd *r, const json_t *j, const char *where, char rep[8], int *scheme, int *split)
+{
+    json_t *v = json_object_get(j, "replacement");
+    size_t k = 0;
+    if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) > 4 ||
+        (nlp_utf8_next(json_string_value(v), json_string_length(v), &k), k != json_string_length(v)))
+        return bad(r, where, "'replacement' must be one character");
+    memcpy(rep, json_string_value(v), json_string_length(v));
+    rep[json_string_length(v)] = 0;
+    json_t *ps = json_object_get(j, "prepend_scheme");
+    *scheme = NLP_PREPEND_ALWAYS;
+    if (ps && !json_is_null(ps)) {
+        const char *x = json_is_string(ps) ? json_string_value(ps) : "";
+        if (strcmp(x, "always") == 0) *scheme = NLP_PREPEND_ALWAYS;
+        else if (strcmp(x, "first") == 0) *scheme = NLP_PREPEND_FIRST;
+        else if (strcmp(x, "never") == 0) *scheme = NLP_PREPEND_NEVER;
+        else return bad(r, where, "'prepend_scheme' must be \"always\", \"first\" or \"never\"");
+    }
+    json_t *aps = json_object_get(j, "add_prefix_space");
+    if (aps && !json_is_null(aps)) {
+        if (!json_is_boolean(aps)) return bad(r, where, "'add_prefix_space' must be true or false");
+        if (!json_is_true(aps)) {
+            if (*scheme != NLP_PREPEND_NEVER) /* as HF: the two must agree */
+                return bad(r, where, "add_prefix_space does not match declared prepend_scheme");
+        }
+    }
+    return get_bool(r, j, "split", 1, where, split);
+}
+
 static int read_normalizer(const struct rd *r, const json_t *j, const char *where)
 {
     int rc;
@@ -159,15 +244,9 @@ static int read_normalizer(const struct rd *r, const json_t *j, const char *wher
         st.type = NLP_NORM_STEP_PREPEND;
         if ((rc = get_str(r, j, "prepend", where, &st.a))) return rc;
     } else if (strcmp(t, "Replace") == 0) {
-        st.type = NLP_NORM_STEP_REPLACE;
-        json_t *p = json_object_get(j, "pattern");
-        json_t *s = json_is_object(p) ? json_object_get(p, "String") : NULL;
-        if (!json_is_string(s)) return bad(r, where, "only Replace with a \"String\" pattern is supported (no regex)");
-        if (!(st.a = nlp_strdup(json_string_value(s)))) return NLP_ENOMEM;
-        if ((rc = get_str(r, j, "content", where, &st.b))) {
-            free(st.a);
-            return rc;
-        }
+        if ((rc = read_replace(r, j, where, &st))) return rc;
+    } else if (strcmp(t, "Precompiled") == 0) {
+        if ((rc = read_precompiled(r, j, where, &st))) return rc;
     } else if (strcmp(t, "BertNormalizer") == 0) {
         st = nlp_norm_bert(1);
         json_t *sa = json_object_get(j, "strip_accents");
@@ -208,6 +287,9 @@ static int read_pretok(const struct rd *r, const json_t *j, const char *where)
         st.type = NLP_PRETOK_WHITESPACE_SPLIT;
     } else if (strcmp(t, "BertPreTokenizer") == 0) {
         st.type = NLP_PRETOK_BERT;
+    } else if (strcmp(t, "Metaspace") == 0) {
+        st.type = NLP_PRETOK_METASPACE;
+        if ((rc = read_metaspace(r, j, where, st.replacement, &st.prepend_scheme, &st.split))) return rc;
     } else if (strcmp(t, "Split") == 0) {
         json_t *p = json_object_get(j, "pattern");
         json_t *re = json_is_object(p) ? json_object_get(p, "Regex") : NULL;
@@ -250,12 +332,39 @@ static int read_decoder(const struct rd *r, const json_t *j, const char *where)
             (rc = get_str(r, j, "prefix", where, &st.suffix)))
             return rc;
         if (!st.suffix && !(st.suffix = nlp_strdup(NLP_WORDPIECE_PREFIX))) return NLP_ENOMEM;
+    } else if (strcmp(t, "Metaspace") == 0) {
+        st.type = NLP_DEC_METASPACE;
+        if ((rc = read_metaspace(r, j, where, st.replacement, &st.prepend_scheme, &st.split))) return rc;
+    } else if (strcmp(t, "ByteFallback") == 0) {
+        st.type = NLP_DEC_BYTE_FALLBACK;
+    } else if (strcmp(t, "Fuse") == 0) {
+        st.type = NLP_DEC_FUSE;
+    } else if (strcmp(t, "Strip") == 0) {
+        st.type = NLP_DEC_STRIP;
+        json_t *c = json_object_get(j, "content");
+        size_t k = 0;
+        long long a, b;
+        if (!json_is_string(c) || json_string_length(c) == 0 || json_string_length(c) > 4 ||
+            (nlp_utf8_next(json_string_value(c), json_string_length(c), &k), k != json_string_length(c)))
+            return bad(r, where, "'content' must be one character");
+        memcpy(st.replacement, json_string_value(c), json_string_length(c));
+        if ((rc = get_uint(r, j, "start", -1, (long long)1 << 40, where, &a)) ||
+            (rc = get_uint(r, j, "stop", -1, (long long)1 << 40, where, &b)))
+            return rc;
+        if (a < 0 || b < 0) return bad(r, where, "'start' and 'stop' are needed");
+        st.start = (size_t)a;
+        st.stop = (size_t)b;
+    } else if (strcmp(t, "Replace") == 0) {
+        st.type = NLP_DEC_REPLACE;
+        if ((rc = read_replace(r, j, where, &st.replace))) return rc;
     } else {
         return bad(r, where, "decoder type '%s' is not supported", t);
     }
     nlp_dec_step *d = grow1(&r->s->dec, &r->s->n_dec, sizeof *d);
     if (!d) {
         free(st.suffix);
+        free(st.replace.a);
+        free(st.replace.b);
         return NLP_ENOMEM;
     }
     *d = st;
@@ -418,6 +527,23 @@ static int read_added(const struct rd *r, const json_t *a)
     return NLP_OK;
 }
 
+/* The added tokens of a file that embeds a sentencepiece model: the view's
+ * (control and user-defined pieces, ids below the model's size) are the
+ * model's own; those past them were added to it (finetune's). */
+static int read_added_past(const struct rd *r, const json_t *a, size_t size)
+{
+    nlp_tok_spec *s = r->s;
+    int rc = read_added(r, a);
+    if (rc) return rc;
+    size_t k = 0;
+    for (size_t i = 0; i < s->n_added; i++) {
+        if ((size_t)s->added[i].id >= size) s->added[k++] = s->added[i];
+        else free(s->added[i].content);
+    }
+    s->n_added = k;
+    return NLP_OK;
+}
+
 static int read_trunc_pad(const struct rd *r, const json_t *root)
 {
     json_t *t = json_object_get(root, "truncation");
@@ -530,6 +656,67 @@ static int read_merge(const struct rd *r, const json_t *m, size_t i, int32_t *ou
     return NLP_OK;
 }
 
+/* HF's Unigram: vocab [[token, score], ...], unk_id, byte_fallback */
+static int read_unigram(const struct rd *r, const json_t *m)
+{
+    nlp_tok_spec *s = r->s;
+    s->model = NLP_MODEL_UNIGRAM;
+    long long unk;
+    int rc;
+    if ((rc = get_uint(r, m, "unk_id", -1, INT32_MAX - 1, "model", &unk)) ||
+        (rc = get_bool(r, m, "byte_fallback", 0, "model", &s->uni.byte_fallback)))
+        return rc;
+    s->uni.unk_id = (int32_t)unk;
+    json_t *v = json_object_get(m, "vocab");
+    if (!json_is_array(v)) return bad(r, "model.vocab", "expected an array of [\"token\", score]");
+    size_t n = json_array_size(v);
+    if (!(s->vocab = nlp_vocab_new(n)) || !(s->scores = nlp_malloc((n ? n : 1) * sizeof *s->scores))) return NLP_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_array_get(v, i), *tok = json_array_get(e, 0), *sc = json_array_get(e, 1);
+        if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_string(tok) || !json_is_number(sc)) {
+            char where[64];
+            snprintf(where, sizeof where, "model.vocab[%zu]", i);
+            return bad(r, where, "expected [\"token\", score]");
+        }
+        if ((rc = nlp_vocab_set(s->vocab, (int32_t)i, json_string_value(tok), json_string_length(tok)))) {
+            char where[64];
+            snprintf(where, sizeof where, "model.vocab[%zu]", i);
+            return rc == NLP_EFORMAT ? bad(r, where, "%s", nlp_errmsg()) : rc;
+        }
+        s->scores[i] = json_number_value(sc);
+        s->n_scores = i + 1;
+    }
+    if (s->uni.unk_id >= 0 && (size_t)s->uni.unk_id >= n)
+        return bad(r, "model.unk_id", "%ld is not below the vocabulary size %zu", (long)s->uni.unk_id, n);
+    return NLP_OK;
+}
+
+/* nlpipe's own key in a model: the sentencepiece .model it was read from
+ * (base64). When present it is the tokenizer: the rest of the file is HF's
+ * view of the same model, for HF to read. */
+#define SPM_KEY "nlpipe_sentencepiece_model"
+
+static int read_embedded_spm(const struct rd *r, const json_t *v)
+{
+    if (!json_is_string(v)) return bad(r, "model." SPM_KEY, "expected a base64 string");
+    nlp_buf b = {0};
+    size_t at;
+    int rc = nlp_base64_decode(json_string_value(v), json_string_length(v), &b, &at);
+    if (rc == NLP_EFORMAT) rc = bad(r, "model." SPM_KEY, "not base64 (character %zu)", at);
+    if (!rc) {
+        char name[600];
+        snprintf(name, sizeof name, "%s: model." SPM_KEY, r->name);
+        nlp_tok_spec t;
+        rc = nlp_tokfiles_spm_spec(b.data ? b.data : "", b.len, name, &t);
+        if (!rc) {
+            nlp_tok_spec_free(r->s);
+            *r->s = t;
+        }
+    }
+    nlp_buf_free(&b);
+    return rc;
+}
+
 static int read_model(const struct rd *r, const json_t *m)
 {
     if (!json_is_object(m)) return bad(r, "model", "expected an object");
@@ -537,11 +724,13 @@ static int read_model(const struct rd *r, const json_t *m)
     if (t && !json_is_string(t)) return bad(r, "model", "'type' must be a string");
     nlp_tok_spec *s = r->s;
     int rc;
+    if (t && strcmp(json_string_value(t), "Unigram") == 0) return read_unigram(r, m);
     /* without "type", HF tells the models apart by their fields */
     int wp = t ? strcmp(json_string_value(t), "WordPiece") == 0
                : !json_object_get(m, "merges") && json_object_get(m, "max_input_chars_per_word");
     if (t && !wp && strcmp(json_string_value(t), "BPE") != 0)
-        return bad(r, "model", "model type '%s' is not supported (BPE and WordPiece are)", json_string_value(t));
+        return bad(r, "model", "model type '%s' is not supported (BPE, WordPiece and Unigram are)",
+                   json_string_value(t));
     if (!t && !wp && !json_object_get(m, "merges"))
         return bad(r, "model", "no 'type', no 'merges' and no 'max_input_chars_per_word': not a BPE or WordPiece model");
     if (wp) {
@@ -597,6 +786,12 @@ static int parse_root(const struct rd *r, const json_t *root)
     json_t *m = json_object_get(root, "model");
     if (!m) return nlp_error(NLP_EFORMAT, "'%s': no \"model\": not a tokenizer.json", r->name);
     int rc;
+    json_t *spm = json_is_object(m) ? json_object_get(m, SPM_KEY) : NULL;
+    if (spm) { /* the whole tokenizer, as the .model file is, and the tokens added to it */
+        if ((rc = read_embedded_spm(r, spm))) return rc;
+        json_t *a = json_object_get(root, "added_tokens");
+        return a && !json_is_null(a) ? read_added_past(r, a, nlp_vocab_size(r->s->vocab)) : NLP_OK;
+    }
     if ((rc = read_model(r, m))) return rc;
     json_t *a = json_object_get(root, "added_tokens");
     if (a && !json_is_null(a) && (rc = read_added(r, a))) return rc;
@@ -728,19 +923,25 @@ static json_t *chk(struct wr *w, json_t *j)
     return j;
 }
 
+/* jansson's *_new calls take the value's reference even when they fail
+ * (and free it): it is dropped here only when they are not called */
 static void set(struct wr *w, json_t *o, const char *key, json_t *v)
 {
-    if (!o || !v || json_object_set_new(o, key, v)) {
+    if (!o || !v) {
         w->oom = 1;
         json_decref(v);
+    } else if (json_object_set_new(o, key, v)) {
+        w->oom = 1;
     }
 }
 
 static void push(struct wr *w, json_t *a, json_t *v)
 {
-    if (!a || !v || json_array_append_new(a, v)) {
+    if (!a || !v) {
         w->oom = 1;
         json_decref(v);
+    } else if (json_array_append_new(a, v)) {
+        w->oom = 1;
     }
 }
 
@@ -765,11 +966,39 @@ static json_t *seq_or_one(struct wr *w, json_t **items, size_t n, const char *li
     return o;
 }
 
+static json_t *base64(struct wr *w, const void *p, size_t n)
+{
+    nlp_buf b = {0};
+    if (nlp_base64_encode(p, n, &b)) {
+        w->oom = 1;
+        return NULL;
+    }
+    json_t *j = chk(w, json_stringn(b.data ? b.data : "", b.len));
+    nlp_buf_free(&b);
+    return j;
+}
+
+static void replace_fields(struct wr *w, json_t *o, const nlp_norm_step *st)
+{
+    json_t *p = chk(w, json_object());
+    set(w, p, st->regex ? "Regex" : "String", str_or_null(w, st->a ? st->a : ""));
+    set(w, o, "pattern", p);
+    set(w, o, "content", str_or_null(w, st->b ? st->b : ""));
+}
+
+static void metaspace_fields(struct wr *w, json_t *o, const char *rep, int scheme, int split)
+{
+    static const char *const sch[] = {"always", "first", "never"};
+    set(w, o, "replacement", str_or_null(w, rep));
+    set(w, o, "prepend_scheme", chk(w, json_string(sch[scheme >= 0 && scheme <= 2 ? scheme : 0])));
+    set(w, o, "split", boolean(w, split));
+}
+
 static json_t *write_normalizer(struct wr *w, const nlp_tok_spec *s)
 {
     if (!s->n_norm) return chk(w, json_null());
-    static const char *names[] = {"NFC",   "NFD",     "NFKC",    "NFKD",          "Lowercase",
-                                  "StripAccents", "Strip", "Prepend", "Replace", "BertNormalizer"};
+    static const char *names[] = {"NFC",   "NFD",     "NFKC",    "NFKD",           "Lowercase",   "StripAccents",
+                                  "Strip", "Prepend", "Replace", "BertNormalizer", "Precompiled"};
     json_t **items = nlp_calloc(s->n_norm, sizeof *items);
     if (!items) {
         w->oom = 1;
@@ -784,10 +1013,9 @@ static json_t *write_normalizer(struct wr *w, const nlp_tok_spec *s)
         } else if (st->type == NLP_NORM_STEP_PREPEND) {
             set(w, o, "prepend", str_or_null(w, st->a ? st->a : ""));
         } else if (st->type == NLP_NORM_STEP_REPLACE) {
-            json_t *p = chk(w, json_object());
-            set(w, p, "String", str_or_null(w, st->a ? st->a : ""));
-            set(w, o, "pattern", p);
-            set(w, o, "content", str_or_null(w, st->b ? st->b : ""));
+            replace_fields(w, o, st);
+        } else if (st->type == NLP_NORM_STEP_PRECOMPILED) {
+            set(w, o, "precompiled_charsmap", base64(w, st->map, st->map_len));
         } else if (st->type == NLP_NORM_STEP_BERT) {
             set(w, o, "clean_text", boolean(w, st->clean_text));
             set(w, o, "handle_chinese_chars", boolean(w, st->handle_chinese_chars));
@@ -836,6 +1064,10 @@ static json_t *write_pretok(struct wr *w, const nlp_tok_spec *s)
         case NLP_PRETOK_WHITESPACE: o = typed(w, "Whitespace"); break;
         case NLP_PRETOK_WHITESPACE_SPLIT: o = typed(w, "WhitespaceSplit"); break;
         case NLP_PRETOK_BERT: o = typed(w, "BertPreTokenizer"); break;
+        case NLP_PRETOK_METASPACE:
+            o = typed(w, "Metaspace");
+            metaspace_fields(w, o, st->replacement, st->prepend_scheme, st->split);
+            break;
         }
         items[i] = o;
     }
@@ -939,6 +1171,22 @@ static json_t *write_decoder(struct wr *w, const nlp_tok_spec *s)
             set(w, o, "prefix", str_or_null(w, st->suffix ? st->suffix : NLP_WORDPIECE_PREFIX));
             set(w, o, "cleanup", boolean(w, st->cleanup));
             break;
+        case NLP_DEC_METASPACE:
+            o = typed(w, "Metaspace");
+            metaspace_fields(w, o, st->replacement, st->prepend_scheme, st->split);
+            break;
+        case NLP_DEC_BYTE_FALLBACK: o = typed(w, "ByteFallback"); break;
+        case NLP_DEC_FUSE: o = typed(w, "Fuse"); break;
+        case NLP_DEC_STRIP:
+            o = typed(w, "Strip");
+            set(w, o, "content", str_or_null(w, st->replacement));
+            set(w, o, "start", integer(w, (long long)st->start));
+            set(w, o, "stop", integer(w, (long long)st->stop));
+            break;
+        case NLP_DEC_REPLACE:
+            o = typed(w, "Replace");
+            replace_fields(w, o, &st->replace);
+            break;
         }
         items[i] = o;
     }
@@ -965,6 +1213,23 @@ static json_t *write_vocab(struct wr *w, const nlp_tok_spec *s)
 
 static json_t *write_model(struct wr *w, const nlp_tok_spec *s)
 {
+    if (s->model == NLP_MODEL_UNIGRAM) {
+        json_t *m = typed(w, "Unigram");
+        set(w, m, "unk_id", s->uni.unk_id >= 0 ? integer(w, s->uni.unk_id) : chk(w, json_null()));
+        json_t *v = chk(w, json_array());
+        size_t size = s->vocab ? nlp_vocab_size(s->vocab) : 0;
+        for (size_t i = 0; i < size && !w->oom; i++) {
+            size_t n;
+            const char *t = nlp_vocab_token(s->vocab, (int32_t)i, &n);
+            json_t *e = chk(w, json_array());
+            push(w, e, strn(w, t ? t : "", t ? n : 0));
+            push(w, e, chk(w, json_real(i < s->n_scores ? s->scores[i] : 0.0)));
+            push(w, v, e);
+        }
+        set(w, m, "vocab", v);
+        set(w, m, "byte_fallback", boolean(w, s->uni.byte_fallback));
+        return m;
+    }
     if (s->model == NLP_MODEL_WORDPIECE) {
         json_t *m = typed(w, "WordPiece");
         set(w, m, "unk_token", str_or_null(w, s->wp.unk_token ? s->wp.unk_token : NLP_WORDPIECE_UNK));
@@ -1054,6 +1319,170 @@ static json_t *write_root(struct wr *w, const nlp_tok_spec *s)
     return root;
 }
 
+// --- HF's view of a sentencepiece model
+
+/* Code points in s[0..n). */
+static size_t cps(const char *s, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) k += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return k;
+}
+
+struct mcand {
+    int32_t l, r;
+    float score;
+    size_t ll, lr; /* code points */
+    size_t order;
+};
+
+/* transformers' generate_merges with piece scores: every piece split at
+ * each character where both halves are pieces; by score (higher first),
+ * then the longer left part, then the longer right part; pieces in id
+ * order, and a piece's splits by (left id, right id), before that. */
+static int cmp_mcand(const void *x, const void *y)
+{
+    const struct mcand *a = x, *b = y;
+    if (a->score != b->score) return a->score > b->score ? -1 : 1;
+    if (a->ll != b->ll) return a->ll > b->ll ? -1 : 1;
+    if (a->lr != b->lr) return a->lr > b->lr ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static int cmp_mcand_ids(const void *x, const void *y)
+{
+    const struct mcand *a = x, *b = y;
+    if (a->l != b->l) return a->l < b->l ? -1 : 1;
+    return (a->r > b->r) - (a->r < b->r);
+}
+
+static int spm_merges(const nlp_spm_info *in, const nlp_vocab *v, int32_t **out, size_t *nout)
+{
+    struct mcand *c = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < in->n; i++) {
+        const char *p = in->piece[i];
+        size_t len = in->len[i], first = n;
+        for (size_t k = 1; k < len; k++) {
+            if (((unsigned char)p[k] & 0xC0) == 0x80) continue;
+            int32_t a = nlp_vocab_find(v, p, k), b = nlp_vocab_find(v, p + k, len - k);
+            if (a < 0 || b < 0) continue;
+            if (nlp_grow(&c, &cap, n + 1, sizeof *c)) {
+                free(c);
+                return NLP_ENOMEM;
+            }
+            c[n++] = (struct mcand){a, b, in->score[i], cps(p, k), cps(p + k, len - k), 0};
+        }
+        if (n > first) qsort(c + first, n - first, sizeof *c, cmp_mcand_ids);
+    }
+    for (size_t i = 0; i < n; i++) c[i].order = i;
+    if (n) qsort(c, n, sizeof *c, cmp_mcand);
+    int32_t *m = nlp_malloc((n ? 2 * n : 1) * sizeof *m);
+    if (!m) {
+        free(c);
+        return NLP_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) m[2 * i] = c[i].l, m[2 * i + 1] = c[i].r;
+    free(c);
+    *out = m;
+    *nout = n;
+    return NLP_OK;
+}
+
+int nlp_tokjson_spm_view(const nlp_tok_spec *spm, nlp_tok_spec *v)
+{
+    memset(v, 0, sizeof *v);
+    if (spm->model != NLP_MODEL_SPM) return nlp_error(NLP_EINVAL, "not a sentencepiece model");
+    nlp_spm_info in;
+    int rc = nlp_spm_parse(spm->spm_data, spm->spm_len, "sentencepiece model", &in);
+    if (rc) return rc;
+    rc = NLP_ENOMEM;
+    if (!(v->vocab = nlp_vocab_clone(spm->vocab))) goto fail;
+    int32_t unk = -1;
+    size_t nadd = 0;
+    for (size_t i = 0; i < in.n; i++) {
+        if (in.type[i] == NLP_SPM_UNKNOWN) unk = (int32_t)i;
+        if (in.type[i] == NLP_SPM_CONTROL || in.type[i] == NLP_SPM_USER_DEFINED) nadd++;
+    }
+    if (in.model_type == NLP_SPM_BPE) {
+        v->model = NLP_MODEL_BPE;
+        v->bpe.fuse_unk = 1;
+        v->bpe.byte_fallback = in.byte_fallback;
+        if (!(v->bpe.unk_token = nlp_strndup(in.piece[unk], in.len[unk]))) goto fail;
+        if ((rc = spm_merges(&in, v->vocab, &v->merges, &v->n_merges))) goto fail;
+        rc = NLP_ENOMEM;
+    } else {
+        /* unigram (and, as the nearest HF has, word and char models) */
+        v->model = NLP_MODEL_UNIGRAM;
+        v->uni.unk_id = unk;
+        v->uni.byte_fallback = in.byte_fallback;
+        if (!(v->scores = nlp_malloc(in.n * sizeof *v->scores))) goto fail;
+        for (size_t i = 0; i < in.n; i++) v->scores[i] = in.score[i];
+        v->n_scores = in.n;
+    }
+    /* control pieces are special added tokens, user-defined ones plain ones
+     * (transformers' SpmConverter) */
+    /* and the tokens added to the model (ids past its pieces) */
+    nadd += spm->n_added;
+    if (nadd && !(v->added = nlp_calloc(nadd, sizeof *v->added))) goto fail;
+    for (size_t i = 0; i < in.n; i++)
+        if (in.type[i] == NLP_SPM_CONTROL || in.type[i] == NLP_SPM_USER_DEFINED) {
+            nlp_added_token *t = &v->added[v->n_added++];
+            t->id = (int32_t)i;
+            t->special = in.type[i] == NLP_SPM_CONTROL;
+            if (!(t->content = nlp_strndup(in.piece[i], in.len[i]))) goto fail;
+        }
+    for (size_t i = 0; i < spm->n_added; i++) {
+        if ((size_t)spm->added[i].id < in.n) continue;
+        nlp_added_token *t = &v->added[v->n_added++];
+        *t = spm->added[i];
+        if (!(t->content = nlp_strdup(spm->added[i].content))) goto fail;
+    }
+    /* normalizer: the character map, then (remove_extra_whitespaces) the
+     * right end stripped and runs of spaces made one U+2581 */
+    size_t nn = (in.norm.charsmap_len ? 1 : 0) + (in.norm.remove_extra_whitespaces ? 2 : 0);
+    if (nn && !(v->norm = nlp_calloc(nn, sizeof *v->norm))) goto fail;
+    if (in.norm.charsmap_len) {
+        if ((rc = nlp_norm_precompiled(&v->norm[v->n_norm], in.norm.charsmap, in.norm.charsmap_len))) goto fail;
+        v->n_norm++;
+        rc = NLP_ENOMEM;
+    }
+    if (in.norm.remove_extra_whitespaces) {
+        v->norm[v->n_norm++] = (nlp_norm_step){.type = NLP_NORM_STEP_STRIP, .left = 0, .right = 1};
+        if ((rc = nlp_norm_replace_regex(&v->norm[v->n_norm], " {2,}", "\xE2\x96\x81"))) goto fail;
+        v->n_norm++;
+        rc = NLP_ENOMEM;
+    }
+    int scheme = in.norm.add_dummy_prefix ? NLP_PREPEND_ALWAYS : NLP_PREPEND_NEVER;
+    if (!(v->pretok = nlp_calloc(1, sizeof *v->pretok))) goto fail;
+    v->pretok[0] = (nlp_pretok_step){.type = NLP_PRETOK_METASPACE, .prepend_scheme = scheme, .split = 1};
+    strcpy(v->pretok[0].replacement, "\xE2\x96\x81");
+    v->n_pretok = 1;
+    if (in.byte_fallback) {
+        /* LLaMA's: U+2581 to spaces, bytes gathered, one leading space off */
+        if (!(v->dec = nlp_calloc(4, sizeof *v->dec))) goto fail;
+        v->n_dec = 4;
+        v->dec[0].type = NLP_DEC_REPLACE;
+        v->dec[0].replace.type = NLP_NORM_STEP_REPLACE;
+        if (!(v->dec[0].replace.a = nlp_strdup("\xE2\x96\x81")) || !(v->dec[0].replace.b = nlp_strdup(" "))) goto fail;
+        v->dec[1].type = NLP_DEC_BYTE_FALLBACK;
+        v->dec[2].type = NLP_DEC_FUSE;
+        v->dec[3] = (nlp_dec_step){.type = NLP_DEC_STRIP, .start = in.norm.add_dummy_prefix ? 1 : 0, .stop = 0};
+        strcpy(v->dec[3].replacement, " ");
+    } else {
+        if (!(v->dec = nlp_calloc(1, sizeof *v->dec))) goto fail;
+        v->n_dec = 1;
+        v->dec[0] = (nlp_dec_step){.type = NLP_DEC_METASPACE, .prepend_scheme = scheme, .split = 1};
+        strcpy(v->dec[0].replacement, "\xE2\x96\x81");
+    }
+    nlp_spm_info_free(&in);
+    return NLP_OK;
+fail:
+    nlp_spm_info_free(&in);
+    nlp_tok_spec_free(v);
+    return rc;
+}
+
 static int dump_cb(const char *buf, size_t size, void *data)
 {
     return nlp_buf_append(data, buf, size) ? -1 : 0;
@@ -1071,16 +1500,34 @@ int nlp_tokjson_check_keys(const nlp_vocab *v)
         const char *t = nlp_vocab_token(v, (int32_t)i, &n);
         if (t && memchr(t, 0, n))
             return nlp_error(NLP_EINVAL, "token %zu holds a NUL byte, which a JSON vocabulary cannot hold", i);
+        /* JSON text is UTF-8 (sentencepiece pieces need not be) */
+        if (t && !nlp_utf8_valid(t, n, NULL))
+            return nlp_error(NLP_EINVAL, "token %zu is not UTF-8, which a JSON vocabulary cannot hold", i);
     }
     return NLP_OK;
 }
 
 int nlp_tokjson_dump(const nlp_tok_spec *spec, nlp_buf *out)
 {
+    return nlp_tokjson_dump_as(spec, 0, out);
+}
+
+int nlp_tokjson_dump_as(const nlp_tok_spec *spec, int hf_only, nlp_buf *out)
+{
     int krc = nlp_tokjson_check_keys(spec->vocab);
     if (krc) return krc;
     struct wr w = {0};
-    json_t *root = write_root(&w, spec);
+    json_t *root;
+    if (spec->model == NLP_MODEL_SPM) {
+        /* HF's view, and (unless hf_only) the model itself, which nlpipe reads */
+        nlp_tok_spec view;
+        if ((krc = nlp_tokjson_spm_view(spec, &view))) return krc;
+        root = write_root(&w, &view);
+        nlp_tok_spec_free(&view);
+        if (!hf_only) set(&w, json_object_get(root, "model"), SPM_KEY, base64(&w, spec->spm_data, spec->spm_len));
+    } else {
+        root = write_root(&w, spec);
+    }
     if (w.oom) {
         json_decref(root);
         return nlp_error(NLP_ENOMEM, "out of memory (writing tokenizer.json)");

@@ -111,10 +111,10 @@ EOF
   run_split tokenize -m "$BATS_TEST_TMPDIR/bad.json" <<<"x"
   [ "$status" -eq 3 ]
   [[ "$stderr" == *"bad.json' line 3 column"* ]]
-  printf '{"model": {"type": "Unigram", "vocab": []}}' >"$BATS_TEST_TMPDIR/ug.json"
+  printf '{"model": {"type": "WordLevel", "vocab": {}}}' >"$BATS_TEST_TMPDIR/ug.json"
   run_split tokenize -m "$BATS_TEST_TMPDIR/ug.json" <<<"x"
   [ "$status" -eq 3 ]
-  [[ "$stderr" == *"ug.json': model: model type 'Unigram' is not supported"* ]]
+  [[ "$stderr" == *"ug.json': model: model type 'WordLevel' is not supported"* ]]
   printf '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [["a", "b"]]}}' >"$BATS_TEST_TMPDIR/m.json"
   run_split tokenize -m "$BATS_TEST_TMPDIR/m.json" <<<"x"
   [ "$status" -eq 3 ]

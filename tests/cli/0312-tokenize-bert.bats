@@ -134,8 +134,8 @@ vocab() { echo "$SHARED/vectors/tokenize/bert-base-uncased-vocab.txt"; }
   run_split tokenize -m "$d/t.json" <<<"x"
   [ "$status" -eq 3 ]
   [[ "$stderr" == *"normalizer: 'lowercase' must be true or false"* ]]
-  printf '{"model": {"type": "Unigram", "vocab": []}}' >"$d/t.json"
+  printf '{"model": {"type": "WordLevel", "vocab": {}}}' >"$d/t.json"
   run_split tokenize -m "$d/t.json" <<<"x"
   [ "$status" -eq 3 ]
-  [[ "$stderr" == *"model type 'Unigram' is not supported (BPE and WordPiece are)"* ]]
+  [[ "$stderr" == *"model type 'WordLevel' is not supported (BPE, WordPiece and Unigram are)"* ]]
 }

@@ -12,6 +12,9 @@
 #include "model/checkpoint.h"
 #include "model/config.h"
 #include "train/data.h"
+#include "base/io.h"
+#include "tok/tokfiles.h"
+#include "tok/tokjson.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -111,11 +114,50 @@ static void test_ckpt_model_step_after_close(void)
     CHECK_MSG(strstr(nlp_errmsg(), "the training state is at step 2, the model at 1"), "%s", nlp_errmsg());
 }
 
+/* The .model file at path through what the spm target does with it: the
+ * tokenizer, then its tokenizer.json. Returns the dump's status. */
+static int spm_dump(const char *path)
+{
+    nlp_map m;
+    if (nlp_map_file(&m, path)) return -100;
+    nlp_tok_spec s;
+    int rc = nlp_tokfiles_spm_spec(m.data, m.len, path, &s);
+    nlp_unmap(&m);
+    if (rc) return -101;
+    nlp_tokenizer *tk;
+    if (nlp_tokenizer_new(&tk, &s)) {
+        nlp_tok_spec_free(&s);
+        return -102;
+    }
+    nlp_buf js = {0};
+    rc = nlp_tokjson_dump(nlp_tokenizer_spec(tk), &js);
+    nlp_buf_free(&js);
+    nlp_tokenizer_free(tk);
+    return rc;
+}
+
+/* spm, 2026-11-29: a bpe model with pieces whose splits make no merges
+ * passed qsort a NULL array (UBSan: nonnull attribute); it writes. */
+static void test_spm_empty_merges(void) { CHECK_EQ_INT(spm_dump("tests/data/fuzz/spm-empty-merges.model"), 0); }
+
+/* spm, 2026-11-29: a piece that is not UTF-8 (a .model allows any bytes)
+ * made jansson refuse a key, and the writer freed the value jansson had
+ * already freed (use after free). Now such a tokenizer is refused for JSON
+ * with a message ("token N is not UTF-8"), and the writer never frees what
+ * jansson took. */
+static void test_spm_piece_not_utf8(void)
+{
+    CHECK_EQ_INT(spm_dump("tests/data/fuzz/spm-not-utf8.model"), NLP_EINVAL);
+    CHECK_MSG(strstr(nlp_errmsg(), "is not UTF-8, which a JSON vocabulary cannot hold") != NULL, "%s", nlp_errmsg());
+}
+
 int main(int argc, char **argv)
 {
     TEST_INIT(argc, argv);
     RUN(test_data_empty_document);
     RUN(test_hfconfig_out_of_range);
     RUN(test_ckpt_model_step_after_close);
+    RUN(test_spm_empty_merges);
+    RUN(test_spm_piece_not_utf8);
     return TEST_END();
 }

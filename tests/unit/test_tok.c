@@ -742,17 +742,17 @@ static void test_tokjson_errors(void)
     expect_json_error("{\"model\": {\n  \"type\": \"BPE\",, }}", "'t.json' line 2 column");
     expect_json_error("[1, 2]", "expected a JSON object");
     expect_json_error("{\"version\": \"1.0\"}", "no \"model\"");
-    expect_json_error("{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}", "model: model type 'Unigram' is not supported");
+    expect_json_error("{\"model\": {\"type\": \"WordLevel\", \"vocab\": {}}}", "model: model type 'WordLevel' is not supported");
     expect_json_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": [\"a b\"]}}",
                       "model.merges[0]: token 'b' is not in the vocabulary");
     expect_json_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": \"x\"}, \"merges\": []}}",
                       "model.vocab: the id of 'a'");
     expect_json_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {}, \"merges\": []}, \"pre_tokenizer\": {\"type\": "
-                      "\"Sequence\", \"pretokenizers\": [{\"type\": \"Metaspace\"}]}}",
-                      "pre_tokenizer.pretokenizers[0]: pre-tokenizer type 'Metaspace' is not supported");
+                      "\"Sequence\", \"pretokenizers\": [{\"type\": \"Punctuation\"}]}}",
+                      "pre_tokenizer.pretokenizers[0]: pre-tokenizer type 'Punctuation' is not supported");
     expect_json_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {}, \"merges\": []}, \"normalizer\": {\"type\": "
-                      "\"Replace\", \"pattern\": {\"Regex\": \"a+\"}, \"content\": \"\"}}",
-                      "only Replace with a \"String\" pattern");
+                      "\"Replace\", \"pattern\": {\"Regex\": \"[ab]+\"}, \"content\": \"\"}}",
+                      "the Regex pattern '[ab]+' is not supported");
     expect_json_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {}, \"merges\": []}, \"added_tokens\": [{\"content\": "
                       "\"x\"}]}",
                       "added_tokens[0]: missing 'id'");
