@@ -23,6 +23,7 @@ static const nlp_arch_ops *ops_of(enum nlp_arch a)
     case NLP_ARCH_GPT: return &nlp_gpt_ops;
     case NLP_ARCH_BERT: return &nlp_bert_ops;
     case NLP_ARCH_TRANSFORMER: return &nlp_encdec_ops;
+    case NLP_ARCH_LLAMA: return &nlp_gpt_ops;
     }
     return NULL;
 }
@@ -58,7 +59,7 @@ static int model_build(nlp_model **out, const nlp_model_config *cfg)
 static int model_tables(nlp_model *m)
 {
     const nlp_model_config *cfg = &m->cfg;
-    if (cfg->arch != NLP_ARCH_TRANSFORMER || cfg->learned_pos) return NLP_OK;
+    if (cfg->arch != NLP_ARCH_TRANSFORMER || cfg->positions != NLP_POS_SINUSOIDAL) return NLP_OK;
     m->pe = nlp_malloc((size_t)cfg->max_positions * cfg->d_model * sizeof(float));
     if (!m->pe) return NLP_ENOMEM;
     nlp_sinusoid_table(m->pe, cfg->max_positions, cfg->d_model);
@@ -102,6 +103,7 @@ int nlp_model_train_memory(const nlp_model_config *cfg, int B, int T, int S, nlp
 void nlp_model_free(nlp_model *m)
 {
     if (!m) return;
+    nlp_model_drop_packed(m); /* before the parameters: it counts them */
     nlp_params_free(m->params);
     free(m->stack[0].sub);
     free(m->stack[1].sub);
@@ -109,7 +111,6 @@ void nlp_model_free(nlp_model *m)
     free(m->act);
     free(m->wbf);
     free(m->label_names);
-    nlp_model_drop_packed(m);
     free(m);
 }
 
@@ -333,7 +334,7 @@ int nlp_model_set_inference_layout(nlp_model *m)
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < m->stack[s].n; i++) {
             const nlp_sub *u = &m->stack[s].sub[i];
-            const nlp_lref *l[] = {&u->qkv, &u->q, &u->k, &u->v, &u->o, &u->fc1, &u->fc2};
+            const nlp_lref *l[] = {&u->qkv, &u->q, &u->k, &u->v, &u->o, &u->fc1, &u->up, &u->fc2};
             for (size_t j = 0; j < sizeof l / sizeof *l; j++)
                 if (l[j]->w >= 0 && (size_t)l[j]->in * (size_t)l[j]->out > big) big = (size_t)l[j]->in * l[j]->out;
         }
@@ -342,7 +343,7 @@ int nlp_model_set_inference_layout(nlp_model *m)
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < m->stack[s].n; i++) {
             nlp_sub *u = &m->stack[s].sub[i];
-            nlp_lref *l[] = {&u->qkv, &u->q, &u->k, &u->v, &u->o, &u->fc1, &u->fc2};
+            nlp_lref *l[] = {&u->qkv, &u->q, &u->k, &u->v, &u->o, &u->fc1, &u->up, &u->fc2};
             for (size_t j = 0; j < sizeof l / sizeof *l; j++) transpose_lref(m, l[j], tmp);
         }
     free(tmp);
@@ -358,14 +359,17 @@ int nlp_model_set_inference_layout(nlp_model *m)
 
 // --- packed weights
 
-/* Packs the n adjacent layers starting at l[0] (or l[0] alone) into its slot. */
-static int pack_lref(nlp_model *m, const nlp_lref *l, int n)
+/* Packs the n adjacent layers l[0..n) (or l[0] alone) into l[0]'s slot. */
+static int pack_lref(nlp_model *m, const nlp_lref *const *ls, int n)
 {
+    const nlp_lref *l = ls[0];
     if (l->w < 0 || l->in <= 0 || l->out <= 0 || m->wpk[l->w].p) return 0; /* unused references are zero */
     const float *w = nlp_net_w(m, l->w);
+    int out = 0;
+    for (int i = 0; i < n; i++) out += ls[i]->out;
     /* op(W) for y = x·op(W): Wᵀ of W[out,in], or W[in,out] itself */
     const int tb = l->layout == NLP_W_OUT_IN;
-    return nlp_sgemm_pack_b(&m->wpk[l->w], tb, l->in, l->out * n, w, tb ? l->in : l->out * n);
+    return nlp_sgemm_pack_b(&m->wpk[l->w], tb, l->in, out, w, tb ? l->in : out);
 }
 
 int nlp_model_pack_weights(nlp_model *m)
@@ -377,15 +381,16 @@ int nlp_model_pack_weights(nlp_model *m)
     for (int s = 0; s < 2 && !rc; s++)
         for (int i = 0; i < m->stack[s].n && !rc; i++) {
             const nlp_sub *u = &m->stack[s].sub[i];
-            const nlp_lref *qkv[3] = {&u->q, &u->k, &u->v};
-            if (u->kind == NLP_SUB_SELF && !u->fused && nlp_net_adjacent(m, qkv, 3)) rc = pack_lref(m, &u->q, 3);
-            if (!rc && u->kind == NLP_SUB_CROSS && nlp_net_adjacent(m, qkv + 1, 2)) rc = pack_lref(m, &u->k, 2);
-            const nlp_lref *one[] = {&u->qkv, &u->q, &u->k, &u->v, &u->o, &u->fc1, &u->fc2};
-            for (size_t j = 0; j < sizeof one / sizeof *one && !rc; j++) rc = pack_lref(m, one[j], 1);
+            const nlp_lref *qkv[3] = {&u->q, &u->k, &u->v}, *gu[2] = {&u->fc1, &u->up};
+            if (u->kind == NLP_SUB_SELF && !u->fused && nlp_net_adjacent(m, qkv, 3)) rc = pack_lref(m, qkv, 3);
+            if (!rc && u->kind == NLP_SUB_CROSS && nlp_net_adjacent(m, qkv + 1, 2)) rc = pack_lref(m, qkv + 1, 2);
+            if (!rc && u->gated && nlp_net_adjacent(m, gu, 2)) rc = pack_lref(m, gu, 2);
+            const nlp_lref *one[] = {&u->qkv, &u->q, &u->k, &u->v, &u->o, &u->fc1, &u->up, &u->fc2};
+            for (size_t j = 0; j < sizeof one / sizeof *one && !rc; j++) rc = pack_lref(m, one + j, 1);
         }
     const nlp_lref *heads[] = {&m->pool, &m->mlm_dense, &m->nsp};
     for (size_t j = 0; j < sizeof heads / sizeof *heads && !rc; j++)
-        if (heads[j]->w >= 0 && heads[j]->in > 0) rc = pack_lref(m, heads[j], 1);
+        if (heads[j]->w >= 0 && heads[j]->in > 0) rc = pack_lref(m, heads + j, 1);
     const int table = m->out_w >= 0 ? m->out_w : m->tok_emb;
     if (!rc && table >= 0 && !m->wpk[table].p) /* logits = h · tableᵀ, table [V, C] */
         rc = nlp_sgemm_pack_b(&m->wpk[table], 1, m->cfg.d_model, m->cfg.vocab_size, nlp_net_w(m, table),
@@ -598,12 +603,13 @@ int nlp_cache_new(nlp_cache **out, const nlp_model *m, int B, int max_len)
     c->group = 1;
     c->max_len = max_len;
     c->C = m->cfg.d_model;
+    c->Ckv = nlp_net_kv_dim(m);
     const nlp_stack *dec = &m->stack[m->cfg.arch == NLP_ARCH_TRANSFORMER ? 1 : 0];
     for (int i = 0; i < dec->n; i++) {
         c->n_self += dec->sub[i].kind == NLP_SUB_SELF;
         c->n_cross += dec->sub[i].kind == NLP_SUB_CROSS;
     }
-    c->self = nlp_malloc((size_t)c->n_self * B * max_len * 2 * c->C * sizeof(float));
+    c->self = nlp_malloc((size_t)c->n_self * B * max_len * 2 * c->Ckv * sizeof(float));
     c->rows = nlp_malloc((size_t)B * max_len * sizeof *c->rows);
     if (!c->self || !c->rows) {
         free(c->self), free(c->rows), free(c);
@@ -670,7 +676,7 @@ static int permute_rows(nlp_cache *c, float *base, int n, size_t stride, size_t 
 static int materialize(nlp_cache *c)
 {
     if (!c->moved) return NLP_OK;
-    const size_t C2 = 2 * (size_t)c->C, row = (size_t)c->len * C2, stride = (size_t)c->max_len * C2;
+    const size_t C2 = 2 * (size_t)c->Ckv, row = (size_t)c->len * C2, stride = (size_t)c->max_len * C2;
     size_t need = (size_t)c->B * row;
     if (need > c->tmp_cap) {
         float *t = nlp_realloc(c->tmp, need * sizeof(float));
@@ -738,7 +744,7 @@ int nlp_model_encode(nlp_model *m, const nlp_batch *b, nlp_cache *c)
     if (c->m != m || b->B < 1 || c->B % b->B != 0)
         return nlp_error(NLP_EINVAL, "the cache is for another model or batch size");
     if (!b->src || b->S < 1) return nlp_error(NLP_EINVAL, "encode: no source");
-    if (b->S > m->cfg.max_positions)
+    if (b->S > nlp_model_config_max_len(&m->cfg))
         return nlp_error(NLP_EDATA, "source of %d positions is longer than max-positions %d", b->S, m->cfg.max_positions);
     int rc = nlp_net_check_ids(b->src, b->B, b->S, m->cfg.src_vocab_size, INT32_MIN, "source");
     if (rc) return rc;
@@ -772,9 +778,10 @@ int nlp_model_decode(nlp_model *m, const nlp_batch *b, nlp_cache *c)
     const int32_t *ids = tr ? b->tgt_in : b->ids;
     if (!ids || b->T < 1) return nlp_error(NLP_EINVAL, "decode: no new positions");
     if (tr && !c->S) return nlp_error(NLP_EINVAL, "decode before nlp_model_encode");
-    if (c->len + b->T > c->max_len || c->len + b->T > m->cfg.max_positions)
-        return nlp_error(NLP_EDATA, "%d positions do not fit: the cache holds %d of %d (max-positions %d)", b->T,
-                         c->len, c->max_len, m->cfg.max_positions);
+    if (c->len + b->T > c->max_len || c->len + b->T > nlp_model_config_max_len(&m->cfg))
+        return nlp_error(NLP_EDATA, "%d positions do not fit: the cache holds %d of %d (%s %d)", b->T, c->len,
+                         c->max_len, m->cfg.sliding_window ? "sliding window" : "max-positions",
+                         m->cfg.sliding_window ? m->cfg.sliding_window : m->cfg.max_positions);
     int rc = nlp_net_check_ids(ids, b->B, b->T, m->cfg.vocab_size, INT32_MIN, "input");
     if (rc) return rc;
     /* many new positions read each row's keys as one block (nn/attn.h) */
