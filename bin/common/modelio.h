@@ -36,11 +36,13 @@ void mio_memory_check(const nlp_model_config *cfg, int B, int T, int S, uint64_t
 
 /* Loads the model behind path (resolved as above); exits 3 on a bad file,
  * 1 when unreadable. With want >= 0, a model of another architecture is
- * refused (exit 3) naming what it is. */
+ * refused (exit 3) naming what it is; gpt and llama (the decoder-only
+ * language models) both do for either. */
 nlp_model *mio_load_model(const char *path, int want);
 
 /* The tokenizer of a model directory (tokenizer.json, GPT-2's or HF's
- * pair, vocab.txt), or NULL when it has none. Exits 3 on a bad one. */
+ * pair, vocab.txt, else sentencepiece's tokenizer.model), or NULL when it
+ * has none. Exits 3 on a bad one. */
 nlp_tokenizer *mio_load_tokenizer_beside(const char *model_dir);
 
 /* Loads a tokenizer file or directory; exits on failure. */

@@ -12,6 +12,7 @@
 #include "nn/gemv.h"
 #include "nn/embed.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,47 +163,132 @@ static int config_of(nlp_model_config *cfg, const nlp_st *f, const char *file)
     return rc;
 }
 
+/* "DIR/name" into a new string. */
+static char *in_dir(const char *dir, const char *name)
+{
+    size_t n = strlen(dir), k = n + strlen(name) + 2;
+    char *p = nlp_malloc(k);
+    if (p) snprintf(p, k, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
+    return p;
+}
+
+/* HF's sharded checkpoint: DIR/model.safetensors.index.json maps every
+ * tensor to one of DIR's model-0000N-of-0000M.safetensors. Opens each shard
+ * the map names once (*f, *nf: free them with nlp_st_close) after checking
+ * that the map is an object of tensor names to file names in DIR and that
+ * each shard holds the tensors the map puts in it. */
+static int open_shards(const char *dir, const char *index, nlp_st ***f, size_t *nf)
+{
+    *f = NULL, *nf = 0;
+    char *text;
+    size_t len;
+    int rc = nlp_read_file(index, &text, &len);
+    if (rc) return rc;
+    json_error_t je;
+    json_t *o = json_loadb(text, len, 0, &je), *wm = o ? json_object_get(o, "weight_map") : NULL;
+    free(text);
+    if (!o) return nlp_error(NLP_EFORMAT, "'%s': bad JSON at line %d, column %d: %s", index, je.line, je.column, je.text);
+    if (!json_is_object(wm) || !json_object_size(wm)) {
+        json_decref(o);
+        return nlp_error(NLP_EFORMAT, "'%s': no \"weight_map\" object of tensor names to shard files", index);
+    }
+    const char **names = nlp_calloc(json_object_size(wm), sizeof *names);
+    nlp_st **files = nlp_calloc(json_object_size(wm), sizeof *files);
+    size_t n = 0;
+    rc = names && files ? NLP_OK : NLP_ENOMEM;
+    const char *key;
+    json_t *v;
+    json_object_foreach(wm, key, v) {
+        if (rc) break;
+        const char *fn = json_is_string(v) ? json_string_value(v) : NULL;
+        if (!fn || !*fn || strchr(fn, '/') || strcmp(fn, ".") == 0 || strcmp(fn, "..") == 0) {
+            rc = nlp_error(NLP_EFORMAT, "'%s': tensor '%s' maps to %s%s%s, not the name of a file beside it", index, key,
+                           fn ? "'" : "", fn ? fn : "no string", fn ? "'" : "");
+            break;
+        }
+        size_t k = 0;
+        while (k < n && strcmp(names[k], fn) != 0) k++;
+        if (k == n) { /* a shard not seen yet */
+            char *sp = in_dir(dir, fn);
+            if (!sp) {
+                rc = NLP_ENOMEM;
+                break;
+            }
+            rc = nlp_st_open(&files[n], sp);
+            free(sp);
+            if (rc == NLP_EIO) /* a shard the map names is missing: the checkpoint is incomplete */
+                rc = nlp_error_prefix(NLP_EFORMAT, "'%s' names shard '%s'", index, fn);
+            if (rc) break;
+            names[n++] = fn;
+        }
+        if (!nlp_st_find(files[k], key))
+            rc = nlp_error(NLP_EFORMAT, "'%s': tensor '%s' is not in '%s', where the map puts it", index, key, fn);
+    }
+    free(names);
+    json_decref(o);
+    if (rc) {
+        for (size_t k = 0; k < n; k++) nlp_st_close(files[k]);
+        free(files);
+        return rc;
+    }
+    *f = files, *nf = n;
+    return NLP_OK;
+}
+
 int nlp_model_load(nlp_model **out, const char *path)
 {
     *out = NULL;
     char *file = model_file(path);
     if (!file) return NLP_ENOMEM;
-    nlp_st *f;
-    int rc = nlp_st_open(&f, file);
+    nlp_st *one = NULL, **f = &one;
+    size_t nf = 1;
+    int rc;
+    char *index = nlp_is_dir(path) ? in_dir(path, "model.safetensors.index.json") : NULL;
+    if (index && !nlp_file_exists(file) && nlp_file_exists(index)) {
+        rc = open_shards(path, index, &f, &nf);
+        if (!rc) { /* the configuration is config.json beside the shards */
+            free(file);
+            file = nlp_strdup(nlp_st_path(f[0]));
+            if (!file) rc = NLP_ENOMEM;
+        }
+    } else {
+        rc = nlp_st_open(&one, file);
+    }
+    free(index);
     if (rc) {
+        for (size_t k = 0; f && k < nf; k++) nlp_st_close(f[k]);
+        if (f != &one) free(f);
         free(file);
         return rc;
     }
     nlp_model_config cfg;
     nlp_model *m = NULL;
-    if ((rc = config_of(&cfg, f, file)) || (rc = model_build(&m, &cfg))) {
-        nlp_st_close(f);
+    if ((rc = config_of(&cfg, f[0], file)) || (rc = model_build(&m, &cfg))) {
+        for (size_t k = 0; k < nf; k++) nlp_st_close(f[k]);
+        if (f != &one) free(f);
         free(file);
         return rc;
     }
-    const char *labels = nlp_st_meta(f, "labels");
-    if (labels && cfg.num_labels > 0 && (rc = nlp_model_set_labels_text(m, labels, file))) {
-        nlp_st_close(f);
-        free(file);
-        nlp_model_free(m);
-        return rc;
-    }
-    const char *len = nlp_st_meta(f, "input_length");
-    if (len) {
+    const char *labels = nlp_st_meta(f[0], "labels");
+    if (labels && cfg.num_labels > 0) rc = nlp_model_set_labels_text(m, labels, file);
+    const char *len = nlp_st_meta(f[0], "input_length");
+    if (len && !rc) {
         char *end;
         long n = strtol(len, &end, 10);
         if (*end || n < 1 || n > cfg.max_positions)
             rc = nlp_error(NLP_EFORMAT, "'%s': input_length '%s' is not a number of positions from 1 to %d", file, len,
                            cfg.max_positions);
         else m->input_length = (int)n;
-        if (rc) {
-            nlp_st_close(f);
-            free(file);
-            nlp_model_free(m);
-            return rc;
-        }
     }
-    rc = nlp_params_load(m->params, f); /* consumes f */
+    if (rc) {
+        for (size_t k = 0; k < nf; k++) nlp_st_close(f[k]);
+        if (f != &one) free(f);
+        free(file);
+        nlp_model_free(m);
+        return rc;
+    }
+    rc = nlp_params_load_files(m->params, f, nf); /* consumes the files */
+    if (f != &one) free(f);
     free(file);
     if (!rc) rc = model_tables(m);
     if (rc) {
@@ -228,8 +314,19 @@ int nlp_model_save_meta(const nlp_model *m, const char *path, enum nlp_dtype dty
     if (!rc) rc = nlp_model_config_dump(&m->cfg, &yaml);
     char *file = rc ? NULL : model_file(path);
     if (!rc && !file) rc = NLP_ENOMEM;
+    const int llama = m->cfg.arch == NLP_ARCH_LLAMA;
+    const char *f32 = !rc && llama && dtype == NLP_DT_BF16 ? strstr(json.data, "\"float32\"") : NULL;
+    if (f32) { /* config.json's torch_dtype says how the weights are stored */
+        nlp_buf b = {0};
+        if ((rc = nlp_buf_printf(&b, "%.*s\"bfloat16\"%s", (int)(f32 - json.data), json.data, f32 + 9)) == 0) {
+            nlp_buf_free(&json);
+            json = b;
+        } else nlp_buf_free(&b);
+    }
     if (!rc) {
-        const char *meta[32] = {"format", "nlpipe", "model", kind, "config", json.data, "nlpipe_config", yaml.data};
+        /* llama: HF transformers loads the file, which it accepts with format pt only */
+        const char *meta[32] = {"format", llama ? "pt" : "nlpipe", "model", kind, "config", json.data,
+                                "nlpipe_config", yaml.data};
         int k = 8;
         char len[16];
         if (m->label_names) meta[k++] = "labels", meta[k++] = m->label_names;
@@ -240,6 +337,18 @@ int nlp_model_save_meta(const nlp_model *m, const char *path, enum nlp_dtype dty
         for (int i = 0; extra && extra[i] && extra[i + 1] && k < 30; i += 2) meta[k++] = extra[i], meta[k++] = extra[i + 1];
         meta[k] = NULL;
         rc = nlp_params_save(m->params, file, meta, dtype);
+    }
+    /* llama: HF's config.json beside a model.safetensors, so that the
+     * directory (a checkpoint with its tokenizer.json) loads in HF as it is */
+    const char *base = file ? strrchr(file, '/') : NULL;
+    if (!rc && llama && strcmp(base ? base + 1 : file, "model.safetensors") == 0) {
+        char *cj = nlp_malloc(strlen(file) + 16);
+        if (!cj) rc = NLP_ENOMEM;
+        else {
+            snprintf(cj, strlen(file) + 16, "%.*sconfig.json", base ? (int)(base - file + 1) : 0, file);
+            if (!(rc = nlp_buf_putc(&json, '\n'))) rc = nlp_write_file(cj, json.data, json.len);
+            free(cj);
+        }
     }
     free(file);
     nlp_buf_free(&json);

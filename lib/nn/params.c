@@ -176,21 +176,26 @@ static const nlp_st_tensor *find_alias(const nlp_st *f, const char *name)
     return NULL;
 }
 
-int nlp_params_load(nlp_params *p, nlp_st *f)
+int nlp_params_load(nlp_params *p, nlp_st *f) { return nlp_params_load_files(p, &f, 1); }
+
+int nlp_params_load_files(nlp_params *p, nlp_st *const *f, size_t nf)
 {
     const nlp_st_tensor **src = nlp_calloc(p->n ? p->n : 1, sizeof *src);
-    if (!src) {
-        nlp_st_close(f);
-        return NLP_ENOMEM;
-    }
-    int rc = NLP_OK, in_place = p->n > 0;
+    size_t *in = nlp_calloc(p->n ? p->n : 1, sizeof *in); /* the file each comes from */
+    int rc = src && in ? NLP_OK : NLP_ENOMEM, in_place = p->n > 0 && nf == 1;
     for (size_t i = 0; i < p->n && !rc; i++) {
         const nlp_param_info *t = &p->t[i];
-        const nlp_st_tensor *s = find_alias(f, t->name);
-        rc = nlp_st_expect(f, s ? s->name : t->name, t->ndim, t->shape, &src[i]);
+        const nlp_st_tensor *s = NULL;
+        for (size_t k = 0; k < nf && !s; k++)
+            if ((s = find_alias(f[k], t->name))) in[i] = k;
+        if (!s && nf > 1) {
+            rc = nlp_error(NLP_EFORMAT, "'%s': missing tensor '%s' (in none of the %zu shards)", nlp_st_path(f[0]),
+                           t->name, nf);
+            break;
+        }
+        rc = nlp_st_expect(f[in[i]], s ? s->name : t->name, t->ndim, t->shape, &src[i]);
         if (rc) break;
-        if (src[i]->dtype != NLP_DT_F32 || src[i]->begin != src[0]->begin + t->off * sizeof(float))
-            in_place = 0;
+        if (src[i]->dtype != NLP_DT_F32 || src[i]->begin != src[0]->begin + t->off * sizeof(float)) in_place = 0;
     }
     if (!rc && in_place && ((uintptr_t)src[0]->data & 3) == 0) {
         /* the file is this arena: use the mapping itself */
@@ -198,14 +203,16 @@ int nlp_params_load(nlp_params *p, nlp_st *f)
         nlp_st_close(p->mapped);
         p->data = src[0]->data;
         p->data_owned = 0;
-        p->mapped = f;
+        p->mapped = f[0];
         free(src);
+        free(in);
         return NLP_OK;
     }
     if (!rc) rc = nlp_params_alloc(p);
-    for (size_t i = 0; i < p->n && !rc; i++) rc = nlp_st_read_f32(f, src[i], p->data + p->t[i].off);
+    for (size_t i = 0; i < p->n && !rc; i++) rc = nlp_st_read_f32(f[in[i]], src[i], p->data + p->t[i].off);
     free(src);
-    nlp_st_close(f);
+    free(in);
+    for (size_t k = 0; k < nf; k++) nlp_st_close(f[k]);
     return rc;
 }
 

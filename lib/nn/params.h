@@ -98,6 +98,10 @@ void nlp_params_grad_settle(nlp_params *p, size_t off);
  * tensor 'x' has shape [..], expected [..]". Non-float tensors are
  * NLP_EFORMAT. */
 int nlp_params_load(nlp_params *p, nlp_st *f);
+/* The same from the nf files of a sharded checkpoint (HF's
+ * model-0000N-of-0000M.safetensors), each parameter from the first file
+ * holding it; CONSUMES every file (the arena is always a copy). */
+int nlp_params_load_files(nlp_params *p, nlp_st *const *f, size_t nf);
 
 /* 1 when the arena lives in a mapped file (see nlp_params_load). */
 int nlp_params_is_mapped(const nlp_params *p);
