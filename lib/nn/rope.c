@@ -37,11 +37,11 @@ void nlp_rope_apply(float *x, int B, int T, long ld, long bs, int H, int D, cons
         for (int k = 0; k < H; k++) {
             float *v = row + (size_t)k * D;
             if (layout == NLP_ROPE_HALF) {
-#pragma omp simd
+                float *restrict lo = v, *restrict hi = v + h; /* the two halves do not overlap */
                 for (int i = 0; i < h; i++) {
-                    const float a = v[i], e = v[i + h], sn = sg * s[i];
-                    v[i] = a * c[i] - e * sn;
-                    v[i + h] = a * sn + e * c[i];
+                    const float a = lo[i], e = hi[i], sn = sg * s[i];
+                    lo[i] = a * c[i] - e * sn;
+                    hi[i] = a * sn + e * c[i];
                 }
             } else {
                 for (int i = 0; i < h; i++) {
