@@ -43,8 +43,8 @@ static const char usage[] =
     "Usage: finetune [train] --init MODEL [OPTION]... TRAIN.tsv\n"
     "  or:  finetune predict -m MODEL [OPTION]... [FILE]...\n"
     "  or:  finetune eval -m MODEL [OPTION]... FILE...\n"
-    "Fine-tune a pretrained BERT or GPT model into a sequence classifier, and label\n"
-    "text with it.\n"
+    "Fine-tune a pretrained BERT, GPT or LLaMA-family model into a sequence\n"
+    "classifier, and label text with it.\n"
     "TRAIN.tsv and labelled FILEs hold 'label<TAB>text' or 'label<TAB>text_a<TAB>text_b'\n"
     "lines; predict reads 'text' or 'text_a<TAB>text_b' lines ('-' or no FILE:\n"
     "standard input) and prints 'label<TAB>probability' for each; eval prints the\n"
@@ -55,7 +55,8 @@ static const char usage[] =
     "\n"
     "Training:\n"
     "      --init PATH           the pretrained model: ours (a model file, checkpoint or\n"
-    "                            run directory) or a HuggingFace BERT or GPT-2 directory\n"
+    "                            run directory) or a HuggingFace BERT, GPT-2 or\n"
+    "                            LLaMA-family (llama, mistral) directory\n"
     "      --from-scratch        fresh random weights of --init's architecture and sizes\n"
     "                            (its tokenizer too): the baseline that shows what\n"
     "                            pretraining is worth\n"
@@ -454,8 +455,8 @@ static int default_length(const nlp_model *m)
 static void check_arch(const nlp_model *m, const char *name)
 {
     enum nlp_arch a = nlp_model_cfg(m)->arch;
-    if (a != NLP_ARCH_BERT && a != NLP_ARCH_GPT)
-        cli_die(NLP_EXIT_FORMAT, "'%s' holds a %s model: finetune trains and uses bert and gpt classifiers", name,
+    if (a != NLP_ARCH_BERT && !nlp_arch_is_lm(a))
+        cli_die(NLP_EXIT_FORMAT, "'%s' holds a %s model: finetune trains and uses bert, gpt and llama classifiers", name,
                 nlp_arch_name(a));
     /* the length a classifier was trained with: no classifier reads fewer
      * than 4 positions (its 3 special tokens and a token of a pair) */
@@ -545,7 +546,7 @@ static int train_main(int argc, char **argv, int explicit_sub)
         model = fresh;
         cli_info("'%s': its architecture and sizes with fresh random weights (--from-scratch, seed %ld)", from, o.seed);
     }
-    const int gpt = nlp_model_cfg(model)->arch == NLP_ARCH_GPT;
+    const int gpt = nlp_arch_is_lm(nlp_model_cfg(model)->arch); /* gpt or llama: the same classifier */
     tk_name = o.tokenizer ? o.tokenizer : from;
     tok = o.tokenizer ? mio_load_tokenizer(o.tokenizer) : mio_load_tokenizer_beside(from);
     if (!tok) mio_no_tokenizer(from, "", "tokenizer.json, vocab.json + merges.txt, vocab.txt", "");

@@ -28,14 +28,17 @@
 
 static const char usage[] =
     "Usage: generate -m MODEL [OPTION]... [FILE]...\n"
-    "Continue a prompt with a GPT model, printing the new text as it is generated.\n"
+    "Continue a prompt with a GPT or LLaMA-family model, printing the new text as it\n"
+    "is generated.\n"
     "The prompt is -p TEXT, else the FILEs (default standard input) as one text, or\n"
     "one prompt per line with --batch.\n"
     "\n"
     "  -m, --model PATH          a model: ours (a file, checkpoint or run directory) or a\n"
-    "                            HuggingFace GPT-2 directory (config.json +\n"
-    "                            model.safetensors + tokenizer.json, or vocab.json +\n"
-    "                            merges.txt)\n"
+    "                            HuggingFace GPT-2 or LLaMA-family (llama, mistral)\n"
+    "                            directory: config.json, model.safetensors or its\n"
+    "                            shards with model.safetensors.index.json (F32, F16,\n"
+    "                            BF16), tokenizer.json (or vocab.json + merges.txt,\n"
+    "                            tokenizer.model)\n"
     "      --tokenizer FILE      the tokenizer (default: the one beside the model)\n"
     "  -p, --prompt TEXT         the prompt\n"
     "  -i, --input FILE          read the prompt from FILE (also: FILE arguments)\n"
@@ -60,7 +63,8 @@ static const char usage[] =
     "      --perplexity          score the input text instead: one JSON line with tokens,\n"
     "                            bytes, loss (nats/token), perplexity and bits per byte\n"
     "      --max-length N        --perplexity: tokens per window, each predicted from up\n"
-    "                            to N-1 before it (default auto: the model's positions)\n"
+    "                            to N-1 before it (default auto: the model's positions;\n"
+    "                            with rotary positions also longer windows)\n"
     "      --max-line-bytes N    the longest input line (--batch), text scored\n"
     "                            (--perplexity) or prompt read (default 16777216 =\n"
     "                            16 MiB); a longer one is an error naming the file and line\n"
@@ -202,7 +206,18 @@ static void encode_text(const char *s, size_t n, const char *name, uint64_t line
         cli_warn("%s: invalid UTF-8 replaced by U+FFFD", where(name, line));
         s = fix.data, n = fix.len;
     }
-    int rc = nlp_tokenizer_encode_ids(tok, tst, s, n, 0, out);
+    int rc;
+    if (nlp_model_cfg(model)->arch == NLP_ARCH_LLAMA) {
+        /* as HF's tokenizer(prompt) does: with the template's special tokens
+         * (LLaMA's <s> first), which the model was trained to see */
+        nlp_encoding e = {0};
+        nlp_encode_opts eo = {.add_special = 1};
+        rc = nlp_tokenizer_encode(tok, tst, s, n, NULL, 0, &eo, &e);
+        if (!rc && nlp_ids_append(out, e.ids, e.n)) rc = NLP_ENOMEM;
+        nlp_encoding_free(&e);
+    } else {
+        rc = nlp_tokenizer_encode_ids(tok, tst, s, n, 0, out);
+    }
     nlp_buf_free(&fix);
     if (rc) cli_fail(rc);
 }
@@ -292,7 +307,9 @@ static uint64_t gen_tokens, prompt_tokens;
 
 static void run_prompt(nlp_ids *prompt, const char *name, uint64_t line, nlp_rng *rng)
 {
-    const int P = nlp_model_cfg(model)->max_positions;
+    /* the context: the model's positions (a Mistral-style window may be shorter) */
+    const nlp_model_config *mc = nlp_model_cfg(model);
+    const int P = nlp_model_config_max_len(mc) < mc->max_positions ? nlp_model_config_max_len(mc) : mc->max_positions;
     if (prompt->n == 0) { /* nothing to continue: start a document, as GPT-2 samples unconditionally */
         if (eot < 0)
             cli_die(NLP_EXIT_FAILURE, "%s: the prompt is empty and the model has no end-of-text token to start "
@@ -395,9 +412,21 @@ static void perplexity(const char **inputs, size_t n, int threads)
         cli_die(NLP_EXIT_FAILURE, "%s%s%s holds %zu token%s: nothing to score", n == 1 ? "'" : "",
                 n == 1 ? (strcmp(inputs[0], "-") ? inputs[0] : "standard input") : "the input", n == 1 ? "'" : "", c.n,
                 c.n == 1 ? "" : "s");
-    int T = o.max_length > 0 ? (int)o.max_length : nlp_model_cfg(model)->max_positions;
-    if (T < 2 || T > nlp_model_cfg(model)->max_positions)
-        cli_usage_error("--max-length %d: must be in [2, %d]", T, nlp_model_cfg(model)->max_positions);
+    /* windows as long as the model's positions, or --max-length: beyond
+     * them with rotary positions (they extrapolate, a table ends) */
+    const nlp_model_config *mc = nlp_model_cfg(model);
+    const int lim = nlp_model_config_max_len(mc);
+    int T = o.max_length > 0 ? (int)o.max_length : mc->max_positions < lim ? mc->max_positions : lim;
+    if (T < 2 || T > lim) {
+        if (lim == mc->max_positions && T >= 2)
+            cli_usage_error("--max-length %d: the model has %d %s positions, there is none for a window longer than "
+                            "that", T, lim, mc->arch == NLP_ARCH_TRANSFORMER && mc->positions == NLP_POS_SINUSOIDAL
+                                                ? "sinusoidal" : "learned");
+        cli_usage_error("--max-length %d: must be in [2, %d]", T, lim);
+    }
+    if (T > mc->max_positions)
+        cli_info("windows of %d tokens, beyond the %d positions the model was made for: rotary positions extrapolate",
+                 T, mc->max_positions);
     nlp_eval ev;
     uint64_t scored;
     int rc = nlp_lm_score(model, &c, 8, T, &ev, &scored);
@@ -434,7 +463,7 @@ int main(int argc, char **argv)
 
     model_name = o.model;
     double t0 = now();
-    model = mio_load_model(o.model, NLP_ARCH_GPT);
+    model = mio_load_model(o.model, NLP_ARCH_GPT); /* or llama */
     if (nlp_model_set_inference_layout(model) || (o.bf16 && nlp_model_set_inference_bf16(model))) cli_fail(NLP_ENOMEM);
     cli_debug("model '%s': %zu parameters, loaded in %.2f s", o.model, nlp_model_param_count(model), now() - t0);
     /* text needs the tokenizer; ids use it for the end-of-text token when there is one */

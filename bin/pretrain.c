@@ -42,9 +42,10 @@
 
 static const char usage[] =
     "Usage: pretrain [OPTION]... [FILE]...\n"
-    "Train a model: GPT as a causal language model on unlabelled text, BERT by masked\n"
-    "language modelling and next-sentence prediction (--arch bert), or the\n"
-    "encoder-decoder (--arch transformer) on parallel text.\n"
+    "Train a model: GPT (or the LLaMA block: --arch llama) as a causal language model\n"
+    "on unlabelled text, BERT by masked language modelling and next-sentence\n"
+    "prediction (--arch bert), or the encoder-decoder (--arch transformer) on\n"
+    "parallel text.\n"
     "GPT: FILEs (and --train) are token streams from 'tokenize --output-format bin' or,\n"
     "with --tokenizer, text with one document per line; '-' is standard input.\n"
     "BERT: FILEs are text (one paragraph or document per line, or documents of\n"
@@ -82,25 +83,35 @@ static const char usage[] =
     "      --max-line-bytes N    the longest line of text read (default 16777216 =\n"
     "                            16 MiB); a longer one is an error naming the file and line\n"
     "Model:\n"
-    "      --arch ARCH           gpt (default), bert or transformer\n"
+    "      --arch ARCH           gpt (default), bert, transformer or llama (GPT's\n"
+    "                            decoder with LLaMA's block: RMSNorm, SwiGLU, rotary\n"
+    "                            positions, grouped-query attention, no biases)\n"
     "      --preset NAME         tiny, small (default), base, big (transformer: the\n"
-    "                            paper's), gpt2 (124M), gpt2-medium (355M) or bert-base\n"
+    "                            paper's), gpt2 (124M), gpt2-medium (355M), bert-base or\n"
+    "                            smollm-135m (llama)\n"
     "      --init PATH           start from a model: ours, a checkpoint or run directory,\n"
-    "                            or a HuggingFace GPT-2 or BERT directory (config.json +\n"
-    "                            model.safetensors)\n"
+    "                            or a HuggingFace GPT-2, BERT or LLaMA-family directory\n"
+    "                            (config.json + model.safetensors or its shards)\n"
     "      --vocab-size N        vocabulary (default: the tokenizer's, else the token\n"
     "                            streams', else the preset's)\n"
     "      --d-model N, --heads N, --d-ff N, --layers N, --max-positions N,\n"
     "      --ln-eps F, --init-std F   sizes and initialisation (default: the preset's)\n"
     "      --encoder-layers N, --decoder-layers N  transformer (--layers sets both)\n"
     "      --norm post|pre       transformer: post-LN (the paper's, default) or pre-LN\n"
-    "      --positions P         transformer: sinusoidal (default) or learned\n"
-    "      --tie-output BOOL     transformer: output projection = target embedding\n"
-    "                            (default true)\n"
+    "      --positions P         transformer: sinusoidal (default), learned or rope;\n"
+    "                            gpt: learned (default) or rope (rotary, RoFormer)\n"
+    "      --rope-theta F        rotary positions: base of the frequencies (10000)\n"
+    "      --rope-layout L       rotary pairs: half (x_i, x_i+D/2: HF LLaMA, GPT-NeoX;\n"
+    "                            default) or interleaved (x_2i, x_2i+1: RoFormer, GPT-J)\n"
+    "      --kv-heads N          gpt, llama: key/value heads (grouped-query attention;\n"
+    "                            default: llama presets 2, else --heads)\n"
+    "      --tie-output BOOL     transformer, llama: output projection = (target)\n"
+    "                            embedding (default true; llama without a preset: false)\n"
     "      --label-smoothing F   transformer: epsilon_ls (default: the preset's, 0.1)\n"
-    "      --dropout F           dropout on embeddings and residual branches (default 0.1)\n"
+    "      --dropout F           dropout on embeddings and residual branches (default 0.1;\n"
+    "                            llama 0)\n"
     "      --attention-dropout F dropout on attention probabilities (default 0.1;\n"
-    "                            transformer presets 0)\n"
+    "                            transformer presets and llama 0)\n"
     "Batches (default auto: the architecture's, as below):\n"
     "      --max-length N        gpt: tokens per training window (default:\n"
     "                            --max-positions); bert: tokens per example, [CLS] A\n"
@@ -187,17 +198,17 @@ static const char usage[] =
     "(also: text without a tokenizer), 3 missing, unreadable or incompatible model,\n"
     "checkpoint or tokenizer file, or a missing, unreadable or invalid config file (-c).\n";
 
-static const char *const archs[] = {"gpt", "bert", "transformer", NULL};
+static const char *const archs[] = {"gpt", "bert", "transformer", "llama", NULL};
 static const char *const schedules[] = {"cosine", "linear", "constant", "noam", "inverse-sqrt", NULL};
-enum { ARCH_GPT = 0, ARCH_BERT = 1, ARCH_TRANSFORMER = 2 };
+enum { ARCH_GPT = 0, ARCH_BERT = 1, ARCH_TRANSFORMER = 2, ARCH_LLAMA = 3 }; /* llama: gpt's task and recipe */
 
 /* Model keys: passed to nlp_model_config_resolve as they are. */
 static const char *const model_keys[] = {"vocab-size",     "d-model",        "heads",          "d-ff",
                                          "layers",         "max-positions",  "ln-eps",         "init-std",
                                          "dropout",        "attention-dropout", "encoder-layers", "decoder-layers",
                                          "norm",           "positions",      "tie-output",     "label-smoothing",
-                                         NULL};
-#define NMK 16
+                                         "kv-heads",       "rope-theta",     "rope-layout",    NULL};
+#define NMK 19
 
 static struct {
     const char *train, *valid, *tokenizer, *eot, *preset, *init, *model, *resume, *log;
@@ -280,6 +291,9 @@ static struct cli_opt opts[] = {
     {.name = "positions", .kind = CLI_STR, .dest = &o.mk[13]},
     {.name = "tie-output", .kind = CLI_STR, .dest = &o.mk[14]},
     {.name = "label-smoothing", .kind = CLI_STR, .dest = &o.mk[15]},
+    {.name = "kv-heads", .kind = CLI_STR, .dest = &o.mk[16]},
+    {.name = "rope-theta", .kind = CLI_STR, .dest = &o.mk[17]},
+    {.name = "rope-layout", .kind = CLI_STR, .dest = &o.mk[18]},
     {.name = "src", .kind = CLI_STR, .dest = &o.src},
     {.name = "tgt", .kind = CLI_STR, .dest = &o.tgt},
     {.name = "valid-src", .kind = CLI_STR, .dest = &o.valid_src},
@@ -1112,8 +1126,10 @@ int main(int argc, char **argv)
     const char *mname = o.resume ? o.resume : o.init ? o.init : "(new model)";
     if (o.resume) {
         model = mio_load_model(resume_ck, o.arch); /* checks the kind; nlp_train loads it again with its state */
+        if (nlp_arch_is_lm(nlp_model_cfg(model)->arch)) o.arch = (int)nlp_model_cfg(model)->arch;
     } else if (o.init) {
         model = mio_load_model(o.init, o.arch);
+        if (nlp_arch_is_lm(nlp_model_cfg(model)->arch)) o.arch = (int)nlp_model_cfg(model)->arch; /* gpt or llama */
     } else {
         nlp_setting set[NMK + 8];
         size_t ns = 0;

@@ -184,7 +184,7 @@ int main(int argc, char **argv)
     b.T = (int)t0->shape[1];
     const int64_t bt[2] = {b.B, b.T};
     int64_t n;
-    if (cfg->arch == NLP_ARCH_GPT) {
+    if (nlp_arch_is_lm(cfg->arch)) {
         b.ids = input(in, "input_ids", 1, NULL, 2, bt);
         b.labels = input(in, "labels", 1, NULL, 2, bt);
     } else if (cfg->arch == NLP_ARCH_BERT) {

@@ -102,7 +102,9 @@ nlp_model *mio_load_model(const char *path, int want)
     nlp_model *m = NULL;
     int rc = nlp_model_load(&m, p);
     if (rc) cli_fail_file(rc);
-    if (want >= 0 && (int)nlp_model_cfg(m)->arch != want) {
+    /* gpt and llama are both decoder-only language models: one does for the other */
+    const int lm_ok = want >= 0 && nlp_arch_is_lm((enum nlp_arch)want) && nlp_arch_is_lm(nlp_model_cfg(m)->arch);
+    if (want >= 0 && (int)nlp_model_cfg(m)->arch != want && !lm_ok) {
         const char *is = nlp_arch_name(nlp_model_cfg(m)->arch);
         nlp_model_free(m);
         cli_die(NLP_EXIT_FORMAT, "'%s' holds a %s model, not %s", p, is, nlp_arch_name((enum nlp_arch)want));
@@ -138,6 +140,9 @@ nlp_tokenizer *mio_load_tokenizer_beside(const char *model_path)
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
         if (nlp_file_exists(p)) return mio_load_tokenizer(dir);
     }
+    /* a LLaMA-family directory with sentencepiece's model only */
+    snprintf(p, sizeof p, "%s/tokenizer.model", dir);
+    if (nlp_file_exists(p)) return mio_load_tokenizer(p);
     return NULL;
 }
 

@@ -42,11 +42,13 @@ const char *mio_human(char *buf, size_t cap, uint64_t b);
 
 /* Loads the model behind path (resolved as above); exits 3 when it is
  * missing, unreadable or bad (cli_fail_file's rule). With want >= 0, a
- * model of another architecture is refused (exit 3) naming what it is. */
+ * model of another architecture is refused (exit 3) naming what it is; gpt
+ * and llama (the decoder-only language models) both do for either. */
 nlp_model *mio_load_model(const char *path, int want);
 
 /* The tokenizer of a model directory (tokenizer.json, GPT-2's or HF's
- * pair, vocab.txt), or NULL when it has none. Exits 3 on a bad one. */
+ * pair, vocab.txt, else sentencepiece's tokenizer.model), or NULL when it
+ * has none. Exits 3 on a bad one. */
 nlp_tokenizer *mio_load_tokenizer_beside(const char *model_dir);
 
 /* Loads a tokenizer file or directory; exits 3 when it is missing,

@@ -4,6 +4,7 @@
  */
 #include "model/config.h"
 #include "base/err.h"
+#include "nn/rope.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -17,12 +18,15 @@ enum kt { KT_INT, KT_DOUBLE, KT_BOOL, KT_CHOICE };
 #define A_GPT (1u << NLP_ARCH_GPT)
 #define A_BERT (1u << NLP_ARCH_BERT)
 #define A_TR (1u << NLP_ARCH_TRANSFORMER)
-#define A_ALL (A_GPT | A_BERT | A_TR)
+#define A_LLAMA (1u << NLP_ARCH_LLAMA)
+#define A_ALL (A_GPT | A_BERT | A_TR | A_LLAMA)
+#define A_LM (A_GPT | A_LLAMA)
 
-static const char *const ARCHS[] = {"gpt", "bert", "transformer", NULL};
-static const char *const ACTS[] = {"relu", "gelu", "gelu-tanh", NULL};
+static const char *const ARCHS[] = {"gpt", "bert", "transformer", "llama", NULL};
+static const char *const ACTS[] = {"relu", "gelu", "gelu-tanh", "silu", NULL}; /* = enum nlp_act */
 static const char *const NORMS[] = {"post", "pre", NULL};
-static const char *const POSS[] = {"sinusoidal", "learned", NULL};
+static const char *const POSS[] = {"sinusoidal", "learned", "rope", NULL};
+static const char *const ROPES[] = {"half", "interleaved", NULL};
 static const char *const SMOOTHS[] = {"uniform", "others", NULL};
 
 #define OFF(f) offsetof(nlp_model_config, f)
@@ -39,6 +43,7 @@ static const struct key {
     {"src-vocab-size", KT_INT, OFF(src_vocab_size), NULL, 1, 1 << 30, A_TR},
     {"d-model", KT_INT, OFF(d_model), NULL, 1, 1 << 16, A_ALL},
     {"heads", KT_INT, OFF(heads), NULL, 1, 1 << 10, A_ALL},
+    {"kv-heads", KT_INT, OFF(kv_heads), NULL, 1, 1 << 10, A_LM},
     {"d-ff", KT_INT, OFF(d_ff), NULL, 1, 1 << 20, A_ALL},
     {"layers", KT_INT, OFF(layers), NULL, 1, 1 << 10, A_ALL},
     {"encoder-layers", KT_INT, OFF(encoder_layers), NULL, 1, 1 << 10, A_TR},
@@ -50,16 +55,19 @@ static const struct key {
     {"attention-dropout", KT_DOUBLE, OFF(attention_dropout), NULL, 0, 1, A_ALL},
     {"activation", KT_CHOICE, OFF(activation), ACTS, 0, 0, A_ALL},
     {"norm", KT_CHOICE, OFF(pre_ln), NORMS, 0, 0, A_TR},
-    {"positions", KT_CHOICE, OFF(learned_pos), POSS, 0, 0, A_TR},
+    {"positions", KT_CHOICE, OFF(positions), POSS, 0, 0, A_TR | A_GPT},
+    {"rope-theta", KT_DOUBLE, OFF(rope_theta), NULL, 0, 1e12, A_TR | A_LM},
+    {"rope-layout", KT_CHOICE, OFF(rope_layout), ROPES, 0, 0, A_TR | A_GPT},
+    {"sliding-window", KT_INT, OFF(sliding_window), NULL, 0, 1 << 24, A_LLAMA},
     {"shared-vocab", KT_BOOL, OFF(shared_vocab), NULL, 0, 0, A_TR},
-    {"tie-output", KT_BOOL, OFF(tie_output), NULL, 0, 0, A_TR},
+    {"tie-output", KT_BOOL, OFF(tie_output), NULL, 0, 0, A_TR | A_LLAMA},
     {"pad-id", KT_INT, OFF(pad_id), NULL, 0, 1 << 30, A_TR},
     {"bos-id", KT_INT, OFF(bos_id), NULL, 0, 1 << 30, A_TR},
     {"eos-id", KT_INT, OFF(eos_id), NULL, 0, 1 << 30, A_TR},
     {"label-smoothing", KT_DOUBLE, OFF(label_smoothing), NULL, 0, 1, A_TR},
     {"smoothing-mode", KT_CHOICE, OFF(smoothing_mode), SMOOTHS, 0, 0, A_TR},
-    {"init-std", KT_DOUBLE, OFF(init_std), NULL, 0, 10, A_GPT | A_BERT},
-    {"num-labels", KT_INT, OFF(num_labels), NULL, 0, 1 << 20, A_GPT | A_BERT},
+    {"init-std", KT_DOUBLE, OFF(init_std), NULL, 0, 10, A_LM | A_BERT},
+    {"num-labels", KT_INT, OFF(num_labels), NULL, 0, 1 << 20, A_LM | A_BERT},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -75,10 +83,12 @@ static const struct preset {
     struct pentry e[16];
 } PRESETS[] = {
     {"tiny", -1, {{A_ALL, "d-model", "64"}, {A_ALL, "heads", "4"}, {A_ALL, "d-ff", "256"}, {A_ALL, "layers", "2"},
-                  {A_ALL, "vocab-size", "512"}, {A_ALL, "max-positions", "64"}}},
+                  {A_ALL, "vocab-size", "512"}, {A_ALL, "max-positions", "64"}, {A_LLAMA, "d-ff", "176"},
+                  {A_LLAMA, "kv-heads", "2"}, {A_LLAMA, "tie-output", "true"}}},
     {"small", -1, {{A_ALL, "d-model", "256"}, {A_ALL, "heads", "4"}, {A_ALL, "d-ff", "1024"},
-                   {A_GPT | A_BERT, "layers", "4"}, {A_TR, "layers", "3"}, {A_ALL, "vocab-size", "8192"},
-                   {A_ALL, "max-positions", "256"}}},
+                   {A_LM | A_BERT, "layers", "4"}, {A_TR, "layers", "3"}, {A_ALL, "vocab-size", "8192"},
+                   {A_ALL, "max-positions", "256"}, {A_LLAMA, "d-ff", "768"}, {A_LLAMA, "kv-heads", "2"},
+                   {A_LLAMA, "tie-output", "true"}}},
     {"base", NLP_ARCH_TRANSFORMER,
      {{A_TR, "d-model", "512"}, {A_TR, "heads", "8"}, {A_TR, "d-ff", "2048"}, {A_TR, "layers", "6"},
       {A_TR, "vocab-size", "37000"}, {A_TR, "max-positions", "1024"}, {A_TR, "dropout", "0.1"},
@@ -96,10 +106,21 @@ static const struct preset {
     {"bert-base", NLP_ARCH_BERT,
      {{A_BERT, "d-model", "768"}, {A_BERT, "heads", "12"}, {A_BERT, "d-ff", "3072"}, {A_BERT, "layers", "12"},
       {A_BERT, "vocab-size", "30522"}, {A_BERT, "max-positions", "512"}}},
+    {"smollm-135m", NLP_ARCH_LLAMA, /* HuggingFaceTB/SmolLM-135M's config.json */
+     {{A_LLAMA, "d-model", "576"}, {A_LLAMA, "heads", "9"}, {A_LLAMA, "kv-heads", "3"}, {A_LLAMA, "d-ff", "1536"},
+      {A_LLAMA, "layers", "30"}, {A_LLAMA, "vocab-size", "49152"}, {A_LLAMA, "max-positions", "2048"},
+      {A_LLAMA, "tie-output", "true"}, {A_LLAMA, "ln-eps", "1e-5"}, {A_LLAMA, "rope-theta", "10000"}}},
 };
 #define NPRESETS (sizeof PRESETS / sizeof PRESETS[0])
 
-const char *nlp_arch_name(enum nlp_arch a) { return (unsigned)a < 3 ? ARCHS[a] : "?"; }
+const char *nlp_arch_name(enum nlp_arch a) { return (unsigned)a < 4 ? ARCHS[a] : "?"; }
+
+int nlp_model_config_max_len(const nlp_model_config *c)
+{
+    const int rope = c->arch == NLP_ARCH_LLAMA || (c->arch != NLP_ARCH_BERT && c->positions == NLP_POS_ROPE);
+    if (!rope) return c->max_positions;
+    return c->arch == NLP_ARCH_LLAMA && c->sliding_window > 0 ? c->sliding_window : INT_MAX;
+}
 
 static const struct key *find_key(const char *name)
 {
@@ -156,19 +177,29 @@ static void defaults(nlp_model_config *c, enum nlp_arch arch)
     c->type_vocab_size = 2;
     c->dropout = 0.1;
     c->init_std = 0.02;
+    c->rope_theta = 10000;
+    c->rope_layout = NLP_ROPE_HALF;
     switch (arch) {
     case NLP_ARCH_GPT:
         c->ln_eps = 1e-5;
         c->attention_dropout = 0.1;
         c->activation = NLP_ACT_GELU_TANH;
         c->pre_ln = 1;
-        c->learned_pos = 1;
+        c->positions = NLP_POS_LEARNED;
+        break;
+    case NLP_ARCH_LLAMA: /* HF LlamaConfig's defaults, but for RMSNorm's eps (SmolLM's, LLaMA 1's) */
+        c->ln_eps = 1e-5;
+        c->dropout = 0;
+        c->attention_dropout = 0;
+        c->activation = NLP_ACT_SILU;
+        c->pre_ln = 1;
+        c->positions = NLP_POS_ROPE;
         break;
     case NLP_ARCH_BERT:
         c->ln_eps = 1e-12;
         c->attention_dropout = 0.1;
         c->activation = NLP_ACT_GELU;
-        c->learned_pos = 1;
+        c->positions = NLP_POS_LEARNED;
         break;
     case NLP_ARCH_TRANSFORMER:
         c->ln_eps = 1e-5;
@@ -190,7 +221,7 @@ static void defaults(nlp_model_config *c, enum nlp_arch arch)
 static int double_in_range(const struct key *k, double x, int *open_lo, int *open_hi)
 {
     *open_hi = strcmp(k->name, "ln-eps") != 0;
-    *open_lo = strcmp(k->name, "ln-eps") == 0 || strcmp(k->name, "init-std") == 0;
+    *open_lo = strcmp(k->name, "ln-eps") == 0 || strcmp(k->name, "init-std") == 0 || strcmp(k->name, "rope-theta") == 0;
     return isfinite(x) && !(x < k->lo || x > k->hi || (*open_hi && x == k->hi) || (*open_lo && x == k->lo));
 }
 
@@ -249,12 +280,19 @@ static int set_key(nlp_model_config *c, const nlp_setting *s)
     return NLP_OK;
 }
 
-/* Values that follow from others: one vocabulary when shared, layers for gpt/bert. */
+/* Values that follow from others: one vocabulary when shared, layers for
+ * gpt/bert; key/value heads = heads unless grouped; the rotary settings at
+ * their defaults without rotary positions (they do not apply). */
 static void normalise(nlp_model_config *c)
 {
     if (c->arch != NLP_ARCH_TRANSFORMER || c->shared_vocab) c->src_vocab_size = c->vocab_size;
     if (c->arch == NLP_ARCH_TRANSFORMER) c->layers = c->encoder_layers;
     else c->encoder_layers = c->decoder_layers = c->layers;
+    if (!nlp_arch_is_lm(c->arch) || c->kv_heads <= 0) c->kv_heads = c->heads;
+    if (c->arch == NLP_ARCH_LLAMA) c->positions = NLP_POS_ROPE, c->rope_layout = NLP_ROPE_HALF;
+    if (c->arch == NLP_ARCH_BERT) c->positions = NLP_POS_LEARNED;
+    if (c->positions != NLP_POS_ROPE) c->rope_theta = 10000, c->rope_layout = NLP_ROPE_HALF;
+    if (c->arch != NLP_ARCH_LLAMA) c->sliding_window = 0;
 }
 
 static int apply_preset(nlp_model_config *c, const struct preset *p)
@@ -299,7 +337,7 @@ int nlp_model_config_resolve(nlp_model_config *cfg, const nlp_setting *s, size_t
     int arch = p && p->arch_fixed >= 0 ? p->arch_fixed : NLP_ARCH_GPT;
     if (as) {
         int a = parse_arch(as->value);
-        if (a < 0) return where(as, "'arch' must be one of gpt, bert, transformer, got '%s'", as->value ? as->value : "");
+        if (a < 0) return where(as, "'arch' must be one of gpt, bert, transformer, llama, got '%s'", as->value ? as->value : "");
         if (p && p->arch_fixed >= 0 && a != p->arch_fixed)
             return where(as, "preset '%s' is a %s model, not %s", p->name, ARCHS[p->arch_fixed], ARCHS[a]);
         arch = a;
@@ -312,6 +350,12 @@ int nlp_model_config_resolve(nlp_model_config *cfg, const nlp_setting *s, size_t
         if (strcmp(s[i].key, "src-vocab-size") == 0) src = &s[i];
     }
     if (rc) return rc;
+    /* the rotary settings apply to rotary positions only: one given for a
+     * model without them is a mistake, not something to drop silently */
+    for (size_t i = 0; i < n && cfg->positions != NLP_POS_ROPE; i++)
+        if (strcmp(s[i].key, "rope-theta") == 0 || strcmp(s[i].key, "rope-layout") == 0)
+            return where(&s[i], "'%s' applies to rotary positions (positions: rope), not %s ones", s[i].key,
+                         POSS[cfg->positions]);
     if (cfg->arch == NLP_ARCH_TRANSFORMER && cfg->shared_vocab && src && cfg->src_vocab_size != cfg->vocab_size)
         return where(src, "src-vocab-size %d differs from vocab-size %d but shared-vocab is true", cfg->src_vocab_size,
                      cfg->vocab_size);
@@ -378,8 +422,19 @@ int nlp_model_config_validate(const nlp_model_config *c)
     }
     if (c->d_model % c->heads)
         return nlp_error(NLP_EINVAL, "d-model %d is not divisible by heads %d", c->d_model, c->heads);
+    if (c->kv_heads < 1 || c->heads % c->kv_heads)
+        return nlp_error(NLP_EINVAL, "heads %d is not a multiple of kv-heads %d", c->heads, c->kv_heads);
+    if (c->positions == NLP_POS_ROPE && (c->d_model / c->heads) % 2)
+        return nlp_error(NLP_EINVAL, "rotary positions need an even head size, got %d (d-model %d / heads %d)",
+                         c->d_model / c->heads, c->d_model, c->heads);
+    if ((unsigned)c->positions > NLP_POS_ROPE || (unsigned)c->rope_layout > NLP_ROPE_INTERLEAVED)
+        return nlp_error(NLP_EINVAL, "unknown positions or rope layout");
+    if (c->arch == NLP_ARCH_GPT && c->positions == NLP_POS_SINUSOIDAL)
+        return nlp_error(NLP_EINVAL, "gpt positions are learned or rope, not sinusoidal");
+    if (c->arch == NLP_ARCH_LLAMA && (c->positions != NLP_POS_ROPE || c->rope_layout != NLP_ROPE_HALF))
+        return nlp_error(NLP_EINVAL, "llama positions are rotary, in the half layout");
     if (c->arch == NLP_ARCH_TRANSFORMER) {
-        if (!c->learned_pos && c->d_model % 2)
+        if (c->positions == NLP_POS_SINUSOIDAL && c->d_model % 2)
             return nlp_error(NLP_EINVAL, "sinusoidal positions need an even d-model, got %d", c->d_model);
         const char *nm[] = {"pad-id", "bos-id", "eos-id"};
         int id[] = {c->pad_id, c->bos_id, c->eos_id};
@@ -408,7 +463,9 @@ int nlp_model_config_equal(const nlp_model_config *a, const nlp_model_config *b)
            a->decoder_layers == b->decoder_layers && a->max_positions == b->max_positions &&
            a->type_vocab_size == b->type_vocab_size && a->ln_eps == b->ln_eps && a->dropout == b->dropout &&
            a->attention_dropout == b->attention_dropout && a->activation == b->activation && a->pre_ln == b->pre_ln &&
-           a->learned_pos == b->learned_pos && a->shared_vocab == b->shared_vocab && a->tie_output == b->tie_output &&
+           a->positions == b->positions && a->kv_heads == b->kv_heads && a->rope_theta == b->rope_theta &&
+           a->rope_layout == b->rope_layout && a->sliding_window == b->sliding_window &&
+           a->shared_vocab == b->shared_vocab && a->tie_output == b->tie_output &&
            a->pad_id == b->pad_id && a->bos_id == b->bos_id && a->eos_id == b->eos_id &&
            a->label_smoothing == b->label_smoothing && a->smoothing_mode == b->smoothing_mode &&
            a->init_std == b->init_std && a->num_labels == b->num_labels;
@@ -433,6 +490,7 @@ int nlp_model_config_dump(const nlp_model_config *c, nlp_buf *out)
         if (!(k->arch & (1u << c->arch))) continue;
         if (c->arch == NLP_ARCH_TRANSFORMER && strcmp(k->name, "layers") == 0) continue;
         if (c->arch == NLP_ARCH_TRANSFORMER && c->shared_vocab && strcmp(k->name, "src-vocab-size") == 0) continue;
+        if (c->positions != NLP_POS_ROPE && strncmp(k->name, "rope-", 5) == 0) continue;
         const void *f = (const char *)c + k->off;
         char num[40];
         switch (k->type) {
@@ -457,13 +515,44 @@ int nlp_model_config_to_json(const nlp_model_config *c, nlp_buf *j, const char *
     nlp_format_double(eps, sizeof eps, c->ln_eps);
     nlp_format_double(dr, sizeof dr, c->dropout);
     nlp_format_double(ls, sizeof ls, c->label_smoothing);
+    /* rotary positions and grouped keys (our reference's names) */
+    char rope[160] = "", kv[40] = "";
+    if (c->positions == NLP_POS_ROPE && c->arch != NLP_ARCH_LLAMA) {
+        char th[40];
+        nlp_format_double(th, sizeof th, c->rope_theta);
+        snprintf(rope, sizeof rope, ", \"rope_theta\": %s, \"rope_layout\": \"%s\"", th, ROPES[c->rope_layout]);
+    }
+    if (c->kv_heads != c->heads) snprintf(kv, sizeof kv, ", \"n_kv_head\": %d", c->kv_heads);
     switch (c->arch) {
     case NLP_ARCH_GPT:
         *kind = "gpt";
         return nlp_buf_printf(j,
                               "{\"vocab_size\": %d, \"n_positions\": %d, \"n_embd\": %d, \"n_layer\": %d, "
-                              "\"n_head\": %d, \"layer_norm_epsilon\": %s, \"dropout\": %s%s}",
-                              c->vocab_size, c->max_positions, c->d_model, c->layers, c->heads, eps, dr, nl);
+                              "\"n_head\": %d, \"layer_norm_epsilon\": %s, \"dropout\": %s%s%s%s%s}",
+                              c->vocab_size, c->max_positions, c->d_model, c->layers, c->heads, eps, dr, nl,
+                              *rope ? ", \"pos\": \"rope\"" : "", rope, kv);
+    case NLP_ARCH_LLAMA: {
+        /* HF's LlamaConfig (MistralConfig with a sliding window), as config.json holds it */
+        *kind = "llama";
+        static const char *const act[] = {"relu", "gelu", "gelu_pytorch_tanh", "silu", "tanh"};
+        char th[40], init[40], adr[40], sw[48] = "";
+        nlp_format_double(th, sizeof th, c->rope_theta);
+        nlp_format_double(init, sizeof init, c->init_std);
+        nlp_format_double(adr, sizeof adr, c->attention_dropout);
+        const int mistral = c->sliding_window > 0;
+        if (mistral) snprintf(sw, sizeof sw, ", \"sliding_window\": %d", c->sliding_window);
+        return nlp_buf_printf(
+            j,
+            "{\"architectures\": [\"%s\"], \"model_type\": \"%s\", \"vocab_size\": %d, \"hidden_size\": %d, "
+            "\"intermediate_size\": %d, \"num_hidden_layers\": %d, \"num_attention_heads\": %d, "
+            "\"num_key_value_heads\": %d, \"head_dim\": %d, \"max_position_embeddings\": %d, \"rms_norm_eps\": %s, "
+            "\"rope_theta\": %s, \"rope_scaling\": null, \"tie_word_embeddings\": %s, \"hidden_act\": \"%s\", "
+            "\"attention_bias\": false, \"mlp_bias\": false, \"attention_dropout\": %s, \"initializer_range\": %s, "
+            "\"torch_dtype\": \"float32\", \"dropout\": %s%s%s}",
+            mistral ? "MistralForCausalLM" : "LlamaForCausalLM", mistral ? "mistral" : "llama", c->vocab_size,
+            c->d_model, c->d_ff, c->layers, c->heads, c->kv_heads, c->d_model / c->heads, c->max_positions, eps, th,
+            c->tie_output ? "true" : "false", act[c->activation], adr, init, dr, sw, nl);
+    }
     case NLP_ARCH_BERT:
         *kind = "bert";
         return nlp_buf_printf(j,
@@ -488,11 +577,11 @@ int nlp_model_config_to_json(const nlp_model_config *c, nlp_buf *j, const char *
             "{\"src_vocab\": %d, \"tgt_vocab\": %d, \"shared_vocab\": %s, \"tie_output\": %s, \"d_model\": %d, "
             "\"n_heads\": %d, \"d_ff\": %d, \"n_enc\": %d, \"n_dec\": %d, \"max_len\": %d, \"pre_ln\": %s, "
             "\"pos\": \"%s\", \"pad_id\": %d, \"bos_id\": %d, \"eos_id\": %d, \"label_smoothing\": %s, "
-            "\"smoothing_mode\": \"%s\", \"ln_eps\": %s, \"dropout\": %s%s}",
+            "\"smoothing_mode\": \"%s\", \"ln_eps\": %s, \"dropout\": %s%s%s}",
             c->src_vocab_size, c->vocab_size, c->shared_vocab ? "true" : "false", c->tie_output ? "true" : "false",
             c->d_model, c->heads, c->d_ff, c->encoder_layers, c->decoder_layers, c->max_positions,
-            c->pre_ln ? "true" : "false", POSS[c->learned_pos], c->pad_id, c->bos_id, c->eos_id, ls,
-            SMOOTHS[c->smoothing_mode], eps, dr, adr);
+            c->pre_ln ? "true" : "false", POSS[c->positions], c->pad_id, c->bos_id, c->eos_id, ls,
+            SMOOTHS[c->smoothing_mode], eps, dr, adr, rope);
     }
     }
     return NLP_EINVAL;
@@ -552,6 +641,63 @@ static int j_labels(json_t *o, int *out, const char *origin)
     return rc;
 }
 
+/* A false or absent boolean: `key` true asks for what this build does not compute. */
+static int j_not_true(json_t *o, const char *k, const char *what, const char *origin)
+{
+    int v = 0, rc = j_bool(o, k, &v, origin);
+    if (!rc && v) rc = nlp_error(NLP_EFORMAT, "'%s': config key '%s' is true: %s are not implemented", origin, k, what);
+    return rc;
+}
+
+/* HF's LlamaConfig (MistralConfig), with its class defaults for absent keys
+ * (a head count in particular: no tensor shape holds it). */
+static int llama_json(nlp_model_config *c, json_t *o, int mistral, const char *origin)
+{
+    static const char *const names[] = {"relu", "gelu", "gelu_pytorch_tanh", "silu", NULL};
+    static const char *const alias[] = {"swish", "gelu_new", "gelu_fast", NULL};
+    static const int alias_val[] = {NLP_ACT_SILU, NLP_ACT_GELU_TANH, NLP_ACT_GELU_TANH};
+    c->vocab_size = 32000, c->d_model = 4096, c->d_ff = 11008, c->layers = 32;
+    c->max_positions = 2048, c->ln_eps = 1e-6, c->tie_output = 0;
+    int rc;
+    if ((rc = j_int(o, "vocab_size", &c->vocab_size, origin)) || (rc = j_int(o, "hidden_size", &c->d_model, origin)) ||
+        (rc = j_int(o, "intermediate_size", &c->d_ff, origin)) ||
+        (rc = j_int(o, "num_hidden_layers", &c->layers, origin)) ||
+        (rc = j_int(o, "num_attention_heads", &c->heads, origin)) ||
+        (rc = j_int(o, "num_key_value_heads", &c->kv_heads, origin)) ||
+        (rc = j_int(o, "max_position_embeddings", &c->max_positions, origin)) ||
+        (rc = j_dbl(o, "rms_norm_eps", &c->ln_eps, origin)) || (rc = j_dbl(o, "rope_theta", &c->rope_theta, origin)) ||
+        (rc = j_bool(o, "tie_word_embeddings", &c->tie_output, origin)) ||
+        (rc = j_choice(o, "hidden_act", (int *)&c->activation, names, alias, alias_val, origin)) ||
+        (rc = j_dbl(o, "initializer_range", &c->init_std, origin)) ||
+        (rc = j_not_true(o, "attention_bias", "biases of the attention projections", origin)) ||
+        (rc = j_not_true(o, "mlp_bias", "biases of the feed-forward projections", origin)))
+        return rc;
+    /* rotary positions as computed here, or nothing: a scaled rope would give wrong answers */
+    json_t *rs = json_object_get(o, "rope_scaling");
+    if (rs && !json_is_null(rs)) {
+        json_t *t = json_is_object(rs) ? json_object_get(rs, "rope_type") : NULL;
+        if (!t && json_is_object(rs)) t = json_object_get(rs, "type");
+        const char *tn = json_is_string(t) ? json_string_value(t) : NULL;
+        if (!tn || strcmp(tn, "default") != 0)
+            return nlp_error(NLP_EFORMAT, "'%s': config key 'rope_scaling'%s%s%s: scaled rotary positions are not "
+                             "implemented (only null or type 'default')", origin, tn ? " is of type '" : "",
+                             tn ? tn : "", tn ? "'" : "");
+    }
+    json_t *hd = json_object_get(o, "head_dim");
+    if (hd && !json_is_null(hd)) {
+        int d = 0;
+        if ((rc = j_int(o, "head_dim", &d, origin))) return rc;
+        if (c->heads > 0 && d != c->d_model / c->heads)
+            return nlp_error(NLP_EFORMAT, "'%s': config key 'head_dim' is %d, not hidden_size / num_attention_heads = "
+                             "%d: heads of another size are not implemented", origin, d, c->heads ? c->d_model / c->heads : 0);
+    }
+    /* Mistral: attention within a window (MistralConfig's default 4096; null: none) */
+    json_t *sw = json_object_get(o, "sliding_window");
+    if (mistral && !sw) c->sliding_window = 4096;
+    if (sw && !json_is_null(sw) && (rc = j_int(o, "sliding_window", &c->sliding_window, origin))) return rc;
+    return NLP_OK;
+}
+
 int nlp_model_config_from_json(nlp_model_config *c, const char *kind, const char *text, size_t len,
                                const char *origin)
 {
@@ -563,25 +709,38 @@ int nlp_model_config_from_json(nlp_model_config *c, const char *kind, const char
         rc = nlp_error(NLP_EFORMAT, "'%s': the config is not a JSON object", origin);
         goto out;
     }
-    int arch = -1;
+    int arch = -1, mistral = 0;
     if (kind) arch = parse_arch(kind);
     if (arch < 0 && !kind) {
         json_t *mt = json_object_get(o, "model_type");
-        const char *t = json_is_string(mt) ? json_string_value(mt) : "";
-        if (strcmp(t, "gpt2") == 0 || json_object_get(o, "n_embd")) arch = NLP_ARCH_GPT;
-        else if (strcmp(t, "bert") == 0 || json_object_get(o, "hidden_size")) arch = NLP_ARCH_BERT;
+        if (mt && !json_is_null(mt)) { /* HF names the model: it must be one this build computes */
+            const char *t = json_is_string(mt) ? json_string_value(mt) : "";
+            if (strcmp(t, "gpt2") == 0) arch = NLP_ARCH_GPT;
+            else if (strcmp(t, "bert") == 0) arch = NLP_ARCH_BERT;
+            else if (strcmp(t, "llama") == 0) arch = NLP_ARCH_LLAMA;
+            else if (strcmp(t, "mistral") == 0) arch = NLP_ARCH_LLAMA, mistral = 1;
+            else {
+                rc = nlp_error(NLP_EFORMAT, "'%s': config key 'model_type' is %s%s%s: this build reads gpt2, bert, llama "
+                               "and mistral models", origin, json_is_string(mt) ? "'" : "", json_is_string(mt) ? t : "not a string",
+                               json_is_string(mt) ? "'" : "");
+                goto out;
+            }
+        } else if (json_object_get(o, "n_embd")) arch = NLP_ARCH_GPT;
+        else if (json_object_get(o, "num_key_value_heads") || json_object_get(o, "rms_norm_eps")) arch = NLP_ARCH_LLAMA;
+        else if (json_object_get(o, "hidden_size")) arch = NLP_ARCH_BERT;
         else if (json_object_get(o, "n_enc") && json_object_get(o, "d_model")) arch = NLP_ARCH_TRANSFORMER;
     }
     if (arch < 0) {
-        rc = nlp_error(NLP_EFORMAT, "'%s': cannot tell the model kind %s%s%s(expected gpt, bert or encdec)", origin,
+        rc = nlp_error(NLP_EFORMAT, "'%s': cannot tell the model kind %s%s%s(expected gpt, bert, encdec or llama)", origin,
                        kind ? "'" : "", kind ? kind : "", kind ? "' " : "");
         goto out;
     }
     defaults(c, (enum nlp_arch)arch);
     /* the head count is in no tensor shape: absent, it is the default of the
      * class the JSON comes from (HF GPT2Config/BertConfig and the reference's
-     * GPTConfig/BertConfig: 12; EncDecConfig: 8), or the weights are misread */
-    c->heads = arch == NLP_ARCH_TRANSFORMER ? 8 : 12;
+     * GPTConfig/BertConfig: 12; EncDecConfig: 8; LlamaConfig: 32), or the
+     * weights are misread */
+    c->heads = arch == NLP_ARCH_TRANSFORMER ? 8 : arch == NLP_ARCH_LLAMA ? 32 : 12;
     static const char *const act_alias[] = {"gelu_new", "gelu_pytorch_tanh", "gelu_fast", NULL};
     static const int act_val[] = {NLP_ACT_GELU_TANH, NLP_ACT_GELU_TANH, NLP_ACT_GELU_TANH};
     int inner = -1;
@@ -605,6 +764,17 @@ int nlp_model_config_from_json(nlp_model_config *c, const char *kind, const char
         TRY(j_dbl(o, "initializer_range", &c->init_std, origin));
         TRY(j_labels(o, &c->num_labels, origin));
         c->d_ff = inner > 0 ? inner : c->d_model <= INT_MAX / 4 ? 4 * c->d_model : INT_MAX;
+        TRY(j_choice(o, "pos", &c->positions, POSS, NULL, NULL, origin));
+        TRY(j_dbl(o, "rope_theta", &c->rope_theta, origin));
+        TRY(j_choice(o, "rope_layout", &c->rope_layout, ROPES, NULL, NULL, origin));
+        TRY(j_int(o, "n_kv_head", &c->kv_heads, origin));
+        break;
+    case NLP_ARCH_LLAMA:
+        TRY(llama_json(c, o, mistral, origin));
+        TRY(j_labels(o, &c->num_labels, origin));
+        TRY(j_dbl(o, "dropout", &drop, origin));
+        TRY(j_dbl(o, "attention_dropout", &adrop, origin));
+        if (drop < 0) drop = 0; /* HF's LLaMA has no residual dropout */
         break;
     case NLP_ARCH_BERT:
         TRY(j_int(o, "vocab_size", &c->vocab_size, origin));
@@ -634,7 +804,9 @@ int nlp_model_config_from_json(nlp_model_config *c, const char *kind, const char
         TRY(j_int(o, "n_dec", &c->decoder_layers, origin));
         TRY(j_int(o, "max_len", &c->max_positions, origin));
         TRY(j_bool(o, "pre_ln", &c->pre_ln, origin));
-        TRY(j_choice(o, "pos", &c->learned_pos, POSS, NULL, NULL, origin));
+        TRY(j_choice(o, "pos", &c->positions, POSS, NULL, NULL, origin));
+        TRY(j_dbl(o, "rope_theta", &c->rope_theta, origin));
+        TRY(j_choice(o, "rope_layout", &c->rope_layout, ROPES, NULL, NULL, origin));
         TRY(j_int(o, "pad_id", &c->pad_id, origin));
         TRY(j_int(o, "bos_id", &c->bos_id, origin));
         TRY(j_int(o, "eos_id", &c->eos_id, origin));

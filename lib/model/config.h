@@ -5,21 +5,29 @@
  *
  * Keys (YAML keys = the long option names later tools accept):
  *
- *   preset             tiny | small | base | big | gpt2 | gpt2-medium | bert-base
- *   arch               gpt | bert | transformer            (encdec is accepted for transformer)
+ *   preset             tiny | small | base | big | gpt2 | gpt2-medium | bert-base | smollm-135m
+ *   arch               gpt | bert | transformer | llama    (encdec is accepted for transformer)
  *   vocab-size         vocabulary (transformer: target side)
  *   src-vocab-size     transformer: source vocabulary (= vocab-size when shared-vocab)
  *   d-model, heads, d-ff, layers
+ *   kv-heads           gpt, llama: heads of keys and values (grouped-query attention; = heads
+ *                      by default: multi-head)
  *   encoder-layers, decoder-layers                         transformer (layers sets both)
  *   max-positions      rows of the position table (longest sequence)
  *   type-vocab-size    bert: segment ids
- *   ln-eps             LayerNorm epsilon
+ *   ln-eps             LayerNorm epsilon (llama: RMSNorm's)
  *   dropout            embeddings, residual branches (and the transformer FFN inside)
  *   attention-dropout  attention probabilities
- *   activation         relu | gelu | gelu-tanh
+ *   activation         relu | gelu | gelu-tanh | silu (llama: of the gate of its SwiGLU)
  *   norm               transformer: post (LN(x + f(x)), the paper) | pre (x + f(LN(x)))
- *   positions          transformer: sinusoidal | learned
- *   shared-vocab, tie-output                               transformer (booleans)
+ *   positions          transformer: sinusoidal | learned | rope; gpt: learned | rope (llama: rope)
+ *   rope-theta         rope: the base θ of the rotary frequencies θ^(−2i/D) (10000)
+ *   rope-layout        rope, gpt and transformer: half (pairs (i, i + D/2): HF LLaMA, GPT-NeoX) |
+ *                      interleaved (pairs (2i, 2i+1): RoFormer, GPT-J); llama: half
+ *   sliding-window     llama: the attention window of a Mistral-style model (0: none); sequences
+ *                      are limited to it (within it windowed attention equals full attention)
+ *   shared-vocab       transformer (boolean)
+ *   tie-output         transformer, llama: output projection = the (target) embedding (boolean)
  *   pad-id, bos-id, eos-id, label-smoothing, smoothing-mode (uniform | others)   transformer
  *   init-std           gpt, bert: standard deviation of the N(0, σ) initialisation
  *   num-labels         gpt, bert: classes of the sequence-classification head (0: none)
@@ -40,7 +48,17 @@
  * vocab 8192, 256 positions), base and big (Vaswani et al. 2017: 6+6 layers,
  * d 512/1024, 8/16 heads, ff 2048/4096, dropout 0.1/0.3, shared vocab 37000,
  * label smoothing 0.1), gpt2 (124M: 12 layers, d 768, vocab 50257, 1024
- * positions), gpt2-medium (355M: 24 layers, d 1024, 16 heads), bert-base (12 layers, d 768, vocab 30522, 512 positions).
+ * positions), gpt2-medium (355M: 24 layers, d 1024, 16 heads), bert-base (12 layers, d 768, vocab 30522, 512 positions),
+ * smollm-135m (llama: SmolLM-135M's shape, 30 layers, d 576, 9 heads, 3 KV heads,
+ * d-ff 1536, vocab 49152, 2048 positions, tied output). With arch llama, tiny and
+ * small have 2 KV heads, a tied output and d-ff 176 and 768 (LLaMA's 2/3 of 4d
+ * rounded up: SwiGLU's three matrices hold as many weights as an MLP's two of 4d).
+ *
+ * The llama architecture is the GPT decoder with LLaMA's block: RMSNorm before
+ * each sublayer and at the end, a SwiGLU feed-forward (gate, up, down), rotary
+ * positions (half layout), grouped-query attention, no biases, HF LlamaForCausalLM
+ * tensor names; every GPT path (language modelling, classification, decoding)
+ * applies to it.
  *
  * Not here: training options (learning rate, steps: lib/train), the tools'
  * own options.
@@ -59,6 +77,16 @@ enum nlp_arch {
     NLP_ARCH_GPT = 0,
     NLP_ARCH_BERT = 1,
     NLP_ARCH_TRANSFORMER = 2,
+    NLP_ARCH_LLAMA = 3,
+};
+
+/* Decoder-only language models: gpt and llama. */
+static inline int nlp_arch_is_lm(enum nlp_arch a) { return a == NLP_ARCH_GPT || a == NLP_ARCH_LLAMA; }
+
+enum nlp_positions {
+    NLP_POS_SINUSOIDAL = 0,
+    NLP_POS_LEARNED = 1,
+    NLP_POS_ROPE = 2, /* rotary (nn/rope.h): no table, queries and keys rotated */
 };
 
 typedef struct nlp_model_config {
@@ -74,8 +102,12 @@ typedef struct nlp_model_config {
     double ln_eps;
     double dropout, attention_dropout;
     enum nlp_act activation;
-    int pre_ln;           /* transformer; gpt is always pre-LN, bert post-LN */
-    int learned_pos;      /* transformer; gpt and bert always learn positions */
+    int pre_ln;           /* transformer; gpt and llama are always pre-LN, bert post-LN */
+    int positions;        /* enum nlp_positions: transformer, gpt; bert learns them, llama rotates */
+    int kv_heads;         /* gpt, llama: key/value heads (a divisor of heads); = heads otherwise */
+    double rope_theta;    /* rotary positions */
+    int rope_layout;      /* enum nlp_rope_layout */
+    int sliding_window;   /* llama: 0, or the longest sequence (Mistral's attention window) */
     int shared_vocab, tie_output;
     int pad_id, bos_id, eos_id;
     double label_smoothing;
@@ -118,17 +150,32 @@ int nlp_model_config_dump(const nlp_model_config *cfg, nlp_buf *out);
 /* 1 if `key` is a model configuration key (for tools routing their options). */
 int nlp_model_config_is_key(const char *key);
 
-/* "gpt", "bert", "transformer". */
+/* "gpt", "bert", "transformer", "llama". */
 const char *nlp_arch_name(enum nlp_arch a);
+
+/* The longest sequence a model of cfg takes: max-positions with a position
+ * table (learned or sinusoidal); with rotary positions, which need none, any
+ * length (INT_MAX: they extrapolate, if not as well as within the trained
+ * length), but no more than a sliding window. */
+int nlp_model_config_max_len(const nlp_model_config *cfg);
 
 /* The checkpoint form: `kind` ("gpt", "bert", "encdec": the reference's model
  * names) and a JSON object with the field names of the PyTorch reference
- * dataclasses (GPTConfig, BertConfig, EncDecConfig). */
+ * dataclasses (GPTConfig, BertConfig, EncDecConfig); rotary positions and
+ * key/value heads add "pos", "rope_theta", "rope_layout", "n_kv_head". For
+ * llama: kind "llama" and HF's LlamaConfig (config.json: model_type llama,
+ * architectures LlamaForCausalLM), which HF transformers loads as it is. */
 int nlp_model_config_to_json(const nlp_model_config *cfg, nlp_buf *json, const char **kind);
 
 /* Reads a JSON config: the reference form above (kind given), or a
- * HuggingFace config.json (kind NULL: GPT-2 or BERT from "model_type" or the
- * keys present). Unknown keys are ignored (HF configs carry many). A missing
+ * HuggingFace config.json (kind NULL: "model_type" gpt2, bert, llama or
+ * mistral, else GPT-2 or BERT from the keys present when there is no
+ * model_type; another model_type is NLP_EFORMAT naming it). Unknown keys are
+ * ignored (HF configs carry many), but a llama/mistral config asking for what
+ * this build does not compute is NLP_EFORMAT naming the key: rope_scaling
+ * (other than null or type "default"), attention_bias or mlp_bias true, a
+ * head_dim other than hidden_size / num_attention_heads, a hidden_act other
+ * than silu, gelu, gelu_pytorch_tanh, relu. A missing
  * head count, which no tensor shape reveals, is that of the class the JSON
  * comes from (12 for GPT-2 and BERT, 8 for the reference's EncDecConfig);
  * other missing sizes take the architecture's defaults (the weights' shapes

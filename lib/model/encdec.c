@@ -50,7 +50,7 @@ static int encdec_build(nlp_model *m)
         s[0] = c->src_vocab_size;
         if ((m->src_emb = nlp_params_add(p, "src_emb.weight", 2, s, 0)) < 0) return m->src_emb;
     }
-    if (c->learned_pos) {
+    if (c->positions == NLP_POS_LEARNED) {
         s[0] = c->max_positions;
         if ((m->src_pos = nlp_params_add(p, "src_pos.weight", 2, s, 0)) < 0) return m->src_pos;
         if ((m->pos_emb = nlp_params_add(p, "tgt_pos.weight", 2, s, 0)) < 0) return m->pos_emb;
@@ -62,6 +62,7 @@ static int encdec_build(nlp_model *m)
     for (int l = 0; l < c->encoder_layers; l++) {
         nlp_sub *a = &enc->sub[2 * l], *f = &enc->sub[2 * l + 1];
         a->kind = NLP_SUB_SELF;
+        a->rope = c->positions == NLP_POS_ROPE;
         f->kind = NLP_SUB_FFN;
         a->site = site, f->site = site + 2, site += 4;
         snprintf(name, sizeof name, "encoder.layers.%d.self_attn", l);
@@ -80,6 +81,7 @@ static int encdec_build(nlp_model *m)
         nlp_sub *a = &dec->sub[3 * l], *x = &dec->sub[3 * l + 1], *f = &dec->sub[3 * l + 2];
         a->kind = NLP_SUB_SELF;
         a->causal = 1;
+        a->rope = c->positions == NLP_POS_ROPE; /* self-attention only: a target and a source position are not comparable */
         x->kind = NLP_SUB_CROSS;
         f->kind = NLP_SUB_FFN;
         a->site = site, x->site = site + 2, f->site = site + 4, site += 6;
@@ -144,7 +146,7 @@ static int encdec_check(const nlp_model *m, const nlp_batch *b)
 {
     const nlp_model_config *c = &m->cfg;
     if (!b->src || !b->tgt_in) return nlp_error(NLP_EINVAL, "transformer batch without src or tgt_in");
-    if (b->T > c->max_positions || b->S > c->max_positions)
+    if (b->T > nlp_model_config_max_len(c) || b->S > nlp_model_config_max_len(c))
         return nlp_error(NLP_EDATA, "sequence of %d positions is longer than max-positions %d",
                          b->T > b->S ? b->T : b->S, c->max_positions);
     int rc = nlp_net_check_ids(b->src, b->B, b->S, c->src_vocab_size, INT32_MIN, "source");
@@ -161,13 +163,14 @@ static nlp_xent encdec_xent(const nlp_model *m)
                       .norm = m->loss_norm[0]};
 }
 
-/* x = emb(ids)·√d + positions from `offset`, then dropout at `site`. */
+/* x = emb(ids)·√d + positions from `offset` (none with rotary positions),
+ * then dropout at `site`. */
 static void embed(nlp_model *m, float *x, const int32_t *ids, int B, int T, int table, int pos, int site, int offset)
 {
     const int C = m->cfg.d_model;
     NLP_PROF("embedding fwd", 0, 12.0 * B * T * C, {
         nlp_embed_forward(x, nlp_net_w(m, table), ids, B * T, C, sqrtf((float)C), 0);
-        nlp_pos_forward(x, pos >= 0 ? nlp_net_w(m, pos) : m->pe, B, T, C, offset);
+        if (pos >= 0 || m->pe) nlp_pos_forward(x, pos >= 0 ? nlp_net_w(m, pos) : m->pe, B, T, C, offset);
         nlp_dropout(x, x, (size_t)B * T * C, nlp_net_dropout(m), nlp_net_seed(m, site), nlp_net_i0(m, T, C));
     });
 }
@@ -206,6 +209,7 @@ static int encdec_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
     for (int i = 0; i < N; i++) m->mask_b[i] = b->tgt_in[i] != pad;
     m->in_src = b->src;
     m->in_tgt = b->tgt_in;
+    nlp_net_rope_table(m, 0, T > S ? T : S); /* both sides from position 0 */
     embed(m, m->stack[0].x0, b->src, B, S, src_table(m), m->src_pos, 0, 0);
     nlp_run enc, dec;
     runs(m, &enc, &dec, NULL);
@@ -258,6 +262,7 @@ static int encdec_encode(nlp_model *m, const nlp_batch *b, struct nlp_cache *c)
     const int B = b->B, S = b->S;
     const int pad = m->cfg.pad_id;
     for (int i = 0; i < B * S; i++) c->src_mask[i] = b->src[i] != pad;
+    nlp_net_rope_table(m, 0, S);
     embed(m, m->stack[0].x0, b->src, B, S, src_table(m), m->src_pos, 0, 0);
     nlp_run enc = {.m = m, .B = B, .T = S, .self_mask = c->src_mask};
     const float *mem;
@@ -277,6 +282,7 @@ static int encdec_decode(nlp_model *m, const nlp_batch *b, struct nlp_cache *c)
 {
     const int B = b->B, T = b->T;
     embed(m, m->stack[1].x0, b->tgt_in, B, T, m->tok_emb, m->pos_emb, 1, c->len);
+    nlp_net_rope_table(m, c->len, T);
     nlp_run dec = {.m = m, .B = B, .T = T, .S = c->S, .cache = c};
     const float *y;
     int rc = nlp_net_stack_forward(&dec, &m->stack[1], &y);

@@ -17,16 +17,71 @@
 
 #define IGNORE (-100)
 
-static int gpt_build(nlp_model *m)
+/* The LLaMA block (HF LlamaForCausalLM names): RMSNorm, q/k/v/o without
+ * biases (k and v of kv-heads), the SwiGLU feed-forward gate|up|down, the
+ * final model.norm, lm_head unless tied. */
+static int llama_build(nlp_model *m)
 {
     const nlp_model_config *c = &m->cfg;
     nlp_params *p = m->params;
-    const int C = c->d_model, F = c->d_ff, L = c->layers;
+    const int C = c->d_model, F = c->d_ff, L = c->layers, Ckv = nlp_net_kv_dim(m);
+    char name[128];
+    int64_t s[2] = {c->vocab_size, C};
+    if ((m->tok_emb = nlp_params_add(p, "model.embed_tokens.weight", 2, s, 0)) < 0) return m->tok_emb;
+    nlp_stack *st = &m->stack[0];
+    st->sub = nlp_calloc((size_t)2 * L, sizeof *st->sub);
+    if (!st->sub) return NLP_ENOMEM;
+    st->n = 2 * L;
+    int rc;
+    for (int l = 0; l < L; l++) {
+        nlp_sub *a = &st->sub[2 * l], *f = &st->sub[2 * l + 1];
+        a->kind = NLP_SUB_SELF;
+        a->causal = a->rope = a->rms = 1;
+        a->site = 10 + 4 * l;
+        a->slot = l;
+        f->kind = NLP_SUB_FFN;
+        f->gated = f->rms = 1;
+        f->site = 12 + 4 * l;
+        a->ln_b = f->ln_b = -1;
+        snprintf(name, sizeof name, "model.layers.%d.input_layernorm", l);
+        if ((rc = nlp_net_rmsnorm(p, name, C, &a->ln_g))) return rc;
+        static const char *const proj[] = {"q_proj", "k_proj", "v_proj", "o_proj"};
+        nlp_lref *dst[] = {&a->q, &a->k, &a->v, &a->o};
+        for (int i = 0; i < 4; i++) { /* q, k, v declared together: one product */
+            snprintf(name, sizeof name, "model.layers.%d.self_attn.%s", l, proj[i]);
+            const int out = i == 1 || i == 2 ? Ckv : C;
+            if ((*dst[i] = nlp_net_linear(p, name, C, out, NLP_W_OUT_IN, 0)).w < 0) return nlp_errcode();
+        }
+        snprintf(name, sizeof name, "model.layers.%d.post_attention_layernorm", l);
+        if ((rc = nlp_net_rmsnorm(p, name, C, &f->ln_g))) return rc;
+        snprintf(name, sizeof name, "model.layers.%d.mlp.gate_proj", l);
+        if ((f->fc1 = nlp_net_linear(p, name, C, F, NLP_W_OUT_IN, 0)).w < 0) return nlp_errcode();
+        snprintf(name, sizeof name, "model.layers.%d.mlp.up_proj", l);
+        if ((f->up = nlp_net_linear(p, name, C, F, NLP_W_OUT_IN, 0)).w < 0) return nlp_errcode();
+        snprintf(name, sizeof name, "model.layers.%d.mlp.down_proj", l);
+        if ((f->fc2 = nlp_net_linear(p, name, F, C, NLP_W_OUT_IN, 0)).w < 0) return nlp_errcode();
+    }
+    st->lnf_rms = 1;
+    if ((rc = nlp_net_rmsnorm(p, "model.norm", C, &st->lnf_g))) return rc;
+    if (!c->tie_output && (m->out_w = nlp_params_add(p, "lm_head.weight", 2, s, 0)) < 0) return m->out_w;
+    /* finetune: HF LlamaForSequenceClassification's "score", without a bias */
+    if (c->num_labels > 0 && (m->cls = nlp_net_linear(p, "score", C, c->num_labels, NLP_W_OUT_IN, 0)).w < 0)
+        return nlp_errcode();
+    return NLP_OK;
+}
+
+static int gpt_build(nlp_model *m)
+{
+    const nlp_model_config *c = &m->cfg;
+    if (c->arch == NLP_ARCH_LLAMA) return llama_build(m);
+    nlp_params *p = m->params;
+    const int C = c->d_model, F = c->d_ff, L = c->layers, Ckv = nlp_net_kv_dim(m);
+    const int rope = c->positions == NLP_POS_ROPE;
     char name[128];
     int64_t s[2] = {c->vocab_size, C};
     if ((m->tok_emb = nlp_params_add(p, "wte.weight", 2, s, 0)) < 0) return m->tok_emb;
     s[0] = c->max_positions;
-    if ((m->pos_emb = nlp_params_add(p, "wpe.weight", 2, s, 0)) < 0) return m->pos_emb;
+    if (!rope && (m->pos_emb = nlp_params_add(p, "wpe.weight", 2, s, 0)) < 0) return m->pos_emb;
     nlp_stack *st = &m->stack[0];
     st->sub = nlp_calloc((size_t)2 * L, sizeof *st->sub);
     if (!st->sub) return NLP_ENOMEM;
@@ -36,6 +91,7 @@ static int gpt_build(nlp_model *m)
         nlp_sub *a = &st->sub[2 * l], *f = &st->sub[2 * l + 1];
         a->kind = NLP_SUB_SELF;
         a->causal = a->fused = 1;
+        a->rope = rope;
         a->site = 10 + 4 * l;
         a->slot = l;
         f->kind = NLP_SUB_FFN;
@@ -43,7 +99,7 @@ static int gpt_build(nlp_model *m)
         snprintf(name, sizeof name, "h.%d.ln_1", l);
         if ((rc = nlp_net_layernorm(p, name, C, &a->ln_g, &a->ln_b))) return rc;
         snprintf(name, sizeof name, "h.%d.attn.c_attn", l);
-        if ((a->qkv = nlp_net_linear(p, name, C, 3 * C, NLP_W_IN_OUT, 1)).w < 0) return nlp_errcode();
+        if ((a->qkv = nlp_net_linear(p, name, C, C + 2 * Ckv, NLP_W_IN_OUT, 1)).w < 0) return nlp_errcode();
         snprintf(name, sizeof name, "h.%d.attn.c_proj", l);
         if ((a->o = nlp_net_linear(p, name, C, C, NLP_W_IN_OUT, 1)).w < 0) return nlp_errcode();
         snprintf(name, sizeof name, "h.%d.ln_2", l);
@@ -61,10 +117,22 @@ static int gpt_build(nlp_model *m)
 }
 
 /* HF GPT-2 init: N(0, σ) weights and embeddings, c_proj weights N(0, σ/√(2L)),
- * zero biases, LayerNorm weights 1. */
+ * zero biases, LayerNorm weights 1. LLaMA (HF LlamaPreTrainedModel): N(0, σ)
+ * matrices and embeddings, RMSNorm weights 1. */
 static void gpt_init(nlp_model *m, nlp_rng *r)
 {
     const double sd = m->cfg.init_std;
+    if (m->cfg.arch == NLP_ARCH_LLAMA) {
+        for (size_t i = 0; i < nlp_params_count(m->params); i++) {
+            const nlp_param_info *t = nlp_params_info(m->params, i);
+            float *w = nlp_params_at(m->params, i);
+            size_t n = strlen(t->name);
+            if (n > 11 && strcmp(t->name + n - 11, "norm.weight") == 0)
+                for (size_t j = 0; j < t->numel; j++) w[j] = 1;
+            else nlp_net_normal(w, t->numel, sd, r);
+        }
+        return;
+    }
     for (size_t i = 0; i < nlp_params_count(m->params); i++) {
         const nlp_param_info *t = nlp_params_info(m->params, i);
         float *w = nlp_params_at(m->params, i);
@@ -101,9 +169,10 @@ static size_t gpt_layout(nlp_model *m, float *base, int B, int T, int S)
 
 static int gpt_check(const nlp_model *m, const nlp_batch *b)
 {
-    if (!b->ids) return nlp_error(NLP_EINVAL, "gpt batch without ids");
-    if (b->T > m->cfg.max_positions)
-        return nlp_error(NLP_EDATA, "sequence of %d positions is longer than max-positions %d", b->T, m->cfg.max_positions);
+    if (!b->ids) return nlp_error(NLP_EINVAL, "%s batch without ids", nlp_arch_name(m->cfg.arch));
+    if (b->T > nlp_model_config_max_len(&m->cfg))
+        return nlp_error(NLP_EDATA, "sequence of %d positions is longer than %s %d", b->T,
+                         m->cfg.sliding_window ? "the sliding window" : "max-positions", nlp_model_config_max_len(&m->cfg));
     int rc = nlp_net_check_ids(b->ids, b->B, b->T, m->cfg.vocab_size, INT32_MIN, "input");
     if (!rc && b->labels) rc = nlp_net_check_ids(b->labels, b->B, b->T, m->cfg.vocab_size, IGNORE, "label");
     if (!rc && b->cls_labels && m->cfg.num_labels <= 0) rc = nlp_error(NLP_EINVAL, "class labels for a model without a classification head");
@@ -126,27 +195,32 @@ static nlp_xent cls_xent(const nlp_model *m, int B)
                       .norm = m->loss_norm[1]};
 }
 
-/* Embeddings at positions offset.., the stack and ln_f; *h gets the final states [B·T, C]. */
+/* The output projection: the tied embedding, or llama's lm_head. */
+static int out_table(const nlp_model *m) { return m->out_w >= 0 ? m->out_w : m->tok_emb; }
+
+/* Embeddings at positions offset.. (learned, or the rotary angles of those
+ * positions), the stack and the final norm; *h gets the final states [B·T, C]. */
 static int gpt_hidden(nlp_model *m, const int32_t *ids, int B, int T, int offset, struct nlp_cache *c, const float **h)
 {
     const int C = m->cfg.d_model, N = B * T;
     nlp_stack *st = &m->stack[0];
     NLP_PROF("embedding fwd", 0, 12.0 * N * C, {
         nlp_embed_forward(st->x0, nlp_net_w(m, m->tok_emb), ids, N, C, 1.0f, 0);
-        nlp_pos_forward(st->x0, nlp_net_w(m, m->pos_emb), B, T, C, offset);
+        if (m->pos_emb >= 0) nlp_pos_forward(st->x0, nlp_net_w(m, m->pos_emb), B, T, C, offset);
         nlp_dropout(st->x0, st->x0, (size_t)N * C, nlp_net_dropout(m), nlp_net_seed(m, 0), nlp_net_i0(m, T, C));
     });
+    nlp_net_rope_table(m, offset, T);
     nlp_run r = {.m = m, .B = B, .T = T, .cache = c};
     return nlp_net_stack_forward(&r, st, h);
 }
 
-/* The same, then the tied logits. */
+/* The same, then the logits. */
 static int gpt_logits(nlp_model *m, const int32_t *ids, int B, int T, int offset, struct nlp_cache *c)
 {
     const float *h;
     int rc = gpt_hidden(m, ids, B, T, offset, c, &h);
     if (rc) return rc;
-    nlp_net_logits(m, B * T, h, m->tok_emb);
+    nlp_net_logits(m, B * T, h, out_table(m));
     return NLP_OK;
 }
 
@@ -181,7 +255,7 @@ static int gpt_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
     const float *h;
     int rc = gpt_hidden(m, b->ids, B, T, 0, NULL, &h);
     if (rc) return rc;
-    if (lm) nlp_net_logits(m, B * T, h, m->tok_emb);
+    if (lm) nlp_net_logits(m, B * T, h, out_table(m));
     if (classify) gpt_classify(m, b, h, out);
     if (lm && b->labels) {
         for (int i = 0; i < B; i++)
@@ -221,7 +295,7 @@ static int gpt_backward(nlp_model *m)
     if (m->lm_count) { /* the LM loss (λ-weighted beside a classifier) through the tied output layer */
         nlp_xent x = gpt_xent(m);
         const float scale = m->cfg.num_labels > 0 ? (float)m->lm_weight : 1.0f;
-        nlp_net_output_backward(m, &x, m->lse, scale, m->tok_emb, st->lnf, m->dres);
+        nlp_net_output_backward(m, &x, m->lse, scale, out_table(m), st->lnf, m->dres);
     } else {
         memset(m->dres, 0, (size_t)N * C * sizeof(float));
     }
@@ -243,7 +317,7 @@ static int gpt_backward(nlp_model *m)
     NLP_PROF("embedding bwd", 0, 12.0 * N * C, {
         nlp_dropout(m->dres, m->dres, (size_t)N * C, nlp_net_dropout(m), nlp_net_seed(m, 0), nlp_net_i0(m, T, C));
         nlp_embed_backward(nlp_net_g(m, m->tok_emb), m->dres, m->in_ids, N, C, 1.0f);
-        nlp_pos_backward(nlp_net_g(m, m->pos_emb), m->dres, B, T, C, 0);
+        if (m->pos_emb >= 0) nlp_pos_backward(nlp_net_g(m, m->pos_emb), m->dres, B, T, C, 0);
     });
     return NLP_OK;
 }

@@ -12,6 +12,7 @@
 #include "nn/gemv.h"
 #include "nn/embed.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ static const nlp_arch_ops *ops_of(enum nlp_arch a)
     case NLP_ARCH_GPT: return &nlp_gpt_ops;
     case NLP_ARCH_BERT: return &nlp_bert_ops;
     case NLP_ARCH_TRANSFORMER: return &nlp_encdec_ops;
+    case NLP_ARCH_LLAMA: return &nlp_gpt_ops;
     }
     return NULL;
 }
@@ -58,7 +60,7 @@ static int model_build(nlp_model **out, const nlp_model_config *cfg)
 static int model_tables(nlp_model *m)
 {
     const nlp_model_config *cfg = &m->cfg;
-    if (cfg->arch != NLP_ARCH_TRANSFORMER || cfg->learned_pos) return NLP_OK;
+    if (cfg->arch != NLP_ARCH_TRANSFORMER || cfg->positions != NLP_POS_SINUSOIDAL) return NLP_OK;
     m->pe = nlp_malloc((size_t)cfg->max_positions * cfg->d_model * sizeof(float));
     if (!m->pe) return NLP_ENOMEM;
     nlp_sinusoid_table(m->pe, cfg->max_positions, cfg->d_model);
@@ -102,6 +104,7 @@ int nlp_model_train_memory(const nlp_model_config *cfg, int B, int T, int S, nlp
 void nlp_model_free(nlp_model *m)
 {
     if (!m) return;
+    nlp_model_drop_packed(m); /* before the parameters: it counts them */
     nlp_params_free(m->params);
     free(m->stack[0].sub);
     free(m->stack[1].sub);
@@ -109,7 +112,6 @@ void nlp_model_free(nlp_model *m)
     free(m->act);
     free(m->wbf);
     free(m->label_names);
-    nlp_model_drop_packed(m);
     free(m);
 }
 
@@ -161,21 +163,109 @@ static int config_of(nlp_model_config *cfg, const nlp_st *f, const char *file)
     return rc;
 }
 
+/* "DIR/name" into a new string. */
+static char *in_dir(const char *dir, const char *name)
+{
+    size_t n = strlen(dir), k = n + strlen(name) + 2;
+    char *p = nlp_malloc(k);
+    if (p) snprintf(p, k, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
+    return p;
+}
+
+/* HF's sharded checkpoint: DIR/model.safetensors.index.json maps every
+ * tensor to one of DIR's model-0000N-of-0000M.safetensors. Opens each shard
+ * the map names once (*f, *nf: free them with nlp_st_close) after checking
+ * that the map is an object of tensor names to file names in DIR and that
+ * each shard holds the tensors the map puts in it. */
+static int open_shards(const char *dir, const char *index, nlp_st ***f, size_t *nf)
+{
+    *f = NULL, *nf = 0;
+    char *text;
+    size_t len;
+    int rc = nlp_read_file(index, &text, &len);
+    if (rc) return rc;
+    json_error_t je;
+    json_t *o = json_loadb(text, len, 0, &je), *wm = o ? json_object_get(o, "weight_map") : NULL;
+    free(text);
+    if (!o) return nlp_error(NLP_EFORMAT, "'%s': bad JSON at line %d, column %d: %s", index, je.line, je.column, je.text);
+    if (!json_is_object(wm) || !json_object_size(wm)) {
+        json_decref(o);
+        return nlp_error(NLP_EFORMAT, "'%s': no \"weight_map\" object of tensor names to shard files", index);
+    }
+    const char **names = nlp_calloc(json_object_size(wm), sizeof *names);
+    nlp_st **files = nlp_calloc(json_object_size(wm), sizeof *files);
+    size_t n = 0;
+    rc = names && files ? NLP_OK : NLP_ENOMEM;
+    const char *key;
+    json_t *v;
+    json_object_foreach(wm, key, v) {
+        if (rc) break;
+        const char *fn = json_is_string(v) ? json_string_value(v) : NULL;
+        if (!fn || !*fn || strchr(fn, '/') || strcmp(fn, ".") == 0 || strcmp(fn, "..") == 0) {
+            rc = nlp_error(NLP_EFORMAT, "'%s': tensor '%s' maps to %s%s%s, not the name of a file beside it", index, key,
+                           fn ? "'" : "", fn ? fn : "no string", fn ? "'" : "");
+            break;
+        }
+        size_t k = 0;
+        while (k < n && strcmp(names[k], fn) != 0) k++;
+        if (k == n) { /* a shard not seen yet */
+            char *sp = in_dir(dir, fn);
+            if (!sp) {
+                rc = NLP_ENOMEM;
+                break;
+            }
+            rc = nlp_st_open(&files[n], sp);
+            free(sp);
+            if (rc == NLP_EIO) /* a shard the map names is missing: the checkpoint is incomplete */
+                rc = nlp_error_prefix(NLP_EFORMAT, "'%s' names shard '%s'", index, fn);
+            if (rc) break;
+            names[n++] = fn;
+        }
+        if (!nlp_st_find(files[k], key))
+            rc = nlp_error(NLP_EFORMAT, "'%s': tensor '%s' is not in '%s', where the map puts it", index, key, fn);
+    }
+    free(names);
+    json_decref(o);
+    if (rc) {
+        for (size_t k = 0; k < n; k++) nlp_st_close(files[k]);
+        free(files);
+        return rc;
+    }
+    *f = files, *nf = n;
+    return NLP_OK;
+}
+
 int nlp_model_load(nlp_model **out, const char *path)
 {
     *out = NULL;
     char *file = model_file(path);
     if (!file) return NLP_ENOMEM;
-    nlp_st *f;
-    int rc = nlp_st_open(&f, file);
+    nlp_st *one = NULL, **f = &one;
+    size_t nf = 1;
+    int rc;
+    char *index = nlp_is_dir(path) ? in_dir(path, "model.safetensors.index.json") : NULL;
+    if (index && !nlp_file_exists(file) && nlp_file_exists(index)) {
+        rc = open_shards(path, index, &f, &nf);
+        if (!rc) { /* the configuration is config.json beside the shards */
+            free(file);
+            file = nlp_strdup(nlp_st_path(f[0]));
+            if (!file) rc = NLP_ENOMEM;
+        }
+    } else {
+        rc = nlp_st_open(&one, file);
+    }
+    free(index);
     if (rc) {
+        for (size_t k = 0; f && k < nf; k++) nlp_st_close(f[k]);
+        if (f != &one) free(f);
         free(file);
         return rc;
     }
     nlp_model_config cfg;
     nlp_model *m = NULL;
-    if ((rc = config_of(&cfg, f, file)) || (rc = model_build(&m, &cfg))) {
-        nlp_st_close(f);
+    if ((rc = config_of(&cfg, f[0], file)) || (rc = model_build(&m, &cfg))) {
+        for (size_t k = 0; k < nf; k++) nlp_st_close(f[k]);
+        if (f != &one) free(f);
         free(file);
         return rc;
     }
@@ -184,55 +274,41 @@ int nlp_model_load(nlp_model **out, const char *path)
      * max-positions x d-model floats, is made at load; a corrupt or hostile
      * max-positions must not allocate gigabytes. Bounded by 4 times the
      * weights, and at least 64 MiB (32768 positions of 512, say) */
-    if (cfg.arch == NLP_ARCH_TRANSFORMER && !cfg.learned_pos) {
+    if (cfg.arch == NLP_ARCH_TRANSFORMER && cfg.positions == NLP_POS_SINUSOIDAL) {
         const uint64_t table = (uint64_t)cfg.max_positions * (uint64_t)cfg.d_model * sizeof(float);
         const uint64_t weights = (uint64_t)nlp_params_numel(m->params) * sizeof(float);
         const uint64_t most = 4 * weights > ((uint64_t)64 << 20) ? 4 * weights : (uint64_t)64 << 20;
-        if (table > most) {
+        if (table > most)
             rc = nlp_error(NLP_EFORMAT, "'%s': max-positions %d asks for a position table of %.0f MiB, more than "
                            "%.0f MiB for weights of %.1f MiB: the configuration does not fit the model", file,
                            cfg.max_positions, (double)table / (1 << 20), (double)most / (1 << 20),
                            (double)weights / (1 << 20));
-            nlp_st_close(f);
-            free(file);
-            nlp_model_free(m);
-            return rc;
-        }
     }
-    const char *labels = nlp_st_meta(f, "labels");
-    if (labels && cfg.num_labels > 0 && (rc = nlp_model_set_labels_text(m, labels, file))) {
-        nlp_st_close(f);
-        free(file);
-        nlp_model_free(m);
-        return rc;
-    }
-    const char *len = nlp_st_meta(f, "input_length"), *texts = nlp_st_meta(f, "input_texts");
-    if (texts) {
+    const char *labels = nlp_st_meta(f[0], "labels");
+    if (!rc && labels && cfg.num_labels > 0) rc = nlp_model_set_labels_text(m, labels, file);
+    const char *len = nlp_st_meta(f[0], "input_length"), *texts = nlp_st_meta(f[0], "input_texts");
+    if (!rc && texts) {
         if (strcmp(texts, "1") && strcmp(texts, "2"))
             rc = nlp_error(NLP_EFORMAT, "'%s': input_texts '%s' is not 1 or 2", file, texts);
         else m->input_texts = texts[0] - '0';
-        if (rc) {
-            nlp_st_close(f);
-            free(file);
-            nlp_model_free(m);
-            return rc;
-        }
     }
-    if (len) {
+    if (len && !rc) {
         char *end;
         long n = strtol(len, &end, 10);
         if (*end || n < 1 || n > cfg.max_positions)
             rc = nlp_error(NLP_EFORMAT, "'%s': input_length '%s' is not a number of positions from 1 to %d", file, len,
                            cfg.max_positions);
         else m->input_length = (int)n;
-        if (rc) {
-            nlp_st_close(f);
-            free(file);
-            nlp_model_free(m);
-            return rc;
-        }
     }
-    rc = nlp_params_load(m->params, f); /* consumes f */
+    if (rc) {
+        for (size_t k = 0; k < nf; k++) nlp_st_close(f[k]);
+        if (f != &one) free(f);
+        free(file);
+        nlp_model_free(m);
+        return rc;
+    }
+    rc = nlp_params_load_files(m->params, f, nf); /* consumes the files */
+    if (f != &one) free(f);
     free(file);
     if (!rc) rc = model_tables(m);
     if (rc) {
@@ -258,8 +334,19 @@ int nlp_model_save_meta(const nlp_model *m, const char *path, enum nlp_dtype dty
     if (!rc) rc = nlp_model_config_dump(&m->cfg, &yaml);
     char *file = rc ? NULL : model_file(path);
     if (!rc && !file) rc = NLP_ENOMEM;
+    const int llama = m->cfg.arch == NLP_ARCH_LLAMA;
+    const char *f32 = !rc && llama && dtype == NLP_DT_BF16 ? strstr(json.data, "\"float32\"") : NULL;
+    if (f32) { /* config.json's torch_dtype says how the weights are stored */
+        nlp_buf b = {0};
+        if ((rc = nlp_buf_printf(&b, "%.*s\"bfloat16\"%s", (int)(f32 - json.data), json.data, f32 + 9)) == 0) {
+            nlp_buf_free(&json);
+            json = b;
+        } else nlp_buf_free(&b);
+    }
     if (!rc) {
-        const char *meta[32] = {"format", "nlpipe", "model", kind, "config", json.data, "nlpipe_config", yaml.data};
+        /* llama: HF transformers loads the file, which it accepts with format pt only */
+        const char *meta[32] = {"format", llama ? "pt" : "nlpipe", "model", kind, "config", json.data,
+                                "nlpipe_config", yaml.data};
         int k = 8;
         char len[16];
         if (m->label_names) meta[k++] = "labels", meta[k++] = m->label_names;
@@ -271,6 +358,18 @@ int nlp_model_save_meta(const nlp_model *m, const char *path, enum nlp_dtype dty
         for (int i = 0; extra && extra[i] && extra[i + 1] && k < 30; i += 2) meta[k++] = extra[i], meta[k++] = extra[i + 1];
         meta[k] = NULL;
         rc = nlp_params_save(m->params, file, meta, dtype);
+    }
+    /* llama: HF's config.json beside a model.safetensors, so that the
+     * directory (a checkpoint with its tokenizer.json) loads in HF as it is */
+    const char *base = file ? strrchr(file, '/') : NULL;
+    if (!rc && llama && strcmp(base ? base + 1 : file, "model.safetensors") == 0) {
+        char *cj = nlp_malloc(strlen(file) + 16);
+        if (!cj) rc = NLP_ENOMEM;
+        else {
+            snprintf(cj, strlen(file) + 16, "%.*sconfig.json", base ? (int)(base - file + 1) : 0, file);
+            if (!(rc = nlp_buf_putc(&json, '\n'))) rc = nlp_write_file(cj, json.data, json.len);
+            free(cj);
+        }
     }
     free(file);
     nlp_buf_free(&json);
@@ -365,7 +464,7 @@ int nlp_model_set_inference_layout(nlp_model *m)
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < m->stack[s].n; i++) {
             const nlp_sub *u = &m->stack[s].sub[i];
-            const nlp_lref *l[] = {&u->qkv, &u->q, &u->k, &u->v, &u->o, &u->fc1, &u->fc2};
+            const nlp_lref *l[] = {&u->qkv, &u->q, &u->k, &u->v, &u->o, &u->fc1, &u->up, &u->fc2};
             for (size_t j = 0; j < sizeof l / sizeof *l; j++)
                 if (l[j]->w >= 0 && (size_t)l[j]->in * (size_t)l[j]->out > big) big = (size_t)l[j]->in * l[j]->out;
         }
@@ -374,7 +473,7 @@ int nlp_model_set_inference_layout(nlp_model *m)
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < m->stack[s].n; i++) {
             nlp_sub *u = &m->stack[s].sub[i];
-            nlp_lref *l[] = {&u->qkv, &u->q, &u->k, &u->v, &u->o, &u->fc1, &u->fc2};
+            nlp_lref *l[] = {&u->qkv, &u->q, &u->k, &u->v, &u->o, &u->fc1, &u->up, &u->fc2};
             for (size_t j = 0; j < sizeof l / sizeof *l; j++) transpose_lref(m, l[j], tmp);
         }
     free(tmp);
@@ -390,14 +489,17 @@ int nlp_model_set_inference_layout(nlp_model *m)
 
 // --- packed weights
 
-/* Packs the n adjacent layers starting at l[0] (or l[0] alone) into its slot. */
-static int pack_lref(nlp_model *m, const nlp_lref *l, int n)
+/* Packs the n adjacent layers l[0..n) (or l[0] alone) into l[0]'s slot. */
+static int pack_lref(nlp_model *m, const nlp_lref *const *ls, int n)
 {
+    const nlp_lref *l = ls[0];
     if (l->w < 0 || l->in <= 0 || l->out <= 0 || m->wpk[l->w].p) return 0; /* unused references are zero */
     const float *w = nlp_net_w(m, l->w);
+    int out = 0;
+    for (int i = 0; i < n; i++) out += ls[i]->out;
     /* op(W) for y = x·op(W): Wᵀ of W[out,in], or W[in,out] itself */
     const int tb = l->layout == NLP_W_OUT_IN;
-    return nlp_sgemm_pack_b(&m->wpk[l->w], tb, l->in, l->out * n, w, tb ? l->in : l->out * n);
+    return nlp_sgemm_pack_b(&m->wpk[l->w], tb, l->in, out, w, tb ? l->in : out);
 }
 
 int nlp_model_pack_weights(nlp_model *m)
@@ -409,15 +511,16 @@ int nlp_model_pack_weights(nlp_model *m)
     for (int s = 0; s < 2 && !rc; s++)
         for (int i = 0; i < m->stack[s].n && !rc; i++) {
             const nlp_sub *u = &m->stack[s].sub[i];
-            const nlp_lref *qkv[3] = {&u->q, &u->k, &u->v};
-            if (u->kind == NLP_SUB_SELF && !u->fused && nlp_net_adjacent(m, qkv, 3)) rc = pack_lref(m, &u->q, 3);
-            if (!rc && u->kind == NLP_SUB_CROSS && nlp_net_adjacent(m, qkv + 1, 2)) rc = pack_lref(m, &u->k, 2);
-            const nlp_lref *one[] = {&u->qkv, &u->q, &u->k, &u->v, &u->o, &u->fc1, &u->fc2};
-            for (size_t j = 0; j < sizeof one / sizeof *one && !rc; j++) rc = pack_lref(m, one[j], 1);
+            const nlp_lref *qkv[3] = {&u->q, &u->k, &u->v}, *gu[2] = {&u->fc1, &u->up};
+            if (u->kind == NLP_SUB_SELF && !u->fused && nlp_net_adjacent(m, qkv, 3)) rc = pack_lref(m, qkv, 3);
+            if (!rc && u->kind == NLP_SUB_CROSS && nlp_net_adjacent(m, qkv + 1, 2)) rc = pack_lref(m, qkv + 1, 2);
+            if (!rc && u->gated && nlp_net_adjacent(m, gu, 2)) rc = pack_lref(m, gu, 2);
+            const nlp_lref *one[] = {&u->qkv, &u->q, &u->k, &u->v, &u->o, &u->fc1, &u->up, &u->fc2};
+            for (size_t j = 0; j < sizeof one / sizeof *one && !rc; j++) rc = pack_lref(m, one + j, 1);
         }
     const nlp_lref *heads[] = {&m->pool, &m->mlm_dense, &m->nsp};
     for (size_t j = 0; j < sizeof heads / sizeof *heads && !rc; j++)
-        if (heads[j]->w >= 0 && heads[j]->in > 0) rc = pack_lref(m, heads[j], 1);
+        if (heads[j]->w >= 0 && heads[j]->in > 0) rc = pack_lref(m, heads + j, 1);
     const int table = m->out_w >= 0 ? m->out_w : m->tok_emb;
     if (!rc && table >= 0 && !m->wpk[table].p) /* logits = h · tableᵀ, table [V, C] */
         rc = nlp_sgemm_pack_b(&m->wpk[table], 1, m->cfg.d_model, m->cfg.vocab_size, nlp_net_w(m, table),
@@ -640,12 +743,13 @@ int nlp_cache_new(nlp_cache **out, const nlp_model *m, int B, int max_len)
     c->group = 1;
     c->max_len = max_len;
     c->C = m->cfg.d_model;
+    c->Ckv = nlp_net_kv_dim(m);
     const nlp_stack *dec = &m->stack[m->cfg.arch == NLP_ARCH_TRANSFORMER ? 1 : 0];
     for (int i = 0; i < dec->n; i++) {
         c->n_self += dec->sub[i].kind == NLP_SUB_SELF;
         c->n_cross += dec->sub[i].kind == NLP_SUB_CROSS;
     }
-    c->self = nlp_malloc((size_t)c->n_self * B * max_len * 2 * c->C * sizeof(float));
+    c->self = nlp_malloc((size_t)c->n_self * B * max_len * 2 * c->Ckv * sizeof(float));
     c->rows = nlp_malloc((size_t)B * max_len * sizeof *c->rows);
     if (!c->self || !c->rows) {
         free(c->self), free(c->rows), free(c);
@@ -712,7 +816,7 @@ static int permute_rows(nlp_cache *c, float *base, int n, size_t stride, size_t 
 static int materialize(nlp_cache *c)
 {
     if (!c->moved) return NLP_OK;
-    const size_t C2 = 2 * (size_t)c->C, row = (size_t)c->len * C2, stride = (size_t)c->max_len * C2;
+    const size_t C2 = 2 * (size_t)c->Ckv, row = (size_t)c->len * C2, stride = (size_t)c->max_len * C2;
     size_t need = (size_t)c->B * row;
     if (need > c->tmp_cap) {
         float *t = nlp_realloc(c->tmp, need * sizeof(float));
@@ -780,7 +884,7 @@ int nlp_model_encode(nlp_model *m, const nlp_batch *b, nlp_cache *c)
     if (c->m != m || b->B < 1 || c->B % b->B != 0)
         return nlp_error(NLP_EINVAL, "the cache is for another model or batch size");
     if (!b->src || b->S < 1) return nlp_error(NLP_EINVAL, "encode: no source");
-    if (b->S > m->cfg.max_positions)
+    if (b->S > nlp_model_config_max_len(&m->cfg))
         return nlp_error(NLP_EDATA, "source of %d positions is longer than max-positions %d", b->S, m->cfg.max_positions);
     int rc = nlp_net_check_ids(b->src, b->B, b->S, m->cfg.src_vocab_size, INT32_MIN, "source");
     if (rc) return rc;
@@ -814,9 +918,10 @@ int nlp_model_decode(nlp_model *m, const nlp_batch *b, nlp_cache *c)
     const int32_t *ids = tr ? b->tgt_in : b->ids;
     if (!ids || b->T < 1) return nlp_error(NLP_EINVAL, "decode: no new positions");
     if (tr && !c->S) return nlp_error(NLP_EINVAL, "decode before nlp_model_encode");
-    if (c->len + b->T > c->max_len || c->len + b->T > m->cfg.max_positions)
-        return nlp_error(NLP_EDATA, "%d positions do not fit: the cache holds %d of %d (max-positions %d)", b->T,
-                         c->len, c->max_len, m->cfg.max_positions);
+    if (c->len + b->T > c->max_len || c->len + b->T > nlp_model_config_max_len(&m->cfg))
+        return nlp_error(NLP_EDATA, "%d positions do not fit: the cache holds %d of %d (%s %d)", b->T, c->len,
+                         c->max_len, m->cfg.sliding_window ? "sliding window" : "max-positions",
+                         m->cfg.sliding_window ? m->cfg.sliding_window : m->cfg.max_positions);
     int rc = nlp_net_check_ids(ids, b->B, b->T, m->cfg.vocab_size, INT32_MIN, "input");
     if (rc) return rc;
     /* many new positions read each row's keys as one block (nn/attn.h) */

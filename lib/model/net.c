@@ -8,6 +8,7 @@
 #include "nn/act.h"
 #include "nn/gemm.h"
 #include "nn/norm.h"
+#include "nn/rope.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -57,6 +58,21 @@ int nlp_net_layernorm(nlp_params *p, const char *name, int C, int *g, int *b)
     snprintf(buf, sizeof buf, "%s.bias", name);
     if ((*b = nlp_params_add(p, buf, 1, s, 1)) < 0) return *b;
     return NLP_OK;
+}
+
+int nlp_net_rmsnorm(nlp_params *p, const char *name, int C, int *g)
+{
+    char buf[256];
+    int64_t s[1] = {C};
+    snprintf(buf, sizeof buf, "%s.weight", name);
+    if ((*g = nlp_params_add(p, buf, 1, s, 1)) < 0) return *g;
+    return NLP_OK;
+}
+
+void nlp_net_rope_table(nlp_model *m, int p0, int T)
+{
+    if (m->cfg.positions != NLP_POS_ROPE || !m->rope_cs) return;
+    nlp_rope_table(m->rope_cs, p0, T, m->cfg.d_model / m->cfg.heads, m->cfg.rope_theta);
 }
 
 float *nlp_net_w(const nlp_model *m, int i) { return i < 0 ? NULL : nlp_params_at(m->params, (size_t)i); }
@@ -109,7 +125,7 @@ nlp_linear nlp_net_lin(const nlp_model *m, const nlp_lref *r)
 nlp_linear nlp_net_lin_bwd_n(const nlp_model *m, const nlp_lref *const *l, int n)
 {
     nlp_linear lin = nlp_net_lin(m, l[0]);
-    lin.out *= n;
+    for (int i = 1; i < n; i++) lin.out += l[i]->out;
     /* weights adjacent in the arena were declared one after another: their
      * indices are l[0]->w .. l[0]->w + n - 1 */
     lin.dw = claim_g(m, l[0]->w, n, &lin.dw_set);
@@ -179,7 +195,7 @@ void nlp_net_layout_stack(nlp_model *m, nlp_stack *st, nlp_bump *b, int B, int T
         s->out = nlp_bump_take(b, N * C);
         switch (s->kind) {
         case NLP_SUB_SELF:
-            s->qkv_a = nlp_bump_take(b, N * 3 * C);
+            s->qkv_a = nlp_bump_take(b, N * (C + 2 * (size_t)nlp_net_kv_dim(m)));
             if (!m->infer) s->P = nlp_bump_take(b, (size_t)B * H * T * T);
             s->att = nlp_bump_take(b, N * C);
             break;
@@ -192,7 +208,7 @@ void nlp_net_layout_stack(nlp_model *m, nlp_stack *st, nlp_bump *b, int B, int T
             s->att = nlp_bump_take(b, N * C);
             break;
         case NLP_SUB_FFN:
-            s->h1 = nlp_bump_take(b, N * F);
+            s->h1 = nlp_bump_take(b, N * F * (s->gated ? 2 : 1));
             s->h2 = nlp_bump_take(b, N * F);
             break;
         }
@@ -207,8 +223,10 @@ void nlp_net_layout_stack(nlp_model *m, nlp_stack *st, nlp_bump *b, int B, int T
 
 void nlp_net_layout_scratch(nlp_model *m, nlp_bump *b, int rows, int mrows, int T, int S)
 {
-    (void)T;
-    (void)S;
+    /* rotary positions: the angles of the longest sequence of the pass */
+    m->rope_cs = m->cfg.positions == NLP_POS_ROPE
+                     ? nlp_bump_take(b, (size_t)(T > S ? T : S) * (m->cfg.d_model / m->cfg.heads))
+                     : NULL;
     if (m->infer) { /* the forward pass needs one [N,C] scratch only */
         m->tmp[0] = nlp_bump_take(b, (size_t)rows * m->cfg.d_model);
         m->tmp[1] = m->tmp[2] = m->tmp[3] = m->dbig = m->dres = m->dres2 = m->dmem = NULL;
@@ -216,9 +234,9 @@ void nlp_net_layout_scratch(nlp_model *m, nlp_bump *b, int rows, int mrows, int 
     }
     const size_t C = (size_t)m->cfg.d_model, F = (size_t)m->cfg.d_ff, N = (size_t)rows, M = (size_t)mrows;
     for (int i = 0; i < 4; i++) m->tmp[i] = nlp_bump_take(b, N * C);
-    size_t big = 3 * N * C;
+    size_t big = N * (C + 2 * (size_t)nlp_net_kv_dim(m)); /* d(q|k|v) */
     if (N * C + 2 * M * C > big) big = N * C + 2 * M * C;
-    if (N * F > big) big = N * F;
+    if (N * F * (nlp_net_gated(m) ? 3 : 1) > big) big = N * F * (nlp_net_gated(m) ? 3 : 1); /* dh2, then d(gate|up) */
     m->dbig = nlp_bump_take(b, big);
     m->dres = nlp_bump_take(b, N * C);
     m->dres2 = nlp_bump_take(b, N * C);
@@ -229,7 +247,7 @@ void nlp_net_layout_scratch(nlp_model *m, nlp_bump *b, int rows, int mrows, int 
 
 float *nlp_cache_self(const struct nlp_cache *c, int slot)
 {
-    return c->self + (size_t)slot * c->B * c->max_len * 2 * c->C;
+    return c->self + (size_t)slot * c->B * c->max_len * 2 * c->Ckv;
 }
 
 float *nlp_cache_cross(const struct nlp_cache *c, int slot)
@@ -245,12 +263,14 @@ static nlp_attn attn_of(const nlp_run *r, const nlp_sub *s)
                   .dropout = nlp_net_attn_dropout(m), .seed = nlp_net_seed(m, s->site + 1), .incremental = !!r->cache,
                   .b0 = m->row0};
     if (s->kind == NLP_SUB_SELF) {
+        const int Ckv = nlp_net_kv_dim(m), W = C + 2 * Ckv;
+        a.kv_heads = m->cfg.kv_heads;
         a.S = r->T;
         a.q = s->qkv_a;
         a.k = s->qkv_a + C;
-        a.v = s->qkv_a + 2 * C;
-        a.ldq = a.ldk = a.ldv = 3 * C;
-        a.bsq = a.bsk = a.bsv = (long)r->T * 3 * C;
+        a.v = s->qkv_a + C + Ckv;
+        a.ldq = a.ldk = a.ldv = W;
+        a.bsq = a.bsk = a.bsv = (long)r->T * W;
         a.key_mask = r->self_mask;
         a.bsm = r->T;
         a.causal = s->causal;
@@ -259,9 +279,9 @@ static nlp_attn attn_of(const nlp_run *r, const nlp_sub *s)
             a.S = c->len + r->T;
             a.q_offset = c->len;
             a.k = nlp_cache_self(c, s->slot);
-            a.v = a.k + C;
-            a.ldk = a.ldv = 2 * C;
-            a.bsk = a.bsv = (long)c->max_len * 2 * C;
+            a.v = a.k + Ckv;
+            a.ldk = a.ldv = 2 * Ckv;
+            a.bsk = a.bsv = (long)c->max_len * 2 * Ckv;
             a.key_mask = NULL;
             if (c->moved) a.kv_rows = c->rows, a.bs_rows = c->max_len;
         }
@@ -304,57 +324,122 @@ static double attn_flops(const nlp_attn *a, int passes)
 int nlp_net_adjacent(const nlp_model *m, const nlp_lref *const *l, int n)
 {
     for (int i = 0; i < n; i++)
-        if (l[i]->layout != NLP_W_OUT_IN || l[i]->in != l[0]->in || l[i]->out != l[0]->out || l[i]->w < 0 ||
-            (l[i]->b < 0) != (l[0]->b < 0))
+        if (l[i]->layout != NLP_W_OUT_IN || l[i]->in != l[0]->in || l[i]->w < 0 || (l[i]->b < 0) != (l[0]->b < 0))
             return 0;
-    const float *w0 = nlp_net_w(m, l[0]->w), *b0 = nlp_net_w(m, l[0]->b);
-    const size_t io = (size_t)l[0]->in * l[0]->out;
     for (int i = 1; i < n; i++)
-        if (nlp_net_w(m, l[i]->w) != w0 + i * io || (b0 && nlp_net_w(m, l[i]->b) != b0 + (size_t)i * l[0]->out))
+        if (nlp_net_w(m, l[i]->w) != nlp_net_w(m, l[i - 1]->w) + (size_t)l[i - 1]->in * l[i - 1]->out ||
+            (l[0]->b >= 0 && nlp_net_w(m, l[i]->b) != nlp_net_w(m, l[i - 1]->b) + l[i - 1]->out))
             return 0;
-    return nlp_net_wbf(m, l[0]->w) == NULL; /* bf16 inference copies go layer by layer */
+    return 1;
 }
 
-/* n adjacent layers as one, with their gradients (adjacent too: one arena). */
-static nlp_linear joined(const nlp_model *m, const nlp_lref *l0, int n)
+/* n adjacent layers as one [Σ out, in] layer, for the forward pass. */
+static nlp_linear joined(const nlp_model *m, const nlp_lref *const *l, int n)
 {
-    nlp_linear l = nlp_net_lin(m, l0);
-    l.out *= n;
-    l.wp = nlp_net_wpk(m, l0->w, l.out);
-    return l;
+    nlp_linear lin = nlp_net_lin(m, l[0]);
+    for (int i = 1; i < n; i++) lin.out += l[i]->out;
+    lin.wp = nlp_net_wpk(m, l[0]->w, lin.out);
+    return lin;
 }
 
-/* q|k|v of self-attention into s->qkv_a [N, 3C]: one product where the
+/* q|k|v of self-attention into s->qkv_a [N, C+2Ckv]: one product where the
  * three weights lie together (every element the same chain of operations
  * as three products: sgemm.h). */
 static void qkv_forward(nlp_model *m, nlp_sub *s, int N, const float *h)
 {
-    const int C = m->cfg.d_model;
+    const int C = m->cfg.d_model, Ckv = nlp_net_kv_dim(m), W = C + 2 * Ckv, off[3] = {0, C, C + Ckv};
     const nlp_lref *p[3] = {&s->q, &s->k, &s->v};
     if (s->fused || nlp_net_adjacent(m, p, 3)) {
-        nlp_linear l = s->fused ? nlp_net_lin(m, &s->qkv) : joined(m, &s->q, 3);
-        nlp_linear_forward(&l, N, h, C, s->qkv_a, 3 * C);
+        nlp_linear l = s->fused ? nlp_net_lin(m, &s->qkv) : joined(m, p, 3);
+        nlp_linear_forward(&l, N, h, C, s->qkv_a, W);
         return;
     }
     for (int i = 0; i < 3; i++) {
         nlp_linear l = nlp_net_lin(m, p[i]);
-        nlp_linear_forward(&l, N, h, C, s->qkv_a + i * C, 3 * C);
+        nlp_linear_forward(&l, N, h, C, s->qkv_a + off[i], W);
     }
 }
 
 static void qkv_backward(nlp_model *m, nlp_sub *s, int N, const float *h, const float *dqkv, float *dh, float beta)
 {
-    const int C = m->cfg.d_model;
+    const int C = m->cfg.d_model, Ckv = nlp_net_kv_dim(m), W = C + 2 * Ckv, off[3] = {0, C, C + Ckv};
     const nlp_lref *p[3] = {&s->q, &s->k, &s->v};
     if (s->fused || nlp_net_adjacent(m, p, 3)) {
         nlp_linear l = s->fused ? nlp_net_lin_bwd(m, &s->qkv) : nlp_net_lin_bwd_n(m, p, 3);
-        nlp_linear_backward(&l, N, h, C, dqkv, 3 * C, dh, C, beta);
+        nlp_linear_backward(&l, N, h, C, dqkv, W, dh, C, beta);
         return;
     }
     for (int i = 0; i < 3; i++) {
         nlp_linear l = nlp_net_lin_bwd(m, p[i]);
-        nlp_linear_backward(&l, N, h, C, dqkv + i * C, 3 * C, dh, C, i ? 1.0f : beta);
+        nlp_linear_backward(&l, N, h, C, dqkv + off[i], W, dh, C, i ? 1.0f : beta);
     }
+}
+
+/* The gated unit's gate|up into s->h1 [N, 2F]: one product where the two
+ * weights lie together. */
+static void gate_up_forward(nlp_model *m, nlp_sub *s, int N, const float *h)
+{
+    const int C = m->cfg.d_model, F = m->cfg.d_ff;
+    const nlp_lref *p[2] = {&s->fc1, &s->up};
+    if (nlp_net_adjacent(m, p, 2)) {
+        nlp_linear l = joined(m, p, 2);
+        nlp_linear_forward(&l, N, h, C, s->h1, 2 * F);
+        return;
+    }
+    for (int i = 0; i < 2; i++) {
+        nlp_linear l = nlp_net_lin(m, p[i]);
+        nlp_linear_forward(&l, N, h, C, s->h1 + (size_t)i * F, 2 * F);
+    }
+}
+
+static void gate_up_backward(nlp_model *m, nlp_sub *s, int N, const float *h, const float *dgu, float *dh, float beta)
+{
+    const int C = m->cfg.d_model, F = m->cfg.d_ff;
+    const nlp_lref *p[2] = {&s->fc1, &s->up};
+    if (nlp_net_adjacent(m, p, 2)) {
+        nlp_linear l = nlp_net_lin_bwd_n(m, p, 2);
+        nlp_linear_backward(&l, N, h, C, dgu, 2 * F, dh, C, beta);
+        return;
+    }
+    for (int i = 0; i < 2; i++) {
+        nlp_linear l = nlp_net_lin_bwd(m, p[i]);
+        nlp_linear_backward(&l, N, h, C, dgu + (size_t)i * F, 2 * F, dh, C, i ? 1.0f : beta);
+    }
+}
+
+/* Rotary positions on the q and k of rows [B, T] laid out as s->qkv_a
+ * (or their gradients: inverse), at the angles of m->rope_cs. */
+static void rope_qk(nlp_model *m, float *qkv, int B, int T, int inverse)
+{
+    const int C = m->cfg.d_model, H = m->cfg.heads, D = C / H, W = C + 2 * nlp_net_kv_dim(m);
+    const enum nlp_rope_layout lay = (enum nlp_rope_layout)m->cfg.rope_layout;
+    nlp_rope_apply(qkv, B, T, W, (long)T * W, H, D, m->rope_cs, lay, inverse);
+    nlp_rope_apply(qkv + C, B, T, W, (long)T * W, m->cfg.kv_heads, D, m->rope_cs, lay, inverse);
+}
+
+/* The sublayer's norm of x into y (pre-LN: its input; post-LN: the sum). */
+static void norm_forward(nlp_model *m, const nlp_sub *s, float *y, const float *x, int N)
+{
+    const int C = m->cfg.d_model;
+    const float eps = (float)m->cfg.ln_eps;
+    if (s->rms)
+        NLP_PROF("rmsnorm fwd", 0, 8.0 * N * C, nlp_rmsnorm_forward(y, s->rstd, x, nlp_net_w(m, s->ln_g), N, C, eps));
+    else
+        NLP_PROF("layernorm fwd", 0, 8.0 * N * C,
+                 nlp_layernorm_forward(y, s->mean, s->rstd, x, nlp_net_w(m, s->ln_g), nlp_net_w(m, s->ln_b), N, C, eps));
+}
+
+static void norm_backward(nlp_model *m, const nlp_sub *s, float *dx, float beta_dx, const float *dy, const float *x,
+                          int N)
+{
+    const int C = m->cfg.d_model;
+    if (s->rms)
+        NLP_PROF("rmsnorm bwd", 0, 12.0 * N * C,
+                 nlp_rmsnorm_backward(dx, beta_dx, nlp_net_g(m, s->ln_g), dy, x, s->rstd, nlp_net_w(m, s->ln_g), N, C));
+    else
+        NLP_PROF("layernorm bwd", 0, 12.0 * N * C,
+                 nlp_layernorm_backward(dx, beta_dx, nlp_net_g(m, s->ln_g), nlp_net_g(m, s->ln_b), dy, x, s->mean,
+                                        s->rstd, nlp_net_w(m, s->ln_g), N, C));
 }
 
 /* Cross-attention k|v of the memory [M, C] into kv [M, 2C]. */
@@ -363,7 +448,7 @@ void nlp_net_kv_forward(const nlp_model *m, const nlp_sub *s, int M, const float
     const int C = m->cfg.d_model;
     const nlp_lref *p[2] = {&s->k, &s->v};
     if (nlp_net_adjacent(m, p, 2)) {
-        nlp_linear l = joined(m, &s->k, 2);
+        nlp_linear l = joined(m, p, 2);
         nlp_linear_forward(&l, M, mem, C, kv, 2 * C);
         return;
     }
@@ -397,24 +482,25 @@ static int sub_forward(const nlp_run *r, nlp_sub *s, const float *x)
     nlp_model *m = r->m;
     const int C = m->cfg.d_model, F = m->cfg.d_ff, N = r->B * r->T, M = r->B * r->S;
     const size_t NC = (size_t)N * C;
-    const float eps = (float)m->cfg.ln_eps;
     const float *h = x;
     int rc = NLP_OK;
     if (m->cfg.pre_ln) {
-        NLP_PROF("layernorm fwd", 0, 8.0 * NC, nlp_layernorm_forward(s->ln, s->mean, s->rstd, x, nlp_net_w(m, s->ln_g), nlp_net_w(m, s->ln_b), N, C, eps));
+        norm_forward(m, s, s->ln, x, N);
         h = s->ln;
     }
     float *f = m->tmp[0];
     switch (s->kind) {
     case NLP_SUB_SELF: {
-        NLP_PROF("linear qkv fwd", 6.0 * N * C * C, 0, qkv_forward(m, s, N, h));
+        const int Ckv = nlp_net_kv_dim(m), W = C + 2 * Ckv;
+        NLP_PROF("linear qkv fwd", 2.0 * N * C * W, 0, qkv_forward(m, s, N, h));
+        if (s->rope) NLP_PROF("rope fwd", 0, 8.0 * N * (C + Ckv), rope_qk(m, s->qkv_a, r->B, r->T, 0));
         if (r->cache) { /* append this pass's k|v to the cache */
             const struct nlp_cache *c = r->cache;
             float *kv = nlp_cache_self(c, s->slot);
             for (int b = 0; b < r->B; b++)
                 for (int t = 0; t < r->T; t++) {
-                    memcpy(kv + ((size_t)b * c->max_len + c->len + t) * 2 * C, s->qkv_a + ((size_t)b * r->T + t) * 3 * C + C,
-                           2 * (size_t)C * sizeof(float));
+                    memcpy(kv + ((size_t)b * c->max_len + c->len + t) * 2 * Ckv, s->qkv_a + ((size_t)b * r->T + t) * W + C,
+                           2 * (size_t)Ckv * sizeof(float));
                     c->rows[(size_t)b * c->max_len + c->len + t] = b;
                 }
         }
@@ -439,9 +525,15 @@ static int sub_forward(const nlp_run *r, nlp_sub *s, const float *x)
         break;
     }
     case NLP_SUB_FFN: {
-        nlp_linear fc1 = nlp_net_lin(m, &s->fc1), fc2 = nlp_net_lin(m, &s->fc2);
-        NLP_PROF("linear ffn fwd", 2.0 * N * C * F, 0, nlp_linear_forward(&fc1, N, h, C, s->h1, F));
-        NLP_PROF("activation fwd", 0, 8.0 * N * F, nlp_act_forward(m->cfg.activation, s->h2, s->h1, (size_t)N * F));
+        nlp_linear fc2 = nlp_net_lin(m, &s->fc2);
+        if (s->gated) {
+            NLP_PROF("linear ffn fwd", 4.0 * N * C * F, 0, gate_up_forward(m, s, N, h));
+            NLP_PROF("activation fwd", 0, 12.0 * N * F, nlp_glu_forward(m->cfg.activation, s->h2, s->h1, N, F));
+        } else {
+            nlp_linear fc1 = nlp_net_lin(m, &s->fc1);
+            NLP_PROF("linear ffn fwd", 2.0 * N * C * F, 0, nlp_linear_forward(&fc1, N, h, C, s->h1, F));
+            NLP_PROF("activation fwd", 0, 8.0 * N * F, nlp_act_forward(m->cfg.activation, s->h2, s->h1, (size_t)N * F));
+        }
         if (m->cfg.arch == NLP_ARCH_TRANSFORMER)
             NLP_PROF("dropout", 0, 8.0 * N * F, nlp_dropout(s->h2, s->h2, (size_t)N * F, nlp_net_dropout(m), nlp_net_seed(m, s->site + 1), nlp_net_i0(m, r->T, F)));
         NLP_PROF("linear ffn fwd", 2.0 * N * C * F, 0, nlp_linear_forward(&fc2, N, s->h2, F, f, C));
@@ -453,8 +545,7 @@ static int sub_forward(const nlp_run *r, nlp_sub *s, const float *x)
         NLP_PROF("residual add", 0, 12.0 * NC, nlp_add(s->out, x, f, NC));
     } else {
         NLP_PROF("residual add", 0, 12.0 * NC, nlp_add(s->sum, x, f, NC));
-        NLP_PROF("layernorm fwd", 0, 8.0 * NC, nlp_layernorm_forward(s->out, s->mean, s->rstd, s->sum, nlp_net_w(m, s->ln_g), nlp_net_w(m, s->ln_b), N, C,
-                              eps));
+        norm_forward(m, s, s->out, s->sum, N);
     }
     return NLP_OK;
 }
@@ -472,9 +563,7 @@ static int sub_backward(const nlp_run *r, nlp_sub *s, const float *x, float *dre
     if (pre) {
         df = dres;
     } else {
-        NLP_PROF("layernorm bwd", 0, 12.0 * NC,
-                 nlp_layernorm_backward(dres, 0, nlp_net_g(m, s->ln_g), nlp_net_g(m, s->ln_b), dres, s->sum, s->mean,
-                                        s->rstd, nlp_net_w(m, s->ln_g), N, C)); /* in place */
+        norm_backward(m, s, dres, 0, dres, s->sum, N); /* in place */
         df = dres;
     }
     if (p > 0) {
@@ -487,12 +576,15 @@ static int sub_backward(const nlp_run *r, nlp_sub *s, const float *x, float *dre
     int rc = NLP_OK;
     switch (s->kind) {
     case NLP_SUB_SELF: {
+        const int Ckv = nlp_net_kv_dim(m), W = C + 2 * Ckv;
         nlp_linear o = nlp_net_lin_bwd(m, &s->o);
         NLP_PROF("linear out bwd", 4.0 * N * C * C, 0, nlp_linear_backward(&o, N, s->att, C, df, C, t3, C, 0));
         nlp_attn a = attn_of(r, s);
-        NLP_PROF("attention bwd", attn_flops(&a, 2), 0, rc = nlp_attn_backward(&a, s->P, t3, big, big + C, big + 2 * C));
+        NLP_PROF("attention bwd", attn_flops(&a, 2), 0, rc = nlp_attn_backward(&a, s->P, t3, big, big + C, big + C + Ckv));
         if (rc) return rc;
-        NLP_PROF("linear qkv bwd", 12.0 * N * C * C, 0, qkv_backward(m, s, N, h, big, dh, beta));
+        /* the rotation's transpose takes the gradients of the rotated q and k to the projections' */
+        if (s->rope) NLP_PROF("rope bwd", 0, 8.0 * N * (C + Ckv), rope_qk(m, big, r->B, r->T, 1));
+        NLP_PROF("linear qkv bwd", 4.0 * N * C * W, 0, qkv_backward(m, s, N, h, big, dh, beta));
         break;
     }
     case NLP_SUB_CROSS: {
@@ -515,15 +607,19 @@ static int sub_backward(const nlp_run *r, nlp_sub *s, const float *x, float *dre
         NLP_PROF("linear ffn bwd", 4.0 * N * C * F, 0, nlp_linear_backward(&fc2, N, s->h2, F, df, C, big, F, 0));
         if (m->cfg.arch == NLP_ARCH_TRANSFORMER)
             NLP_PROF("dropout", 0, 8.0 * NF, nlp_dropout(big, big, NF, p, nlp_net_seed(m, s->site + 1), nlp_net_i0(m, r->T, F)));
-        NLP_PROF("activation bwd", 0, 12.0 * NF, nlp_act_backward(m->cfg.activation, big, big, s->h1, NF, 0));
-        nlp_linear fc1 = nlp_net_lin_bwd(m, &s->fc1);
-        NLP_PROF("linear ffn bwd", 4.0 * N * C * F, 0, nlp_linear_backward(&fc1, N, h, C, big, F, dh, C, beta));
+        if (s->gated) { /* d(gate|up) [N, 2F] after dh2 [N, F] in the scratch */
+            float *dgu = big + NF;
+            NLP_PROF("activation bwd", 0, 16.0 * NF, nlp_glu_backward(m->cfg.activation, dgu, big, s->h1, N, F));
+            NLP_PROF("linear ffn bwd", 8.0 * N * C * F, 0, gate_up_backward(m, s, N, h, dgu, dh, beta));
+        } else {
+            NLP_PROF("activation bwd", 0, 12.0 * NF, nlp_act_backward(m->cfg.activation, big, big, s->h1, NF, 0));
+            nlp_linear fc1 = nlp_net_lin_bwd(m, &s->fc1);
+            NLP_PROF("linear ffn bwd", 4.0 * N * C * F, 0, nlp_linear_backward(&fc1, N, h, C, big, F, dh, C, beta));
+        }
         break;
     }
     }
-    if (pre)
-        NLP_PROF("layernorm bwd", 0, 16.0 * NC, nlp_layernorm_backward(dres, 1, nlp_net_g(m, s->ln_g), nlp_net_g(m, s->ln_b), t2, x, s->mean, s->rstd,
-                               nlp_net_w(m, s->ln_g), N, C));
+    if (pre) norm_backward(m, s, dres, 1, t2, x, N);
     return NLP_OK;
 }
 
@@ -537,9 +633,9 @@ int nlp_net_stack_forward(const nlp_run *r, nlp_stack *st, const float **out)
     }
     if (st->lnf_g >= 0) {
         nlp_model *m = r->m;
-        NLP_PROF("layernorm fwd", 0, 8.0 * r->B * r->T * m->cfg.d_model,
-                 nlp_layernorm_forward(st->lnf, st->lnf_mean, st->lnf_rstd, x, nlp_net_w(m, st->lnf_g),
-                                       nlp_net_w(m, st->lnf_b), r->B * r->T, m->cfg.d_model, (float)m->cfg.ln_eps));
+        const nlp_sub f = {.rms = st->lnf_rms, .ln_g = st->lnf_g, .ln_b = st->lnf_b, .mean = st->lnf_mean,
+                           .rstd = st->lnf_rstd};
+        norm_forward(m, &f, st->lnf, x, r->B * r->T);
         x = st->lnf;
     }
     *out = x;
@@ -559,7 +655,7 @@ static size_t sub_first_offset(const nlp_model *m, const nlp_sub *s)
         else l[0] = &s->q, l[1] = &s->k, l[2] = &s->v, l[3] = &s->o;
         break;
     case NLP_SUB_CROSS: l[0] = &s->q, l[1] = &s->k, l[2] = &s->v, l[3] = &s->o; break;
-    case NLP_SUB_FFN: l[0] = &s->fc1, l[1] = &s->fc2; break;
+    case NLP_SUB_FFN: l[0] = &s->fc1, l[1] = &s->fc2, l[2] = s->gated ? &s->up : NULL; break;
     }
     int idx[10] = {s->ln_g, s->ln_b};
     for (int i = 0; i < 4; i++) idx[2 + 2 * i] = l[i] ? l[i]->w : -1, idx[3 + 2 * i] = l[i] ? l[i]->b : -1;
@@ -573,12 +669,12 @@ static size_t sub_first_offset(const nlp_model *m, const nlp_sub *s)
 int nlp_net_stack_backward(const nlp_run *r, nlp_stack *st, float *dres)
 {
     nlp_model *m = r->m;
-    const int C = m->cfg.d_model, N = r->B * r->T;
+    const int N = r->B * r->T;
     if (st->lnf_g >= 0) {
         const float *x = st->n ? st->sub[st->n - 1].out : st->x0;
-        NLP_PROF("layernorm bwd", 0, 12.0 * N * C,
-                 nlp_layernorm_backward(dres, 0, nlp_net_g(m, st->lnf_g), nlp_net_g(m, st->lnf_b), dres, x, st->lnf_mean,
-                                        st->lnf_rstd, nlp_net_w(m, st->lnf_g), N, C)); /* in place */
+        const nlp_sub f = {.rms = st->lnf_rms, .ln_g = st->lnf_g, .ln_b = st->lnf_b, .mean = st->lnf_mean,
+                           .rstd = st->lnf_rstd};
+        norm_backward(m, &f, dres, 0, dres, x, N); /* in place */
     }
     for (int i = st->n - 1; i >= 0; i--) {
         int rc = sub_backward(r, &st->sub[i], i ? st->sub[i - 1].out : st->x0, dres);

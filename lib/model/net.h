@@ -6,8 +6,11 @@
  * A sublayer is one residual branch: self-attention, cross-attention or the
  * feed-forward network, wrapped either post-LN, out = LN(x + drop(f(x))) (the
  * paper, BERT), or pre-LN, out = x + drop(f(LN(x))) (GPT-2, pre-LN
- * transformer). A stack is a list of sublayers over one stream, with a final
- * LayerNorm in pre-LN stacks. Parameters are referred to by index into the
+ * transformer, LLaMA). A stack is a list of sublayers over one stream, with a
+ * final LayerNorm in pre-LN stacks. The norm may be RMSNorm (LLaMA), the
+ * feed-forward network a gated unit (SwiGLU: down(f(gate(x)) ⊙ up(x))),
+ * self-attention may rotate its queries and keys (RoPE) and read fewer
+ * key/value heads than query heads (grouped-query attention). Parameters are referred to by index into the
  * model's nlp_params, so the same description works whether the arena is
  * owned, mapped from a file, or replaced.
  *
@@ -49,26 +52,30 @@ typedef struct nlp_sub {
     enum nlp_sub_kind kind;
     int causal;            /* self-attention over earlier positions only */
     int ln_g, ln_b;        /* this sublayer's LayerNorm (before f in pre-LN, after the sum in post-LN) */
-    int fused;             /* self-attention: q|k|v from one [C,3C] projection (GPT-2 c_attn) */
+    int rms;               /* the norm is RMSNorm (ln_b -1) */
+    int fused;             /* self-attention: q|k|v from one [C, C+2Ckv] projection (GPT-2 c_attn) */
+    int rope;              /* self-attention: queries and keys rotated at their positions (nn/rope.h) */
+    int gated;             /* FFN: fc1 is the gate and `up` the up projection of a gated unit */
     nlp_lref qkv, q, k, v, o;
-    nlp_lref fc1, fc2;
+    nlp_lref fc1, up, fc2;
     int site;              /* dropout sites: site (residual branch), site+1 (probabilities / FFN inner) */
     int slot;              /* attention: its layer's place in an nlp_cache */
     /* forward activations */
     float *ln, *mean, *rstd; /* pre-LN: LN(x); post-LN: mean/rstd of the sum */
     float *sum;              /* post-LN: x + drop(f) */
     float *out;              /* the sublayer's output, [N,C] */
-    float *qkv_a;            /* self: [N,3C]; cross: q [N,C] */
+    float *qkv_a;            /* self: [N, C+2Ckv] (q|k|v); cross: q [N,C] */
     float *kv_a;             /* cross: [M,2C] from the memory */
     float *P;                /* attention probabilities [B,H,T,S] */
     float *att;              /* attention output before o, [N,C] */
-    float *h1, *h2;          /* FFN: fc1 output, activation (after inner dropout) [N,F] */
+    float *h1, *h2;          /* FFN: fc1 output [N,F] (gated: gate|up [N,2F]), activation (after inner dropout) [N,F] */
 } nlp_sub;
 
 typedef struct nlp_stack {
     nlp_sub *sub;
     int n;
     int lnf_g, lnf_b;        /* final LayerNorm, -1 when none */
+    int lnf_rms;             /* it is RMSNorm */
     float *lnf, *lnf_mean, *lnf_rstd;
     float *x0;               /* input of the first sublayer (embeddings after dropout) */
 } nlp_stack;
@@ -86,11 +93,12 @@ typedef struct nlp_run {
 } nlp_run;
 
 /* The KV cache of model.h: per self-attention layer, k|v of every position
- * so far, [B, max_len, 2C]; per cross-attention layer, k|v of the source,
+ * so far, [B, max_len, 2Ckv] (Ckv = key/value heads × head size; rotated
+ * keys with RoPE); per cross-attention layer, k|v of the source,
  * [B, S, 2C], and the source key mask [B, S]. */
 struct nlp_cache {
     const nlp_model *m;
-    int B, max_len, len, C;
+    int B, max_len, len, C, Ckv;
     int group;               /* cache rows per encoded source (beam search: the beams); >= 1 */
     int n_self, n_cross;
     float *self;             /* n_self × [B, max_len, 2C] */
@@ -131,6 +139,7 @@ struct nlp_model {
     int mlm_ln_g, mlm_ln_b, mlm_bias;
     nlp_stack stack[2];      /* [0]: the encoder (gpt: the decoder-only stack), [1]: the decoder */
     float *pe;               /* sinusoidal table [max_positions, C] */
+    float *rope_cs;          /* rotary positions: cos|sin of the pass's positions [T, D] (nn/rope.h) */
 
     /* activation arena, laid out for (B, T, S) */
     float *act;
@@ -205,14 +214,25 @@ nlp_lref nlp_net_linear(nlp_params *p, const char *name, int in, int out, enum n
  * also act as one [n·out, in] layer (q|k|v in one product). Returns 0 or the
  * error of nlp_params_add. */
 int nlp_net_linears(nlp_params *p, const char *const *names, int n, int in, int out, nlp_lref **dst);
-/* Whether the weights and biases of linear layers l[0..n) lie one after
- * another in the arena, so that they act as one [n·out, in] layer (and no
- * bf16 copy splits them). */
+/* Whether the weights and biases of linear layers l[0..n) (W[out,in], the
+ * same `in`) lie one after another in the arena, so that they act as one
+ * [Σ out, in] layer (the bf16 copy of the arena keeps the same layout). */
 int nlp_net_adjacent(const nlp_model *m, const nlp_lref *const *l, int n);
 /* Cross-attention k|v of s for the memory mem [M, C] into kv [M, 2C]. */
 void nlp_net_kv_forward(const nlp_model *m, const nlp_sub *s, int M, const float *mem, float *kv);
 /* Declares "<name>.weight" and "<name>.bias" of a LayerNorm of size C; 0 or an error. */
 int nlp_net_layernorm(nlp_params *p, const char *name, int C, int *g, int *b);
+/* Declares "<name>.weight" of an RMSNorm of size C; 0 or an error. */
+int nlp_net_rmsnorm(nlp_params *p, const char *name, int C, int *g);
+
+/* Key/value width of self-attention: kv-heads × head size (= d-model
+ * without grouped-query attention). */
+static inline int nlp_net_kv_dim(const nlp_model *m) { return m->cfg.kv_heads * (m->cfg.d_model / m->cfg.heads); }
+/* Whether the feed-forward sublayers are gated units (llama's SwiGLU). */
+static inline int nlp_net_gated(const nlp_model *m) { return m->cfg.arch == NLP_ARCH_LLAMA; }
+/* The cos|sin table of rotary positions p0 .. p0+T−1 into m->rope_cs (laid
+ * out by nlp_net_layout_scratch for T rows); nothing without rotary positions. */
+void nlp_net_rope_table(nlp_model *m, int p0, int T);
 
 /* The nlp_linear for a reference in the current arenas, for the forward
  * pass (no gradients). */

@@ -35,11 +35,29 @@ void nlp_act_forward(enum nlp_act a, float *y, const float *x, size_t n)
             y[i] = 0.5f * v * (1.0f + nlp_tanhf(SQRT_2_OVER_PI * (v + GELU_C * v * v * v)));
         }
         break;
+    case NLP_ACT_SILU:
+#pragma omp parallel for simd schedule(dynamic, 8192) if (N > PAR_MIN)
+        for (long i = 0; i < N; i++) y[i] = x[i] / (1.0f + nlp_expf(-x[i]));
+        break;
     case NLP_ACT_TANH:
 #pragma omp parallel for simd schedule(dynamic, 8192) if (N > PAR_MIN)
         for (long i = 0; i < N; i++) y[i] = nlp_tanhf(x[i]);
         break;
     }
+}
+
+/* f(v) for one element (the gated units' inner loop) */
+#pragma omp declare simd uniform(a) notinbranch
+static inline float fact(enum nlp_act a, float v)
+{
+    switch (a) {
+    case NLP_ACT_RELU: return v > 0 ? v : 0.0f;
+    case NLP_ACT_GELU: return 0.5f * v * (1.0f + nlp_erff(v * INV_SQRT2));
+    case NLP_ACT_GELU_TANH: return 0.5f * v * (1.0f + nlp_tanhf(SQRT_2_OVER_PI * (v + GELU_C * v * v * v)));
+    case NLP_ACT_SILU: return v / (1.0f + nlp_expf(-v));
+    case NLP_ACT_TANH: return nlp_tanhf(v);
+    }
+    return 0;
 }
 
 #pragma omp declare simd uniform(a) notinbranch
@@ -51,6 +69,10 @@ static inline float dact(enum nlp_act a, float v)
     case NLP_ACT_GELU_TANH: {
         float t = nlp_tanhf(SQRT_2_OVER_PI * (v + GELU_C * v * v * v));
         return 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * SQRT_2_OVER_PI * (1.0f + 3.0f * GELU_C * v * v);
+    }
+    case NLP_ACT_SILU: {
+        float sg = 1.0f / (1.0f + nlp_expf(-v));
+        return sg + v * sg * (1.0f - sg);
     }
     case NLP_ACT_TANH: {
         float t = nlp_tanhf(v);
@@ -90,6 +112,53 @@ void nlp_act_backward(enum nlp_act a, float *dx, const float *dy, const float *x
     } else {
 #pragma omp parallel for schedule(dynamic, 8192) if (N > PAR_MIN)
         for (long i = 0; i < N; i++) dx[i] = dy[i] * dact(a, x[i]);
+    }
+}
+
+void nlp_glu_forward(enum nlp_act a, float *y, const float *gu, int N, int F)
+{
+    if (a == NLP_ACT_SILU) { /* SwiGLU, vectorised */
+#pragma omp parallel for schedule(dynamic, 16) if ((long)N * F > PAR_MIN)
+        for (int i = 0; i < N; i++) {
+            const float *g = gu + (size_t)i * 2 * F, *u = g + F;
+            float *yi = y + (size_t)i * F;
+#pragma omp simd
+            for (int f = 0; f < F; f++) yi[f] = g[f] / (1.0f + nlp_expf(-g[f])) * u[f];
+        }
+        return;
+    }
+#pragma omp parallel for schedule(dynamic, 16) if ((long)N * F > PAR_MIN)
+    for (int i = 0; i < N; i++) {
+        const float *g = gu + (size_t)i * 2 * F, *u = g + F;
+        float *yi = y + (size_t)i * F;
+        for (int f = 0; f < F; f++) yi[f] = fact(a, g[f]) * u[f];
+    }
+}
+
+void nlp_glu_backward(enum nlp_act a, float *dgu, const float *dy, const float *gu, int N, int F)
+{
+    if (a == NLP_ACT_SILU) {
+#pragma omp parallel for schedule(dynamic, 16) if ((long)N * F > PAR_MIN)
+        for (int i = 0; i < N; i++) {
+            const float *g = gu + (size_t)i * 2 * F, *u = g + F, *d = dy + (size_t)i * F;
+            float *dg = dgu + (size_t)i * 2 * F, *du = dg + F;
+#pragma omp simd
+            for (int f = 0; f < F; f++) {
+                const float v = g[f], sg = 1.0f / (1.0f + nlp_expf(-v));
+                du[f] = d[f] * (v * sg);
+                dg[f] = d[f] * u[f] * (sg + v * sg * (1.0f - sg));
+            }
+        }
+        return;
+    }
+#pragma omp parallel for schedule(dynamic, 16) if ((long)N * F > PAR_MIN)
+    for (int i = 0; i < N; i++) {
+        const float *g = gu + (size_t)i * 2 * F, *u = g + F, *d = dy + (size_t)i * F;
+        float *dg = dgu + (size_t)i * 2 * F, *du = dg + F;
+        for (int f = 0; f < F; f++) {
+            du[f] = d[f] * fact(a, g[f]);
+            dg[f] = d[f] * u[f] * dact(a, g[f]);
+        }
     }
 }
 

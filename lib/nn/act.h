@@ -4,7 +4,12 @@
  *   NLP_ACT_RELU       max(x, 0)                                    (Vaswani FFN)
  *   NLP_ACT_GELU       x·Φ(x) = ½x(1 + erf(x/√2))                    (BERT "gelu")
  *   NLP_ACT_GELU_TANH  ½x(1 + tanh(√(2/π)(x + 0.044715x³)))          (GPT-2 "gelu_new")
+ *   NLP_ACT_SILU       x·σ(x) = x/(1 + e^−x)                         (LLaMA's SwiGLU gate)
  *   NLP_ACT_TANH       tanh(x)                                       (BERT pooler)
+ *
+ * Gated linear units (Shazeer 2020, "GLU variants"): y = f(gate) ⊙ up over
+ * the two halves of one [N, 2F] product, SwiGLU with SiLU (LLaMA), GeGLU
+ * with GELU (T5 v1.1).
  *
  * Dropout keeps an element with probability 1−p and scales it by 1/(1−p).
  * Whether element i is kept is a pure function of (seed, i) — a splitmix64
@@ -24,7 +29,8 @@ enum nlp_act {
     NLP_ACT_RELU = 0,
     NLP_ACT_GELU = 1,
     NLP_ACT_GELU_TANH = 2,
-    NLP_ACT_TANH = 3,
+    NLP_ACT_SILU = 3,
+    NLP_ACT_TANH = 4,
 };
 
 /* y = f(x), n elements; y may equal x. */
@@ -33,6 +39,14 @@ void nlp_act_forward(enum nlp_act a, float *y, const float *x, size_t n);
 /* dx = f'(x)·dy (+ dx when accumulate), n elements; x is the forward input;
  * dx may equal dy when not accumulating. */
 void nlp_act_backward(enum nlp_act a, float *dx, const float *dy, const float *x, size_t n, int accumulate);
+
+/* Gated unit: y[i, f] = f(gu[i, f]) · gu[i, F + f] for i < N, f < F: each
+ * row of gu holds the gate's F values, then the up projection's. */
+void nlp_glu_forward(enum nlp_act a, float *y, const float *gu, int N, int F);
+
+/* Its backward: dgu[i, f] = dy[i, f]·up·f'(gate), dgu[i, F + f] =
+ * dy[i, f]·f(gate) (dgu overwritten; it may not overlap dy). */
+void nlp_glu_backward(enum nlp_act a, float *dgu, const float *dy, const float *gu, int N, int F);
 
 /* 1 if element i survives dropout with probability p under `seed`. */
 static inline int nlp_dropout_keep(uint64_t seed, uint64_t i, uint32_t threshold)

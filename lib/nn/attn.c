@@ -18,6 +18,11 @@
 /* The batch whose keys, values and mask batch b's queries use. */
 static inline int kb(const nlp_attn *a, int b) { return a->kv_group > 1 ? b / a->kv_group : b; }
 
+/* Query heads per key/value head (grouped-query attention), and the
+ * key/value head query head h reads. */
+static inline int heads_per_kv(const nlp_attn *a) { return a->kv_heads > 0 ? a->H / a->kv_heads : 1; }
+static inline int kvh(const nlp_attn *a, int h) { return h / heads_per_kv(a); }
+
 /* Number of keys row t may see before masking by key_mask: all S, or the causal prefix. */
 static inline int row_limit(const nlp_attn *a, int t)
 {
@@ -407,13 +412,14 @@ int nlp_attn_forward(const nlp_attn *a, float *P)
         for (int task = 0; task < B * H; task++) {
                 const int b = task / (H * G) * G + task % G, h = task / G % H;
                 if (fail) continue;
-                const float *q = a->q + b * a->bsq + h * D, *k = a->k + kb(a, b) * a->bsk + h * D,
-                            *v = a->v + kb(a, b) * a->bsv + h * D;
+                const int g = kvh(a, h);
+                const float *q = a->q + b * a->bsq + h * D, *k = a->k + kb(a, b) * a->bsk + g * D,
+                            *v = a->v + kb(a, b) * a->bsv + g * D;
                 float *o = a->out + b * a->bso + h * D;
                 float *p = P ? P + ((size_t)b * H + h) * T * S : scratch;
                 float *pd = drop ? scratch : p;
                 if (a->incremental && T <= NLP_ATTN_SMALL_ROWS && !drop) {
-                    if (a->kv_rows) k = a->k + h * D, v = a->v + h * D; /* each key names its batch */
+                    if (a->kv_rows) k = a->k + g * D, v = a->v + g * D; /* each key names its batch */
                     small_rows(a, b, q, k, v, o, p, 0, T, block_keys_fwd(a, b, 0, T), alpha);
                     continue;
                 }
@@ -433,64 +439,78 @@ int nlp_attn_forward(const nlp_attn *a, float *P)
     return fail ? nlp_error(NLP_ENOMEM, "out of memory (attention scratch)") : NLP_OK;
 }
 
+/* Query head h of batch b (key/value head kh): dQ written, dK and dV
+ * (at gk, gv) written when `add` is 0, added to when 1. dp: the thread's
+ * scratch of T·S (twice that with dropout). */
+static void head_backward(const nlp_attn *a, const float *P, const float *dout, float *dq, float *gk, float *gv, int b,
+                          int h, int kh, int add, float *dp)
+{
+    const int H = a->H, T = a->T, S = a->S, D = a->D, RB = block_rows(a);
+    const float alpha = 1.0f / sqrtf((float)D);
+    const int drop = a->dropout > 0;
+    const float *q = a->q + b * a->bsq + h * D, *k = a->k + b * a->bsk + kh * D, *v = a->v + b * a->bsv + kh * D,
+                *go = dout + b * a->bso + h * D;
+    float *gq = dq + b * a->bsq + h * D;
+    const float *p = P + ((size_t)b * H + h) * T * S;
+    float *pdrop = dp + (size_t)T * S;
+    const float beta = add ? 1.0f : 0.0f;
+    for (int t0 = 0; t0 < T; t0 += RB) {
+        int rows = T - t0 < RB ? T - t0 : RB, kn = block_keys(a, b, t0, rows);
+        const float *pb = p + (size_t)t0 * S, *pdb = pb, *gob = go + (size_t)t0 * a->ldo;
+        float *g0 = dp + (size_t)t0 * S;
+        if (drop) {
+            drop_rows(a, pdrop, p, b, h, t0, t0 + rows, kn);
+            pdb = pdrop + (size_t)t0 * S;
+        }
+        /* dV = dropout(P)ᵀ dO */
+        nlp_gemm(1, 0, kn, D, rows, 1.0f, pdb, S, gob, (int)a->ldo, beta, gv, (int)a->ldv);
+        /* d(dropout(P)) = dO Vᵀ, then through dropout */
+        nlp_gemm(0, 1, rows, kn, D, 1.0f, gob, (int)a->ldo, v, (int)a->ldv, 0.0f, g0, S);
+        if (drop) drop_rows(a, dp, dp, b, h, t0, t0 + rows, kn);
+        for (int t = t0; t < t0 + rows; t++) {
+            float *g = dp + (size_t)t * S;
+            const float *pr = p + (size_t)t * S;
+            /* softmax backward: dA = P ⊙ (dP − Σ P dP); nothing flows
+             * through a row whose keys are all masked (masked_fill) */
+            if (row_all_masked(a, b, t)) {
+                for (int j = 0; j < kn; j++) g[j] = 0;
+                continue;
+            }
+            const float s = dot_lanes(pr, g, kn);
+#pragma omp simd
+            for (int j = 0; j < kn; j++) g[j] = pr[j] * (g[j] - s);
+        }
+        /* A = α Q Kᵀ: dQ = α dA K, dK = α dAᵀ Q */
+        nlp_gemm(0, 0, rows, D, kn, alpha, g0, S, k, (int)a->ldk, 0.0f, gq + (size_t)t0 * a->ldq, (int)a->ldq);
+        nlp_gemm(1, 0, kn, D, rows, alpha, g0, S, q + (size_t)t0 * a->ldq, (int)a->ldq, beta, gk, (int)a->ldk);
+    }
+}
+
 int nlp_attn_backward(const nlp_attn *a, const float *P, const float *dout, float *dq, float *dk, float *dv)
 {
     if (a->kv_group > 1) return nlp_error(NLP_EINVAL, "attention backward with shared keys");
-    const int B = a->B, H = a->H, T = a->T, S = a->S, D = a->D, RB = block_rows(a);
-    const float alpha = 1.0f / sqrtf((float)D);
-    const int drop = a->dropout > 0;
+    const int B = a->B, H = a->H, T = a->T, S = a->S, D = a->D;
+    /* tasks are (batch, key/value head): the query heads sharing a key/value
+     * head add their dK and dV in head order on one thread */
+    const int R = heads_per_kv(a), G = H / R;
+    /* dK and dV are sums over blocks of query rows and over heads: zeroed
+     * first, then added to; otherwise written by the one product */
+    const int add = block_rows(a) < T || R > 1;
     int fail = 0;
 #pragma omp parallel reduction(| : fail)
     {
-        float *dp = malloc((size_t)T * S * sizeof(float) * (drop ? 2 : 1) + 64);
+        float *dp = malloc((size_t)T * S * sizeof(float) * (a->dropout > 0 ? 2 : 1) + 64);
         if (!dp) fail = 1;
-#pragma omp for collapse(2) schedule(dynamic, H) /* a batch's heads at a time, as the forward */
+#pragma omp for collapse(2) schedule(dynamic, G) /* a batch's heads at a time, as the forward */
         for (int b = 0; b < B; b++)
-            for (int h = 0; h < H; h++) {
+            for (int kh = 0; kh < G; kh++) {
                 if (fail) continue;
-                const float *q = a->q + b * a->bsq + h * D, *k = a->k + b * a->bsk + h * D,
-                            *v = a->v + b * a->bsv + h * D, *go = dout + b * a->bso + h * D;
-                float *gq = dq + b * a->bsq + h * D, *gk = dk + b * a->bsk + h * D, *gv = dv + b * a->bsv + h * D;
-                const float *p = P + ((size_t)b * H + h) * T * S;
-                float *pdrop = dp + (size_t)T * S;
-                int blocked = RB < T;
-                if (blocked) { /* dK and dV are sums over the row blocks */
+                float *gk = dk + b * a->bsk + kh * D, *gv = dv + b * a->bsv + kh * D;
+                if (add) {
                     zero_rows(gk, a->ldk, S, D);
                     zero_rows(gv, a->ldv, S, D);
                 }
-                for (int t0 = 0; t0 < T; t0 += RB) {
-                    int rows = T - t0 < RB ? T - t0 : RB, kn = block_keys(a, b, t0, rows);
-                    float beta = blocked ? 1.0f : 0.0f;
-                    const float *pb = p + (size_t)t0 * S, *pdb = pb, *gob = go + (size_t)t0 * a->ldo;
-                    float *g0 = dp + (size_t)t0 * S;
-                    if (drop) {
-                        drop_rows(a, pdrop, p, b, h, t0, t0 + rows, kn);
-                        pdb = pdrop + (size_t)t0 * S;
-                    }
-                    /* dV = dropout(P)ᵀ dO */
-                    nlp_gemm(1, 0, kn, D, rows, 1.0f, pdb, S, gob, (int)a->ldo, beta, gv, (int)a->ldv);
-                    /* d(dropout(P)) = dO Vᵀ, then through dropout */
-                    nlp_gemm(0, 1, rows, kn, D, 1.0f, gob, (int)a->ldo, v, (int)a->ldv, 0.0f, g0, S);
-                    if (drop) drop_rows(a, dp, dp, b, h, t0, t0 + rows, kn);
-                    for (int t = t0; t < t0 + rows; t++) {
-                        float *g = dp + (size_t)t * S;
-                        const float *pr = p + (size_t)t * S;
-                        /* softmax backward: dA = P ⊙ (dP − Σ P dP); nothing flows
-                         * through a row whose keys are all masked (masked_fill) */
-                        if (row_all_masked(a, b, t)) {
-                            for (int j = 0; j < kn; j++) g[j] = 0;
-                            continue;
-                        }
-                        const float s = dot_lanes(pr, g, kn);
-#pragma omp simd
-                        for (int j = 0; j < kn; j++) g[j] = pr[j] * (g[j] - s);
-                    }
-                    /* A = α Q Kᵀ: dQ = α dA K, dK = α dAᵀ Q */
-                    nlp_gemm(0, 0, rows, D, kn, alpha, g0, S, k, (int)a->ldk, 0.0f, gq + (size_t)t0 * a->ldq,
-                             (int)a->ldq);
-                    nlp_gemm(1, 0, kn, D, rows, alpha, g0, S, q + (size_t)t0 * a->ldq, (int)a->ldq, beta, gk,
-                             (int)a->ldk);
-                }
+                for (int h = kh * R; h < kh * R + R; h++) head_backward(a, P, dout, dq, gk, gv, b, h, kh, add, dp);
             }
         free(dp);
     }

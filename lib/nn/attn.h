@@ -14,6 +14,12 @@
  * all masked becomes uniform, exactly as torch's masked_fill(−FLT_MAX) +
  * softmax (and HF BERT's additive (1−mask)·finfo.min) behave.
  *
+ * Grouped-query attention (Ainslie et al. 2023): with kv_heads = G < H, the
+ * keys and values have G heads and query head h uses key/value head
+ * h / (H/G) (H a multiple of G); G = 1 is multi-query attention. The
+ * backward pass sums the gradients of the H/G query heads that share a
+ * key/value head, in head order.
+ *
  * Q, K, V and O are read and written in place inside wider buffers through
  * row strides and batch strides (head h is the column block h·D .. h·D+D−1), so
  * a fused q|k|v projection or a KV cache is used without copies or transposes.
@@ -34,9 +40,10 @@
 
 typedef struct nlp_attn {
     int B, H, T, S, D;        /* batch, heads, queries, keys, head size */
+    int kv_heads;             /* heads of k and v (grouped-query attention): 0 or H = one per query head */
     const float *q;           /* query (b,t,h) at q + b·bsq + t·ldq + h·D */
     long ldq, bsq;
-    const float *k;           /* key (b,j,h) at k + b·bsk + j·ldk + h·D */
+    const float *k;           /* key (b,j,g) at k + b·bsk + j·ldk + g·D, g = h / (H/kv_heads) */
     long ldk, bsk;
     const float *v;
     long ldv, bsv;

@@ -130,3 +130,92 @@ void nlp_layernorm_backward(float *dx, float beta_dx, float *dgamma, float *dbet
         for (int i = 0; i < N; i++)
             ln_dx_row(dx + (size_t)i * C, beta_dx, dy + (size_t)i * C, x + (size_t)i * C, mean[i], rstd[i], gamma, C);
 }
+
+// --- RMSNorm
+
+void nlp_rmsnorm_forward(float *y, float *rstd, const float *x, const float *gamma, int N, int C, float eps)
+{
+#pragma omp parallel for schedule(dynamic, 16) if ((long)N * C > PAR_MIN)
+    for (int i = 0; i < N; i++) {
+        const float *xi = x + (size_t)i * C;
+        float *yi = y + (size_t)i * C;
+        float s = 0;
+#pragma omp simd reduction(+ : s)
+        for (int c = 0; c < C; c++) s += xi[c] * xi[c];
+        const float r = 1.0f / sqrtf(s / C + eps);
+#pragma omp simd
+        for (int c = 0; c < C; c++) yi[c] = xi[c] * r * gamma[c];
+        if (rstd) rstd[i] = r;
+    }
+}
+
+/* dx row i: with x̂ = x·r and dn = dy·γ, dx = r·(dn − x̂·mean(dn·x̂)) (dx may be dy). */
+static inline void rms_dx_row(float *dxi, float beta_dx, const float *dyi, const float *xi, float r, const float *gamma,
+                              int C)
+{
+    float a = 0;
+#pragma omp simd reduction(+ : a)
+    for (int c = 0; c < C; c++) a += dyi[c] * gamma[c] * xi[c] * r;
+    a /= C;
+    if (beta_dx == 0) {
+#pragma omp simd
+        for (int c = 0; c < C; c++) dxi[c] = (dyi[c] * gamma[c] - xi[c] * r * a) * r;
+    } else {
+#pragma omp simd
+        for (int c = 0; c < C; c++) dxi[c] = beta_dx * dxi[c] + (dyi[c] * gamma[c] - xi[c] * r * a) * r;
+    }
+}
+
+static inline void rms_dg_rows(float *g, const float *dy, const float *x, const float *rstd, int i0, int i1, int C)
+{
+    for (int i = i0; i < i1; i++) {
+        const float *xi = x + (size_t)i * C, *dyi = dy + (size_t)i * C;
+        const float r = rstd[i];
+#pragma omp simd
+        for (int c = 0; c < C; c++) g[c] += dyi[c] * xi[c] * r;
+    }
+}
+
+void nlp_rmsnorm_backward(float *dx, float beta_dx, float *dgamma, const float *dy, const float *x, const float *rstd,
+                          const float *gamma, int N, int C)
+{
+    const int nb = (N + LN_ROWS - 1) / LN_ROWS;
+    float *part = dgamma ? calloc((size_t)nb * C, sizeof *part) : NULL;
+    if (!dgamma || part) { /* one pass: each block of rows adds its γ terms, then its dx */
+#pragma omp parallel for schedule(dynamic, 1) if ((long)N * C > PAR_MIN)
+        for (int k = 0; k < nb; k++) {
+            const int i0 = k * LN_ROWS, i1 = i0 + LN_ROWS < N ? i0 + LN_ROWS : N;
+            if (part) rms_dg_rows(part + (size_t)k * C, dy, x, rstd, i0, i1, C);
+            if (dx)
+                for (int i = i0; i < i1; i++)
+                    rms_dx_row(dx + (size_t)i * C, beta_dx, dy + (size_t)i * C, x + (size_t)i * C, rstd[i], gamma, C);
+        }
+        if (!part) return;
+        for (int c = 0; c < C; c++) {
+            float g = 0;
+            for (int k = 0; k < nb; k++) g += part[(size_t)k * C + c];
+            dgamma[c] += g;
+        }
+        free(part);
+        return;
+    }
+    /* no memory for the block sums: the same sums, a block at a time in order */
+    float *g = calloc((size_t)2 * C, sizeof *g);
+    if (g) {
+        for (int k = 0; k < nb; k++) {
+            const int i0 = k * LN_ROWS, i1 = i0 + LN_ROWS < N ? i0 + LN_ROWS : N;
+            memset(g + C, 0, (size_t)C * sizeof *g);
+            rms_dg_rows(g + C, dy, x, rstd, i0, i1, C);
+            for (int c = 0; c < C; c++) g[c] += g[C + c];
+        }
+        for (int c = 0; c < C; c++) dgamma[c] += g[c];
+        free(g);
+    } else {
+        for (int c = 0; c < C; c++)
+            for (int i = 0; i < N; i++) dgamma[c] += dy[(size_t)i * C + c] * x[(size_t)i * C + c] * rstd[i];
+    }
+    if (dx)
+#pragma omp parallel for schedule(dynamic, 16) if ((long)N * C > PAR_MIN)
+        for (int i = 0; i < N; i++)
+            rms_dx_row(dx + (size_t)i * C, beta_dx, dy + (size_t)i * C, x + (size_t)i * C, rstd[i], gamma, C);
+}

@@ -1,5 +1,5 @@
 /*
- * norm.h — LayerNorm over the last dimension, forward and backward.
+ * norm.h — LayerNorm and RMSNorm over the last dimension, forward and backward.
  *
  * y = (x − mean) · rstd · γ + β with mean and the biased variance of each row
  * and rstd = 1/sqrt(var + eps), as torch.nn.LayerNorm. The forward pass keeps
@@ -7,7 +7,13 @@
  * γ/β gradients are summed one column block per thread over all rows in order,
  * so every result is independent of the thread count.
  *
- * Not here: RMSNorm or other normalisations.
+ * RMSNorm (Zhang & Sennrich 2019; LLaMA, T5): y = x · rstd · γ with
+ * rstd = 1/sqrt(mean(x²) + eps): no mean subtracted, no β, as HF's
+ * LlamaRMSNorm and T5LayerNorm compute it in fp32. The forward pass keeps
+ * rstd per row; the γ gradient is summed as LayerNorm's, independent of the
+ * thread count.
+ *
+ * Not here: other normalisations (batch, group).
  */
 #ifndef NLP_NN_NORM_H
 #define NLP_NN_NORM_H
@@ -23,5 +29,15 @@ void nlp_layernorm_forward(float *y, float *mean, float *rstd, const float *x, c
  * forward pass. */
 void nlp_layernorm_backward(float *dx, float beta_dx, float *dgamma, float *dbeta, const float *dy, const float *x,
                             const float *mean, const float *rstd, const float *gamma, int N, int C);
+
+/* RMSNorm: y[N,C] from x[N,C] (y may equal x); rstd [N] (may be NULL in
+ * inference). */
+void nlp_rmsnorm_forward(float *y, float *rstd, const float *x, const float *gamma, int N, int C, float eps);
+
+/* dx = beta_dx·dx + ∂L/∂x (dx may be dy: replaced in place); dgamma += (skipped
+ * when NULL), summed in blocks of rows added in order. x and rstd are the
+ * forward pass's. */
+void nlp_rmsnorm_backward(float *dx, float beta_dx, float *dgamma, const float *dy, const float *x, const float *rstd,
+                          const float *gamma, int N, int C);
 
 #endif

@@ -192,35 +192,41 @@ size_t nlp_nonfinite_index(const float *x, size_t n)
 }
 
 /* NLP_EFORMAT naming the first tensor of p that holds a NaN or an infinity
- * (src: the file's tensors, for their names as the file spells them). */
-static int check_finite(const nlp_params *p, const nlp_st *f, const nlp_st_tensor *const *src)
+ * (src: the files' tensors, for their names as the files spell them; tensor
+ * i is in f[in[i]]). */
+static int check_finite(const nlp_params *p, nlp_st *const *f, const size_t *in, const nlp_st_tensor *const *src)
 {
     for (size_t i = 0; i < p->n; i++) {
         const size_t n = p->t[i].numel, k = nlp_nonfinite_index(p->data + p->t[i].off, n);
         if (k == n) continue;
         const float v = p->data[p->t[i].off + k];
         return nlp_error(NLP_EFORMAT, "'%s': tensor '%s' holds %s at index %zu of %zu: the model is corrupt (a "
-                         "finite weight is needed everywhere)", nlp_st_path(f), src[i]->name,
+                         "finite weight is needed everywhere)", nlp_st_path(f[in[i]]), src[i]->name,
                          isnan(v) ? "NaN" : v > 0 ? "+inf" : "-inf", k, n);
     }
     return NLP_OK;
 }
 
-int nlp_params_load(nlp_params *p, nlp_st *f)
+int nlp_params_load(nlp_params *p, nlp_st *f) { return nlp_params_load_files(p, &f, 1); }
+
+int nlp_params_load_files(nlp_params *p, nlp_st *const *f, size_t nf)
 {
     const nlp_st_tensor **src = nlp_calloc(p->n ? p->n : 1, sizeof *src);
-    if (!src) {
-        nlp_st_close(f);
-        return NLP_ENOMEM;
-    }
-    int rc = NLP_OK, in_place = p->n > 0;
+    size_t *in = nlp_calloc(p->n ? p->n : 1, sizeof *in); /* the file each comes from */
+    int rc = src && in ? NLP_OK : NLP_ENOMEM, in_place = p->n > 0 && nf == 1;
     for (size_t i = 0; i < p->n && !rc; i++) {
         const nlp_param_info *t = &p->t[i];
-        const nlp_st_tensor *s = find_alias(f, t->name);
-        rc = nlp_st_expect(f, s ? s->name : t->name, t->ndim, t->shape, &src[i]);
+        const nlp_st_tensor *s = NULL;
+        for (size_t k = 0; k < nf && !s; k++)
+            if ((s = find_alias(f[k], t->name))) in[i] = k;
+        if (!s && nf > 1) {
+            rc = nlp_error(NLP_EFORMAT, "'%s': missing tensor '%s' (in none of the %zu shards)", nlp_st_path(f[0]),
+                           t->name, nf);
+            break;
+        }
+        rc = nlp_st_expect(f[in[i]], s ? s->name : t->name, t->ndim, t->shape, &src[i]);
         if (rc) break;
-        if (src[i]->dtype != NLP_DT_F32 || src[i]->begin != src[0]->begin + t->off * sizeof(float))
-            in_place = 0;
+        if (src[i]->dtype != NLP_DT_F32 || src[i]->begin != src[0]->begin + t->off * sizeof(float)) in_place = 0;
     }
     if (!rc && in_place && ((uintptr_t)src[0]->data & 3) == 0) {
         /* the file is this arena: use the mapping itself */
@@ -228,16 +234,18 @@ int nlp_params_load(nlp_params *p, nlp_st *f)
         nlp_st_close(p->mapped);
         p->data = src[0]->data;
         p->data_owned = 0;
-        p->mapped = f;
-        rc = check_finite(p, f, src);
+        p->mapped = f[0];
+        rc = check_finite(p, f, in, src);
         free(src);
+        free(in);
         return rc;
     }
     if (!rc) rc = nlp_params_alloc(p);
-    for (size_t i = 0; i < p->n && !rc; i++) rc = nlp_st_read_f32(f, src[i], p->data + p->t[i].off);
-    if (!rc) rc = check_finite(p, f, src);
+    for (size_t i = 0; i < p->n && !rc; i++) rc = nlp_st_read_f32(f[in[i]], src[i], p->data + p->t[i].off);
+    if (!rc) rc = check_finite(p, f, in, src);
     free(src);
-    nlp_st_close(f);
+    free(in);
+    for (size_t k = 0; k < nf; k++) nlp_st_close(f[k]);
     return rc;
 }
 

@@ -101,6 +101,10 @@ void nlp_params_grad_settle(nlp_params *p, size_t off);
  * bit of a weight near 1 makes it infinite, and a model that computes with
  * it gives NaN scores, which no decoder can rank. */
 int nlp_params_load(nlp_params *p, nlp_st *f);
+/* The same from the nf files of a sharded checkpoint (HF's
+ * model-0000N-of-0000M.safetensors), each parameter from the first file
+ * holding it; CONSUMES every file (the arena is always a copy). */
+int nlp_params_load_files(nlp_params *p, nlp_st *const *f, size_t nf);
 
 /* The index of the first NaN or infinity of x[0, n), or n when there is
  * none (one vectorised pass when there is none). */

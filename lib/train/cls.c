@@ -513,10 +513,10 @@ static int check_model(const nlp_model_config *cfg, const nlp_cls_encoder *e, co
 {
     if (cfg->num_labels <= 0) return nlp_error(NLP_EINVAL, "the model has no classification head (num-labels 0)");
     if ((e->kind == NLP_CLS_BERT) != (cfg->arch == NLP_ARCH_BERT) ||
-        (e->kind == NLP_CLS_GPT) != (cfg->arch == NLP_ARCH_GPT))
+        (e->kind == NLP_CLS_GPT) != nlp_arch_is_lm(cfg->arch))
         return nlp_error(NLP_EINVAL, "%s inputs for a %s model", e->kind == NLP_CLS_BERT ? "BERT" : "GPT",
-                         cfg->arch == NLP_ARCH_GPT ? "gpt" : cfg->arch == NLP_ARCH_BERT ? "bert" : "transformer");
-    if (e->T > cfg->max_positions)
+                         nlp_arch_name(cfg->arch));
+    if (e->T > nlp_model_config_max_len(cfg))
         return nlp_error(NLP_EINVAL, "inputs of %d positions for a model of %d", e->T, cfg->max_positions);
     if (d && d->labelled)
         for (size_t i = 0; i < d->n; i++)

@@ -81,9 +81,9 @@ import json, struct
 b = open('model.safetensors', 'rb').read()
 n = struct.unpack('<Q', b[:8])[0]
 h = json.loads(b[8:8 + n]); m = h['__metadata__']
-m['model'] = 'llama'; m.pop('nlpipe_config')
+m['model'] = 'mamba'; m.pop('nlpipe_config')
 j = json.dumps(h).encode(); j += b' ' * (-(8 + len(j)) % 8)
-open('llama.safetensors', 'wb').write(struct.pack('<Q', len(j)) + j + b[8 + n:])
+open('mamba.safetensors', 'wb').write(struct.pack('<Q', len(j)) + j + b[8 + n:])
 PY
 }
 
@@ -231,7 +231,7 @@ MT=(--arch transformer --preset tiny -t 1 -q --steps 2 --batch-tokens 600)
 @test "pretrain: a truncated model" {
   row 3 "*'trunc-model.safetensors': truncated safetensors file*" pretrain "${GPT[@]}" --init trunc-model.safetensors -m "$O" train.bin; }
 @test "pretrain: a model of an architecture that does not exist" {
-  row 3 "*'llama.safetensors'*llama*" pretrain "${GPT[@]}" --init llama.safetensors -m "$O" train.bin; }
+  row 3 "*'mamba.safetensors'*mamba*" pretrain "${GPT[@]}" --init mamba.safetensors -m "$O" train.bin; }
 @test "pretrain: a BERT checkpoint to continue as GPT" {
   row 3 "*'bert/latest' holds a bert model, not gpt*" pretrain "${GPT[@]}" --init bert -m "$O" train.bin; }
 @test "pretrain: a training state of another version" {
@@ -297,7 +297,7 @@ MT=(--arch transformer --preset tiny -t 1 -q --steps 2 --batch-tokens 600)
   row 1 "*'fields.tsv' line 2: 1 field where 2 are expected*" finetune "${FT[@]}" --init bert --valid fields.tsv -m "$O" cls.tsv; }
 @test "finetune: a binary label file" { row 1 "*'binary.bin' line 1*" finetune "${FT[@]}" --init bert --labels binary.bin -m "$O" cls.tsv; }
 @test "finetune: a transformer to fine-tune" {
-  row 3 "*'mt' holds a transformer model: finetune trains and uses bert and gpt classifiers*" finetune "${FT[@]}" --init mt -m "$O" cls.tsv; }
+  row 3 "*'mt' holds a transformer model: finetune trains and uses bert, gpt and llama classifiers*" finetune "${FT[@]}" --init mt -m "$O" cls.tsv; }
 @test "finetune: a GPT run to fine-tune as BERT (a WordPiece tokenizer)" {
   row 3 "*'wp.json' has 600 token ids, but the model 'gpt' has a vocabulary of 400*" \
     finetune "${FT[@]}" --init gpt --tokenizer wp.json -m "$O" cls.tsv; }

@@ -5,6 +5,12 @@
 #     weights and batch, its logits, loss and first gradients of the small
 #     tensors): tools/parity's output within compare.py's default tolerances,
 #     checked by tests/golden/st-compare.py (standard library only);
+#   - always: the sets of tests/data/parity (rotary positions in both layouts,
+#     grouped keys and values, the LLaMA block in HF's layout with F32, BF16
+#     shards and F16, from the in-repo reference tools/parity-ref): logits,
+#     loss, gradients and one AdamW step by st-compare.py, and generate's
+#     greedy continuations (with --bf16 for the bf16 set) against the
+#     reference's;
 #   - with ../shared: for every fixture set in $SHARED/parity/fixtures,
 #     tools/parity writes logits, losses, gradients and AdamW steps, and the
 #     README's six compare.py commands must all exit 0 (python3 with numpy,
@@ -34,6 +40,20 @@ if [ -f "$tmp/repo-gpt.safetensors" ]; then
   check "repo gpt: logits, loss, first gradients (1e-4/1e-5)" python3 "$top/tests/golden/st-compare.py" \
     "$c/ref.safetensors" "$tmp/repo-gpt.safetensors"
 fi
+# rotary positions and the LLaMA block (tools/parity-llama makes them)
+BIN="${NLPIPE_BIN:-$top/bin}"
+for d in "$top"/tests/data/parity/*/; do
+  d="${d%/}"; set="$(basename "$d")"; out="$tmp/repo-$set.safetensors"
+  check "repo $set: tools/parity" "$TOOLS/parity" "$d" "$out"
+  [ -f "$out" ] || continue
+  check "repo $set: logits, loss, gradients, AdamW step (1e-4/1e-5)" python3 "$top/tests/golden/st-compare.py" \
+    "$d/ref.safetensors" "$out"
+  n=$(head -1 "$d/decode/greedy.txt" | wc -w)
+  gen() { "$BIN/generate" -m "$d" --input-format id --output-format id --greedy -n "$n" "$@" <"$d/decode/prompts.txt" |
+            diff - "$d/decode/greedy.txt"; }
+  check "repo $set: generate --greedy" gen
+  case "$set" in *bf16*) check "repo $set: generate --greedy --bf16" gen --bf16 ;; esac
+done
 if [ ! -d "$fx" ]; then
   echo "# skipped the full fixture sets: no '$fx' (../shared); the compact GPT fixture ran"
   echo "$pass passed, $fail failed, 1 skipped"

@@ -65,7 +65,7 @@ static void test_presets(void)
     CHECK_EQ_INT(nlp_model_config_preset(&c, "base", NLP_ARCH_GPT), 0);
     CHECK(c.arch == NLP_ARCH_TRANSFORMER && c.d_model == 512 && c.heads == 8 && c.d_ff == 2048 &&
           c.encoder_layers == 6 && c.decoder_layers == 6 && c.dropout == 0.1 && c.label_smoothing == 0.1 &&
-          !c.pre_ln && !c.learned_pos && c.shared_vocab);
+          !c.pre_ln && c.positions == NLP_POS_SINUSOIDAL && c.shared_vocab);
     CHECK_EQ_INT(nlp_model_config_preset(&c, "big", NLP_ARCH_GPT), 0);
     CHECK(c.d_model == 1024 && c.heads == 16 && c.d_ff == 4096 && c.dropout == 0.3);
     CHECK_EQ_INT(nlp_model_config_preset(&c, "small", NLP_ARCH_GPT), 0);
@@ -87,7 +87,7 @@ static void test_settings(void)
                                       "smoothing-mode: others\n", ov),
                  0);
     CHECK(c.arch == NLP_ARCH_TRANSFORMER && c.d_model == 128 && c.heads == 4 && c.encoder_layers == 3 &&
-          c.decoder_layers == 3 && c.pre_ln && c.learned_pos && !c.shared_vocab && c.src_vocab_size == 300 &&
+          c.decoder_layers == 3 && c.pre_ln && c.positions == NLP_POS_LEARNED && !c.shared_vocab && c.src_vocab_size == 300 &&
           !c.tie_output && c.smoothing_mode == NLP_SMOOTH_OTHERS && c.dropout == 0);
     /* --dump-config semantics: the dump resolves to the same struct */
     nlp_buf d = {0};
@@ -116,12 +116,18 @@ static void test_settings(void)
         {"d-model: 64\nheads: four\n", "line 2: 'heads' expects an integer, got 'four'"},
         {"dropout: 1.5\n", "line 1: 'dropout' must be in [0, 1), got 1.5"},
         {"arch: gpt\nnorm: pre\n", "line 2: key 'norm' does not apply to arch gpt"},
-        {"arch: bert\nactivation: swish\n", "line 2: 'activation' must be one of relu, gelu, gelu-tanh, got 'swish'"},
+        {"arch: bert\nactivation: swish\n", "line 2: 'activation' must be one of relu, gelu, gelu-tanh, silu, got 'swish'"},
         {"preset: gpt2\narch: bert\n", "line 2: preset 'gpt2' is a gpt model, not bert"},
         {"preset: large\n", "line 1: unknown preset 'large'"},
         {"arch: transformer\nshared-vocab: maybe\n", "line 2: 'shared-vocab' expects true or false, got 'maybe'"},
         {"arch: transformer\nsrc-vocab-size: 100\n", "line 2: src-vocab-size 100 differs from vocab-size"},
-        {"arch: rnn\n", "line 1: 'arch' must be one of gpt, bert, transformer, got 'rnn'"},
+        {"arch: rnn\n", "line 1: 'arch' must be one of gpt, bert, transformer, llama, got 'rnn'"},
+        {"arch: gpt\nrope-theta: 500\n", "line 2: 'rope-theta' applies to rotary positions (positions: rope), not learned ones"},
+        {"arch: llama\npositions: learned\n", "line 2: key 'positions' does not apply to arch llama"},
+        {"arch: llama\nrope-layout: interleaved\n", "line 2: key 'rope-layout' does not apply to arch llama"},
+        {"arch: bert\nkv-heads: 2\n", "line 2: key 'kv-heads' does not apply to arch bert"},
+        {"arch: gpt\npositions: rope\nrope-layout: both\n", "line 3: 'rope-layout' must be one of half, interleaved, got 'both'"},
+        {"arch: gpt\npositions: rope\nrope-theta: 0\n", "line 3: 'rope-theta' must be in (0, 1e+12), got 0"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = build_from(&c, NULL, bad[i].yaml, NULL);
@@ -160,7 +166,7 @@ static void test_json(void)
         nlp_model_config_preset(&c, presets[i], NLP_ARCH_GPT);
         c.preset[0] = 0;
         c.attention_dropout = c.dropout; /* the reference has one dropout */
-        if (c.arch == NLP_ARCH_TRANSFORMER) c.pre_ln = 1, c.learned_pos = 1, c.smoothing_mode = NLP_SMOOTH_OTHERS;
+        if (c.arch == NLP_ARCH_TRANSFORMER) c.pre_ln = 1, c.positions = NLP_POS_LEARNED, c.smoothing_mode = NLP_SMOOTH_OTHERS;
         nlp_buf j = {0};
         const char *kind;
         CHECK_EQ_INT(nlp_model_config_to_json(&c, &j, &kind), 0);
@@ -240,7 +246,7 @@ static void make_batch(tbatch *t, const nlp_model_config *c, nlp_rng *r)
         t->ids[i] = (int32_t)nlp_rng_below(r, (uint64_t)V);
         t->labels[i] = t->ids[i];
     }
-    if (c->arch == NLP_ARCH_GPT) {
+    if (nlp_arch_is_lm(c->arch)) {
         t->labels[4] = -100;
         t->b.ids = t->ids, t->b.labels = t->labels;
     } else if (c->arch == NLP_ARCH_BERT) {
@@ -270,7 +276,7 @@ static void make_batch(tbatch *t, const nlp_model_config *c, nlp_rng *r)
     if (c->num_labels > 0) { /* a classifier: labels per row; gpt reads the state at pos */
         for (int b = 0; b < B; b++) t->cls[b] = (int32_t)nlp_rng_below(r, (uint64_t)c->num_labels), t->pos[b] = T - 1 - b;
         t->b.cls_labels = t->cls;
-        if (c->arch == NLP_ARCH_GPT) t->b.cls_pos = t->pos;
+        if (nlp_arch_is_lm(c->arch)) t->b.cls_pos = t->pos;
         if (c->arch == NLP_ARCH_BERT) t->b.labels = NULL, t->b.nsp_labels = NULL; /* the classification loss alone */
     }
 }
@@ -375,6 +381,31 @@ static void test_gradients(void)
                             "activation=gelu", "smoothing-mode=others", "label-smoothing=0.2", NULL};
     CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_tr2), 0);
     grad_check("transformer pre-LN", &c);
+    /* rotary positions in both layouts, with grouped keys and values (gpt's
+     * fused c_attn of [C, C+2Ckv]), and the LLaMA block: RMSNorm, SwiGLU,
+     * rotary positions, grouped-query attention, no biases, tied or not */
+    const char *ov_rope[] = {"vocab-size=40", "d-model=16", "heads=4", "d-ff=24", "layers=2", "max-positions=8",
+                             "dropout=0.1", "attention-dropout=0.1", "init-std=0.3", "positions=rope",
+                             "rope-layout=half", NULL};
+    CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_rope), 0);
+    grad_check("gpt rope half", &c);
+    c.rope_layout = 1, c.kv_heads = 2, c.rope_theta = 100;
+    grad_check("gpt rope interleaved, 2 kv heads", &c);
+    const char *ov_llama[] = {"arch=llama", "vocab-size=40", "d-model=16", "heads=4", "kv-heads=2", "d-ff=24",
+                              "layers=2", "max-positions=8", "init-std=0.3", "tie-output=false", NULL};
+    CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_llama), 0);
+    grad_check("llama", &c);
+    c.tie_output = 1, c.kv_heads = 1, c.dropout = c.attention_dropout = 0.1;
+    grad_check("llama tied, 1 kv head, dropout", &c);
+    c.num_labels = 3;
+    grad_check_lm("llama classifier, lm 0.5", &c, 0.5);
+    c.num_labels = 0, c.activation = NLP_ACT_GELU_TANH;
+    grad_check("llama with a GeGLU", &c);
+    const char *ov_tr3[] = {"arch=transformer", "vocab-size=30", "d-model=16", "heads=2", "d-ff=24", "layers=2",
+                            "max-positions=8", "dropout=0.1", "activation=gelu", "positions=rope",
+                            "rope-layout=interleaved", NULL};
+    CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_tr3), 0);
+    grad_check("transformer rope", &c);
 }
 
 // --- data-parallel shares (lib/train splits a batch over ranks)
@@ -511,6 +542,17 @@ static void test_shares(void)
                             "decoder-layers=2", "max-positions=8", "norm=pre", "positions=learned", "dropout=0.1", NULL};
     CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_tr2), 0);
     share_check("transformer pre-LN", &c, 0.5);
+    const char *ov_llama[] = {"arch=llama", "vocab-size=40", "d-model=16", "heads=4", "kv-heads=2", "d-ff=24",
+                              "layers=2", "max-positions=8", "dropout=0.1", "attention-dropout=0.1",
+                              "tie-output=false", NULL};
+    CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_llama), 0);
+    share_check("llama", &c, 0.5);
+    c.num_labels = 3, c.tie_output = 1;
+    share_check("llama classifier", &c, 0.5);
+    const char *ov_rope[] = {"vocab-size=40", "d-model=16", "heads=2", "d-ff=24", "layers=2", "max-positions=8",
+                             "dropout=0.1", "positions=rope", NULL};
+    CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_rope), 0);
+    share_check("gpt rope", &c, 0.5);
 }
 
 // --- save/load, determinism, resume
@@ -917,11 +959,10 @@ static double max_diff(const float *a, const float *b, size_t n)
     return d;
 }
 
-static void test_cache(void)
+/* gpt and llama: prompt of 3, then one position at a time = the full pass;
+ * reordered rows; many positions after a reorder. */
+static void cache_check(const char *name, nlp_model *m, int packed)
 {
-    /* gpt: prompt of 3, then one position at a time = the full pass */
-    nlp_model *m = tiny(NLP_ARCH_GPT, 0.1);
-    nlp_model_set_training(m, 1); /* decoding turns dropout off by itself */
     const int B = 2, T = 7, V = 64;
     int32_t ids[2 * 7] = {5, 9, 1, 33, 2, 60, 7, 8, 8, 4, 0, 63, 12, 3};
     nlp_batch full = {.B = B, .T = T, .ids = ids};
@@ -929,7 +970,8 @@ static void test_cache(void)
     CHECK_EQ_INT(nlp_model_forward(m, &full, NULL), 0);
     float *ref = malloc((size_t)B * T * V * 4);
     memcpy(ref, nlp_model_logits(m, NULL, NULL), (size_t)B * T * V * 4);
-    nlp_model_set_training(m, 1);
+    if (packed) CHECK_EQ_INT(nlp_model_pack_weights(m), 0); /* decoding from the packed copies */
+    else nlp_model_set_training(m, 1); /* decoding turns dropout off by itself */
     nlp_cache *c;
     CHECK_EQ_INT(nlp_cache_new(&c, m, B, 16), 0);
     int32_t step[2 * 3];
@@ -946,7 +988,7 @@ static void test_cache(void)
         for (int b = 0; b < B; b++)
             d = fmax(d, max_diff(nlp_model_logits(m, NULL, NULL) + (size_t)b * V, ref + ((size_t)b * T + t) * V, V));
     }
-    CHECK_MSG(d < 1e-5, "gpt: cached logits differ by %g", d);
+    CHECK_MSG(d < 1e-5, "%s: cached logits differ by %g", name, d);
     CHECK_EQ_INT(nlp_cache_len(c), T);
     /* reorder: both rows take row 1's history; the next step gives row 1's logits twice */
     int32_t rows[2] = {1, 1}, nxt[2] = {17, 17};
@@ -974,7 +1016,7 @@ static void test_cache(void)
     nlp_batch hb = {.B = 1, .T = 13, .ids = hist};
     CHECK_EQ_INT(nlp_model_decode(m, &hb, c1), 0);
     d = max_diff(got5, nlp_model_logits(m, NULL, NULL) + 8 * V, 5 * V);
-    CHECK_MSG(d < 1e-5, "gpt: positions after a reorder differ by %g", d);
+    CHECK_MSG(d < 1e-5, "%s: positions after a reorder differ by %g", name, d);
     nlp_cache_free(c1);
     free(got5);
     /* misuse */
@@ -986,16 +1028,42 @@ static void test_cache(void)
     nlp_cache_free(c);
     free(ref);
     nlp_model_free(m);
+}
+
+static void test_cache(void)
+{
+    const int B = 2, T = 7, V = 64;
+    double d;
+    float *ref;
+    nlp_cache *c;
+    nlp_model *m;
+    cache_check("gpt", tiny(NLP_ARCH_GPT, 0.1), 0);
+    /* rotary positions: the cache holds rotated keys, each new position is
+     * rotated at its own place; grouped keys and values (fewer in the cache) */
+    nlp_model_config cfg;
+    nlp_model_config_preset(&cfg, "tiny", NLP_ARCH_GPT);
+    cfg.vocab_size = cfg.src_vocab_size = 64, cfg.positions = NLP_POS_ROPE, cfg.rope_layout = 1, cfg.kv_heads = 2;
+    cfg.dropout = cfg.attention_dropout = 0.1;
+    CHECK_EQ_INT(nlp_model_new(&m, &cfg, 3), 0);
+    cache_check("gpt rope interleaved, 2 kv heads", m, 0);
+    nlp_model_config_preset(&cfg, "tiny", NLP_ARCH_LLAMA);
+    cfg.vocab_size = 64, cfg.tie_output = 0, cfg.dropout = 0.1;
+    CHECK_EQ_INT(nlp_model_new(&m, &cfg, 3), 0);
+    cache_check("llama", m, 0);
+    /* the same from the packed weights (q|k|v and gate|up packed as one) */
+    nlp_model_config_preset(&cfg, "tiny", NLP_ARCH_LLAMA);
+    cfg.vocab_size = 64, cfg.kv_heads = 1;
+    CHECK_EQ_INT(nlp_model_new(&m, &cfg, 4), 0);
+    cache_check("llama, 1 kv head, packed weights", m, 1);
     nlp_model *bert = tiny(NLP_ARCH_BERT, 0);
     CHECK_EQ_INT(nlp_cache_new(&c, bert, 1, 4), NLP_EINVAL);
     nlp_model_free(bert);
 
     /* transformer: padded sources, targets one position at a time */
-    for (int pre = 0; pre < 2; pre++) {
-        nlp_model_config cfg;
+    for (int pre = 0; pre < 3; pre++) {
         nlp_model_config_preset(&cfg, "tiny", NLP_ARCH_TRANSFORMER);
         cfg.vocab_size = cfg.src_vocab_size = 64;
-        cfg.pre_ln = pre, cfg.learned_pos = pre;
+        cfg.pre_ln = pre == 1, cfg.positions = pre == 1 ? NLP_POS_LEARNED : pre ? NLP_POS_ROPE : NLP_POS_SINUSOIDAL;
         nlp_model_new(&m, &cfg, 4);
         const int S = 5;
         int32_t src[2 * 5] = {7, 8, 9, 0, 0, 10, 11, 12, 13, 14}, tin[2 * 7] = {1, 5, 6, 7, 8, 9, 10, 1, 20, 21, 22, 23, 24, 25};
@@ -1016,7 +1084,7 @@ static void test_cache(void)
             for (int b = 0; b < B; b++)
                 d = fmax(d, max_diff(nlp_model_logits(m, NULL, NULL) + (size_t)b * V, ref + ((size_t)b * T + t) * V, V));
         }
-        CHECK_MSG(d < 1e-5, "transformer %s: cached logits differ by %g", pre ? "pre-LN" : "post-LN", d);
+        CHECK_MSG(d < 1e-5, "transformer %s: cached logits differ by %g", pre == 2 ? "rope" : pre ? "pre-LN" : "post-LN", d);
         nlp_cache_free(c);
         free(ref);
         nlp_model_free(m);

@@ -1,8 +1,9 @@
 /*
  * test_nn.c — lib/nn: every layer's backward pass against central finite
  * differences of its forward pass (linear in both layouts and with strides,
- * LayerNorm, the activations, dropout, embeddings and positions, attention
- * — self, causal, padded, cross, with dropout — and cross-entropy with both
+ * LayerNorm, RMSNorm, the activations and gated units, dropout, embeddings
+ * and positions, rotary positions, attention — self, causal, padded, cross,
+ * with dropout, grouped-query — and cross-entropy with both
  * smoothing modes and an ignore index); nlp_gemm against a plain triple loop;
  * Adam/AdamW against a double-precision transcription of torch's update;
  * clipping and schedules; the sinusoidal table; determinism across thread
@@ -20,6 +21,7 @@
 #include "nn/norm.h"
 #include "nn/optim.h"
 #include "nn/params.h"
+#include "nn/rope.h"
 #include "nn/safetensors.h"
 #include "nn/vmath.h"
 #include "base/err.h"
@@ -293,8 +295,8 @@ static double act_loss(void *c)
 
 static void test_activations(void)
 {
-    const char *names[] = {"relu", "gelu", "gelu_tanh", "tanh"};
-    for (int a = 0; a < 4; a++) {
+    const char *names[] = {"relu", "gelu", "gelu_tanh", "silu", "tanh"};
+    for (int a = 0; a < 5; a++) {
         struct act_ctx k = {.a = (enum nlp_act)a, .n = 200};
         k.x = randv(k.n, 2), k.y = zerov(k.n), k.r = randv(k.n, 1);
         for (size_t i = 0; i < k.n; i++)
@@ -313,6 +315,8 @@ static void test_activations(void)
     nlp_act_forward(NLP_ACT_GELU_TANH, y, x, 5);
     for (int i = 0; i < 5; i++)
         CHECK_NEAR(y[i], 0.5 * x[i] * (1 + tanh(sqrt(2 / M_PI) * (x[i] + 0.044715 * pow(x[i], 3)))), 2e-7);
+    nlp_act_forward(NLP_ACT_SILU, y, x, 5);
+    for (int i = 0; i < 5; i++) CHECK_NEAR(y[i], x[i] / (1 + exp(-(double)x[i])), 3e-7);
     /* vmath.h's accuracy claims, and a finite result at the top of its range */
     double eu, ta, ea;
     nlp_vmath_selftest(&eu, &ta, &ea);
@@ -327,6 +331,186 @@ static void test_activations(void)
     float xn[3] = {1, NAN, -1}, yn[3];
     nlp_act_forward(NLP_ACT_GELU_TANH, yn, xn, 3);
     CHECK(isnan(yn[1]) && isfinite(yn[0]) && isfinite(yn[2]));
+}
+
+// --- gated units, RMSNorm, rotary positions
+
+struct glu_ctx {
+    enum nlp_act a;
+    int N, F;
+    float *gu, *y, *r;
+};
+
+static double glu_loss(void *c)
+{
+    struct glu_ctx *k = c;
+    nlp_glu_forward(k->a, k->y, k->gu, k->N, k->F);
+    return dot(k->y, k->r, (size_t)k->N * k->F);
+}
+
+static void test_glu(void)
+{
+    const enum nlp_act acts[] = {NLP_ACT_SILU, NLP_ACT_GELU_TANH, NLP_ACT_GELU};
+    const char *names[] = {"SwiGLU", "GeGLU (tanh)", "GeGLU (erf)"};
+    for (int a = 0; a < 3; a++) {
+        struct glu_ctx k = {.a = acts[a], .N = 5, .F = 37};
+        const size_t n = (size_t)k.N * k.F;
+        k.gu = randv(2 * n, 2), k.y = zerov(n), k.r = randv(n, 1);
+        glu_loss(&k);
+        /* values: f(gate) · up, the gate first in each row */
+        double worst = 0;
+        for (int i = 0; i < k.N; i++)
+            for (int f = 0; f < k.F; f++) {
+                double g = k.gu[(size_t)i * 2 * k.F + f], u = k.gu[(size_t)i * 2 * k.F + k.F + f];
+                double fg = a == 0 ? g / (1 + exp(-g)) : a == 1 ? 0.5 * g * (1 + tanh(sqrt(2 / M_PI) * (g + 0.044715 * g * g * g)))
+                                                                : 0.5 * g * (1 + erf(g / sqrt(2.0)));
+                worst = fmax(worst, fabs(k.y[(size_t)i * k.F + f] - fg * u));
+            }
+        CHECK_MSG(worst < 1e-5, "%s: values off by %g", names[a], worst);
+        float *dgu = zerov(2 * n);
+        nlp_glu_backward(k.a, dgu, k.r, k.gu, k.N, k.F);
+        char what[64];
+        snprintf(what, sizeof what, "%s d(gate|up)", names[a]);
+        fd_check(what, k.gu, dgu, 2 * n, glu_loss, &k, 80, 1e-2f);
+        free(k.gu), free(k.y), free(k.r), free(dgu);
+    }
+}
+
+struct rms_ctx {
+    int N, C;
+    float *x, *g, *y, *rstd, *r;
+};
+
+static double rms_loss(void *c)
+{
+    struct rms_ctx *k = c;
+    nlp_rmsnorm_forward(k->y, k->rstd, k->x, k->g, k->N, k->C, 1e-5f);
+    return dot(k->y, k->r, (size_t)k->N * k->C);
+}
+
+static void test_rmsnorm(void)
+{
+    /* 70 rows: more than one block of the γ sums (norm.c's LN_ROWS) */
+    struct rms_ctx k = {.N = 70, .C = 45};
+    size_t n = (size_t)k.N * k.C;
+    k.x = randv(n, 2), k.g = randv((size_t)k.C, 1), k.r = randv(n, 1), k.y = zerov(n), k.rstd = zerov((size_t)k.N);
+    for (int i = 0; i < k.N; i++) k.x[i * k.C] += 3; /* a mean that RMSNorm keeps */
+    rms_loss(&k);
+    /* forward: x / sqrt(mean(x²) + eps) · γ, in double */
+    double worst = 0;
+    for (int i = 0; i < k.N; i++) {
+        double ms = 0;
+        for (int c = 0; c < k.C; c++) ms += (double)k.x[i * k.C + c] * k.x[i * k.C + c];
+        double r = 1 / sqrt(ms / k.C + 1e-5);
+        for (int c = 0; c < k.C; c++) worst = fmax(worst, fabs(k.y[i * k.C + c] - k.x[i * k.C + c] * r * k.g[c]));
+    }
+    CHECK_MSG(worst < 2e-6, "rmsnorm values off by %g", worst);
+    float *dx = zerov(n), *dg = zerov((size_t)k.C);
+    nlp_rmsnorm_backward(dx, 0, dg, k.r, k.x, k.rstd, k.g, k.N, k.C);
+    fd_check("rmsnorm dx", k.x, dx, n, rms_loss, &k, 60, 1e-2f);
+    fd_check("rmsnorm dgamma", k.g, dg, (size_t)k.C, rms_loss, &k, 30, 1e-2f);
+    /* beta_dx = 1 accumulates; in place (dx = dy) gives the same */
+    float *dx2 = malloc(n * 4), *dy = malloc(n * 4);
+    for (size_t i = 0; i < n; i++) dx2[i] = 1;
+    nlp_rmsnorm_backward(dx2, 1, NULL, k.r, k.x, k.rstd, k.g, k.N, k.C);
+    memcpy(dy, k.r, n * 4);
+    nlp_rmsnorm_backward(dy, 0, NULL, dy, k.x, k.rstd, k.g, k.N, k.C);
+    double d = 0, d2 = 0;
+    for (size_t i = 0; i < n; i++) d = fmax(d, fabs(dx2[i] - 1 - dx[i])), d2 = fmax(d2, fabs(dy[i] - dx[i]));
+    CHECK(d < 1e-6 && d2 == 0);
+    free(k.x), free(k.g), free(k.r), free(k.y), free(k.rstd), free(dx), free(dg), free(dx2), free(dy);
+}
+
+struct rope_ctx {
+    int B, T, H, D;
+    long ld, bs;
+    enum nlp_rope_layout lay;
+    float *x, *y, *cs, *r;
+    size_t n;
+};
+
+static double rope_loss(void *c)
+{
+    struct rope_ctx *k = c;
+    memcpy(k->y, k->x, k->n * sizeof(float));
+    nlp_rope_apply(k->y, k->B, k->T, k->ld, k->bs, k->H, k->D, k->cs, k->lay, 0);
+    return dot(k->y, k->r, k->n);
+}
+
+/* Rotates one head vector v (D) at position p, a copy. */
+static void rope_one(float *out, const float *v, int p, int D, enum nlp_rope_layout lay, double theta)
+{
+    float cs[64];
+    nlp_rope_table(cs, p, 1, D, theta);
+    memcpy(out, v, (size_t)D * sizeof *out);
+    nlp_rope_apply(out, 1, 1, D, D, 1, D, cs, lay, 0);
+}
+
+static void test_rope(void)
+{
+    const int D = 16;
+    /* the table: cos and sin of p·θ^(−2i/D) */
+    float cs[40 * 16];
+    nlp_rope_table(cs, 3, 40, D, 10000);
+    double worst = 0;
+    for (int t = 0; t < 40; t++)
+        for (int i = 0; i < D / 2; i++) {
+            double a = (3 + t) * pow(10000, -2.0 * i / D);
+            worst = fmax(worst, fabs(cs[t * D + i] - cos(a)) + fabs(cs[t * D + D / 2 + i] - sin(a)));
+        }
+    CHECK_MSG(worst < 2e-5, "rope table off by %g", worst);
+    for (int lay = 0; lay < 2; lay++) {
+        const char *ln = lay ? "interleaved" : "half";
+        /* q·k depends on the positions only through their difference, and
+         * rotation keeps lengths */
+        float q[16], k[16], a[16], b[16];
+        for (int i = 0; i < D; i++) q[i] = (float)nlp_rng_normal(&R), k[i] = (float)nlp_rng_normal(&R);
+        double ref = 0, off = 0, len = 0;
+        const int pairs[][2] = {{5, 2}, {8, 5}, {103, 100}, {1003, 1000}, {3, 0}};
+        for (int c = 0; c < 5; c++) {
+            rope_one(a, q, pairs[c][0], D, (enum nlp_rope_layout)lay, 10000);
+            rope_one(b, k, pairs[c][1], D, (enum nlp_rope_layout)lay, 10000);
+            double dq = dot(a, b, D);
+            if (c == 0) ref = dq;
+            off = fmax(off, fabs(dq - ref));
+            len = fmax(len, fabs(dot(a, a, D) - dot(q, q, D)));
+        }
+        CHECK_MSG(off < 1e-4 * fmax(1, fabs(ref)), "rope %s: q·k at the same distance differs by %g", ln, off);
+        CHECK_MSG(len < 1e-4, "rope %s: a rotation changed a squared length by %g", ln, len);
+        /* ... and does change with the distance */
+        rope_one(a, q, 7, D, (enum nlp_rope_layout)lay, 10000);
+        rope_one(b, k, 2, D, (enum nlp_rope_layout)lay, 10000);
+        CHECK_MSG(fabs(dot(a, b, D) - ref) > 1e-3, "rope %s: q·k does not depend on the distance", ln);
+        /* position 0 is the identity */
+        rope_one(a, q, 0, D, (enum nlp_rope_layout)lay, 10000);
+        CHECK(memcmp(a, q, sizeof q) == 0);
+        /* backward: the transpose, against finite differences, over strided rows */
+        struct rope_ctx c = {.B = 2, .T = 9, .H = 3, .D = D, .lay = (enum nlp_rope_layout)lay};
+        c.ld = c.H * D + 5, c.bs = c.T * c.ld + 3;
+        c.n = (size_t)c.B * c.bs;
+        c.x = randv(c.n, 1), c.y = zerov(c.n), c.r = randv(c.n, 1), c.cs = zerov((size_t)c.T * D);
+        nlp_rope_table(c.cs, 11, c.T, D, 500);
+        float *g = malloc(c.n * sizeof *g);
+        memcpy(g, c.r, c.n * sizeof *g);
+        nlp_rope_apply(g, c.B, c.T, c.ld, c.bs, c.H, D, c.cs, c.lay, 1);
+        /* what is not a head's is not rotated: its gradient is r itself */
+        char what[64];
+        snprintf(what, sizeof what, "rope %s dx", ln);
+        fd_check(what, c.x, g, c.n, rope_loss, &c, 80, 1e-2f);
+        free(c.x), free(c.y), free(c.r), free(c.cs), free(g);
+    }
+    /* the two layouts are one rotation with the pairs in other places: the
+     * interleaved rotation of v is the half rotation of v with its even
+     * elements first, then its odd ones (what HF's conversion does to the
+     * q and k weight rows) */
+    float v[16], p[16], a[16], b[16];
+    for (int i = 0; i < D; i++) v[i] = (float)nlp_rng_normal(&R);
+    for (int i = 0; i < D / 2; i++) p[i] = v[2 * i], p[D / 2 + i] = v[2 * i + 1];
+    rope_one(a, v, 37, D, NLP_ROPE_INTERLEAVED, 10000);
+    rope_one(b, p, 37, D, NLP_ROPE_HALF, 10000);
+    int same = 1;
+    for (int i = 0; i < D / 2; i++) same &= a[2 * i] == b[i] && a[2 * i + 1] == b[D / 2 + i];
+    CHECK_MSG(same, "interleaved rotation != half rotation of the permuted vector");
 }
 
 static void test_dropout(void)
@@ -467,8 +651,56 @@ static void attn_case(const char *name, int cross, int causal, int masked, float
     free(k.qkv), free(k.kv), free(k.out), free(k.r), free(k.P), free(dqkv), free(dkv);
 }
 
+/* Grouped-query attention: H = 4 query heads over G key/value heads in a
+ * fused q|k|v of (H + 2G)·D columns. Each head computes what multi-head
+ * attention computes with the keys and values copied to every head of the
+ * group (bit for bit); dK and dV sum over the group (finite differences). */
+static void attn_gqa_case(const char *name, int causal, int masked, int G, int T, int D)
+{
+    const int B = 2, H = 4, W = (H + 2 * G) * D, C = H * D;
+    struct attn_ctx k = {0};
+    k.qkv = randv((size_t)B * T * W, 1);
+    k.nout = (size_t)B * T * C;
+    k.out = zerov(k.nout), k.r = randv(k.nout, 1), k.P = zerov((size_t)B * H * T * T);
+    uint8_t mask[2 * 200];
+    for (int i = 0; i < B * T; i++) mask[i] = 1;
+    if (masked) mask[T - 1] = mask[T + 1] = 0;
+    nlp_attn a = {.B = B, .H = H, .T = T, .S = T, .D = D, .kv_heads = G, .q = k.qkv, .ldq = W, .bsq = (long)T * W,
+                  .k = k.qkv + C, .ldk = W, .bsk = (long)T * W, .v = k.qkv + C + G * D, .ldv = W, .bsv = (long)T * W,
+                  .out = k.out, .ldo = C, .bso = (long)T * C, .key_mask = masked ? mask : NULL, .bsm = T,
+                  .causal = causal};
+    k.a = a;
+    attn_loss(&k);
+    /* multi-head over copies */
+    float *full = zerov((size_t)B * T * 3 * C), *out2 = zerov(k.nout);
+    for (int r = 0; r < B * T; r++)
+        for (int h = 0; h < H; h++) {
+            const int g = h / (H / G);
+            memcpy(full + (size_t)r * 3 * C + h * D, k.qkv + (size_t)r * W + h * D, (size_t)D * 4);
+            memcpy(full + (size_t)r * 3 * C + C + h * D, k.qkv + (size_t)r * W + C + g * D, (size_t)D * 4);
+            memcpy(full + (size_t)r * 3 * C + 2 * C + h * D, k.qkv + (size_t)r * W + C + G * D + g * D, (size_t)D * 4);
+        }
+    nlp_attn m = {.B = B, .H = H, .T = T, .S = T, .D = D, .q = full, .ldq = 3 * C, .bsq = (long)T * 3 * C,
+                  .k = full + C, .ldk = 3 * C, .bsk = (long)T * 3 * C, .v = full + 2 * C, .ldv = 3 * C,
+                  .bsv = (long)T * 3 * C, .out = out2, .ldo = C, .bso = (long)T * C,
+                  .key_mask = masked ? mask : NULL, .bsm = T, .causal = causal};
+    nlp_attn_forward(&m, NULL);
+    CHECK_MSG(memcmp(out2, k.out, k.nout * 4) == 0, "%s: grouped heads differ from copies", name);
+    float *g = zerov((size_t)B * T * W);
+    nlp_attn_backward(&a, k.P, k.r, g, g + C, g + C + G * D);
+    char what[96];
+    snprintf(what, sizeof what, "%s d(q|k|v)", name);
+    fd_check(what, k.qkv, g, (size_t)B * T * W, attn_loss, &k, 80, 1e-2f);
+    snprintf(what, sizeof what, "%s d(k|v)", name);
+    fd_check(what, k.qkv + C, g + C, (size_t)2 * G * D, attn_loss, &k, 2 * G * D, 1e-2f);
+    free(k.qkv), free(k.out), free(k.r), free(k.P), free(full), free(out2), free(g);
+}
+
 static void test_attention(void)
 {
+    attn_gqa_case("gqa causal+padding, 2 kv heads", 1, 1, 2, 6, 4);
+    attn_gqa_case("mqa self, 1 kv head, D 16", 0, 0, 1, 9, 16);
+    attn_gqa_case("gqa causal, 2 kv heads, 130 positions", 1, 0, 2, 130, 4);
     attn_case("self", 0, 0, 0, 0, 5, 4);
     attn_case("causal", 0, 1, 0, 0, 5, 4);
     attn_case("causal+padding", 0, 1, 1, 0, 5, 4);
@@ -844,6 +1076,9 @@ int main(int argc, char **argv)
     RUN(test_linear);
     RUN(test_layernorm);
     RUN(test_activations);
+    RUN(test_glu);
+    RUN(test_rmsnorm);
+    RUN(test_rope);
     RUN(test_dropout);
     RUN(test_embeddings);
     RUN(test_attention);
