@@ -132,11 +132,8 @@ const char *nlp_gemm_kernel_name(void)
 static void gemm1(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
                   const float *bias, float beta, float *C, int ldc)
 {
-    if (bf16_product(M, N, K)) {
-        if (bias) fill_bias(M, N, bias, C, ldc);
-        if (nlp_bgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, bias ? 1.0f : beta, C, ldc) == 0) return;
-        if (bias) beta = 0; /* nothing written: fp32 with the bias epilogue */
-    }
+    if (bf16_product(M, N, K) && nlp_bgemm_bias(ta, tb, M, N, K, alpha, A, lda, B, ldb, bias, beta, C, ldc) == 0)
+        return; /* else nothing written: fp32 */
     sgemm1(ta, tb, M, N, K, alpha, A, lda, B, ldb, bias, beta, C, ldc);
 }
 
@@ -168,9 +165,12 @@ void nlp_gemm_bias(int ta, int tb, int M, int N, int K, float alpha, const float
      * runs at two thirds of the other's speed (a neighbour on it), and a
      * fixed half each waits for the slower: the step's products, 12 shapes
      * of the GPT small step, 2 threads, alternating, 147.5 -> 187.0 GFLOP/s */
-    const int ours = !bf16_product(M, N, K) && own_fp32();
+    const int bf = bf16_product(M, N, K), ours = !bf && own_fp32();
     if (ours && nlp_sgemm_threads_suits(ta, M, nt) &&
         nlp_sgemm_bias_threads(nt, ta, tb, M, N, K, alpha, A, lda, B, ldb, bias, beta, C, ldc) == 0)
+        return;
+    if (bf && !nlp_cpu_has_amx_bf16() && nlp_sgemm_threads_suits(ta, M, nt) &&
+        nlp_bgemm_bias_threads(nt, ta, tb, M, N, K, alpha, A, lda, B, ldb, bias, beta, C, ldc) == 0)
         return;
     /* else blocks of the longer side of C, in multiples of 32 (a whole
      * number of micro-tiles), each packing only its share of op(B); each
