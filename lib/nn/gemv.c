@@ -3,6 +3,7 @@
  */
 #include "nn/gemv.h"
 #include "base/mem.h"
+#include "base/pool.h"
 #include "nn/safetensors.h"
 
 #include <omp.h>
@@ -169,6 +170,27 @@ static int k_split = 1;
 
 void nlp_gemv_set_k_split(int on) { k_split = on != 0; }
 
+typedef struct kn_job {
+    int M, N, K, nt;
+    const float *x;
+    int ldx;
+    const void *W;
+    int ldw, bf;
+    float *part;
+} kn_job;
+
+/* Part t of nt: contiguous ranges of rows of W, multiples of 4, each summed
+ * into its own partial y (added in part order by the caller). */
+static void kn_task(void *ctx, int t)
+{
+    const kn_job *j = ctx;
+    const int nt = j->nt, K = j->K, per = ((K + 3) / 4 + nt - 1) / nt * 4;
+    const int k0 = t * per, k1 = t == nt - 1 || k0 + per > K ? K : k0 + per;
+    float *acc = j->part + (size_t)t * j->M * j->N;
+    memset(acc, 0, (size_t)j->M * j->N * sizeof *acc);
+    if (k0 < k1) kn_any(j->M, j->N, k0, k1, j->x, j->ldx, j->W, j->ldw, j->bf, acc);
+}
+
 static void gemv_kn(int M, int N, int K, const float *x, int ldx, const void *W, int ldw, int bf, float alpha,
                     float beta, float *y, int ldy)
 {
@@ -192,15 +214,8 @@ static void gemv_kn(int M, int N, int K, const float *x, int ldx, const void *W,
         }
         return;
     }
-#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
-    for (int t = 0; t < nt; t++) {
-        /* contiguous ranges of rows, multiples of 4 */
-        int per = ((K + 3) / 4 + nt - 1) / nt * 4;
-        int k0 = t * per, k1 = t == nt - 1 || k0 + per > K ? K : k0 + per;
-        float *acc = part + (size_t)t * M * N;
-        memset(acc, 0, (size_t)M * N * sizeof *acc);
-        if (k0 < k1) kn_any(M, N, k0, k1, x, ldx, W, ldw, bf, acc);
-    }
+    kn_job j = {M, N, K, nt, x, ldx, W, ldw, bf, part};
+    nlp_pool_for(nt, nt, kn_task, &j); /* the decoding pool: no OpenMP region per product (pool.h) */
     for (int m = 0; m < M; m++) {
         float *yr = y + (size_t)m * ldy;
         for (int n = 0; n < N; n++) {
@@ -230,6 +245,31 @@ static void nk_any(int M, int n0, int n1, int K, const float *x, int ldx, const 
 #undef NK
 }
 
+typedef struct nk_job {
+    int M, N, K, per;
+    const float *x;
+    int ldx;
+    const void *W;
+    int ldw, bf;
+    float alpha;
+    float *y;
+    int ldy;
+} nk_job;
+
+/* Columns a task: about 32 KiB of weights, a multiple of 8 */
+static int nk_cols(int K, int bf)
+{
+    const int c = K > 0 ? (32768 / (bf ? 2 : 4)) / K / 8 * 8 : 64;
+    return c < 8 ? 8 : c;
+}
+
+static void nk_task(void *ctx, int t)
+{
+    const nk_job *j = ctx;
+    const int n0 = t * j->per, n1 = n0 + j->per < j->N ? n0 + j->per : j->N;
+    nk_any(j->M, n0, n1, j->K, j->x, j->ldx, j->W, j->ldw, j->bf, j->alpha, j->y, j->ldy);
+}
+
 static void gemv_nk(int M, int N, int K, const float *x, int ldx, const void *W, int ldw, int bf, float alpha,
                     float beta, float *y, int ldy)
 {
@@ -252,12 +292,10 @@ static void gemv_nk(int M, int N, int K, const float *x, int ldx, const void *W,
             }
         return;
     }
-#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
-    for (int t = 0; t < nt; t++) {
-        int per = (N / 4 + nt - 1) / nt * 4;
-        int n0 = t * per, n1 = t == nt - 1 ? N : (n0 + per < N ? n0 + per : N);
-        if (n0 < n1) nk_any(M, n0, n1, K, x, ldx, W, ldw, bf, alpha, y, ldy);
-    }
+    /* columns in blocks of about 32 KiB of weights, taken as threads become
+     * free (each output is the same dot product whichever block holds it) */
+    nk_job j = {M, N, K, nk_cols(K, bf), x, ldx, W, ldw, bf, alpha, y, ldy};
+    nlp_pool_for((N + j.per - 1) / j.per, nt, nk_task, &j);
 }
 
 /* W[N,K] with many rows of x: the same dot products as gemv_nk (each output
