@@ -22,6 +22,7 @@
 #include "common/modelio.h"
 #include "eval/classify.h"
 #include "model/model.h"
+#include "nn/gemm.h"
 #include "tok/tokfiles.h"
 #include "train/cls.h"
 #include "common/dist.h"
@@ -103,6 +104,9 @@ static const char usage[] =
     "      --all                 predict: every label's probability, 'label:p' after the\n"
     "                            best\n"
     "Common:\n"
+    "      --bf16                matrix products with bfloat16 operands and fp32\n"
+    "                            accumulation (needs AVX-512 BF16; weights, gradients\n"
+    "                            and Adam stay fp32)\n"
     "  -t, --threads N           threads (default: all CPUs; under mpirun the rank's\n"
     "                            share); training results depend on it, predict and\n"
     "                            eval output does not\n"
@@ -127,7 +131,7 @@ static const char *const schedules[] = {"cosine", "linear", "constant", NULL};
 
 static struct {
     const char *init, *tokenizer, *valid, *labels, *model, *resume, *log, *train;
-    int schedule, progress, json, all, from_scratch, dry_run, memory_check;
+    int schedule, progress, json, all, from_scratch, dry_run, memory_check, bf16;
     long epochs, batch_size, max_length, warmup, seed, keep, threads, save_every;
     double lr, weight_decay, grad_clip, dropout, lm_weight;
 } o = {
@@ -170,6 +174,7 @@ static struct cli_opt opts[] = {
     {.name = "log", .kind = CLI_STR, .dest = &o.log},
     {.name = "json", .kind = CLI_BOOL, .dest = &o.json, .flags = CLI_NEGATABLE},
     {.name = "all", .kind = CLI_BOOL, .dest = &o.all, .flags = CLI_NEGATABLE},
+    {.name = "bf16", .kind = CLI_BOOL, .dest = &o.bf16, .flags = CLI_NEGATABLE},
     {.name = "threads", .key = 't', .kind = CLI_INT, .dest = &o.threads, .min = 0, .max = 4096},
     {.name = "progress", .kind = CLI_BOOL, .dest = &o.progress, .flags = CLI_NEGATABLE},
     {.name = "dry-run", .kind = CLI_BOOL, .dest = &o.dry_run, .flags = CLI_NOCONFIG},
@@ -318,6 +323,7 @@ static char *make_run_yaml(const char *train)
     yaml_line(&b, "dropout", "%.17g", o.dropout);
     yaml_line(&b, "lm-weight", "%.17g", o.lm_weight);
     yaml_line(&b, "seed", "%ld", o.seed);
+    if (o.bf16) yaml_line(&b, "bf16", "true");
     yaml_line(&b, "save-every", "%ld", o.save_every);
     yaml_line(&b, "keep", "%ld", o.keep);
     yaml_path(&b, "log", o.log);
@@ -485,6 +491,7 @@ static int train_main(int argc, char **argv, int explicit_sub)
     if (nlp_dist_size() > 1 && (strcmp(train, "-") == 0 || (o.valid && strcmp(o.valid, "-") == 0)))
         cli_usage_error("standard input cannot feed %d ranks: every rank reads the data, give files", nlp_dist_size());
     int threads = nlp_threads_set(cli_dist_threads(o.threads));
+    if (o.bf16 && nlp_gemm_set_mode(NLP_GEMM_BF16)) cli_usage_error("--bf16: %s", nlp_errmsg());
 
     /* the model: a resumed run's checkpoint, or the pretrained one */
     char resume_ck[4096] = "";
@@ -698,6 +705,7 @@ static int predict_main(int argc, char **argv, int eval)
     if (eval && first >= argc) cli_usage_error("eval needs a labelled FILE");
     if (nlp_dist_size() > 1) cli_usage_error("%s runs in one process: mpirun is for training", eval ? "eval" : "predict");
     int threads = nlp_threads_set((int)o.threads);
+    if (o.bf16 && nlp_gemm_set_mode(NLP_GEMM_BF16)) cli_usage_error("--bf16: %s", nlp_errmsg());
     load_classifier();
     const int L = nlp_model_cfg(model)->num_labels;
     if (o.max_length > nlp_model_cfg(model)->max_positions)

@@ -359,12 +359,23 @@ int nlp_model_set_inference_layout(nlp_model *m)
 
 // --- int8 weights
 
+/* Quantizes the N×K matrix at parameter i (and those after it) into its
+ * slot; a weight that is not finite makes the model unusable in int8:
+ * NLP_EFORMAT naming the tensor. */
+static int q8_param(nlp_model *m, int i, int N, int K)
+{
+    int rc = nlp_q8_quantize(&m->wq8[i], nlp_net_w(m, i), N, K, K);
+    if (rc == NLP_EDATA)
+        return nlp_error_prefix(NLP_EFORMAT, "tensor '%s' (int8)", nlp_params_info(m->params, (size_t)i)->name);
+    return rc;
+}
+
 /* Quantizes the n adjacent layers starting at l[0] (or l[0] alone) into its slot. */
 static int q8_lref(nlp_model *m, const nlp_lref *l, int n)
 {
     if (l->w < 0 || l->in <= 0 || l->out <= 0 || m->wq8[l->w].q) return 0;
     if (l->layout != NLP_W_OUT_IN) return 0; /* not after the inference layout: stays fp32 */
-    return nlp_q8_quantize(&m->wq8[l->w], nlp_net_w(m, l->w), l->out * n, l->in, l->in);
+    return q8_param(m, l->w, l->out * n, l->in);
 }
 
 int nlp_model_set_inference_int8(nlp_model *m)
@@ -386,7 +397,7 @@ int nlp_model_set_inference_int8(nlp_model *m)
         }
     const int table = m->out_w >= 0 ? m->out_w : m->tok_emb;
     if (!rc && table >= 0 && !m->wq8[table].q) /* logits = h · tableᵀ, table [V, C] */
-        rc = nlp_q8_quantize(&m->wq8[table], nlp_net_w(m, table), m->cfg.vocab_size, m->cfg.d_model, m->cfg.d_model);
+        rc = q8_param(m, table, m->cfg.vocab_size, m->cfg.d_model);
     if (rc) nlp_model_drop_int8(m);
     return rc;
 }

@@ -154,8 +154,8 @@ int nlp_model_has_packed(const nlp_model *m);
  * bytes of fp32 per token). Sets the inference layout first
  * (nlp_model_set_inference_layout). The fp32 weights stay (embeddings are
  * read from them, training never uses the copy); weights changed afterwards
- * need nlp_model_drop_int8 and another call. 0, NLP_ENOMEM, or NLP_EDATA
- * for a weight that is not finite. */
+ * need nlp_model_drop_int8 and another call. 0, NLP_ENOMEM, or NLP_EFORMAT
+ * for a weight that is not finite (naming the tensor). */
 int nlp_model_set_inference_int8(nlp_model *m);
 void nlp_model_drop_int8(nlp_model *m);
 /* Bytes of the int8 copy (0 when there is none). */

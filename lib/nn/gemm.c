@@ -86,10 +86,14 @@ static void blas_sgemm1(int ta, int tb, int M, int N, int K, float alpha, const 
  * NLPIPE_GEMM=openblas asks for, except in row-invariant mode)? */
 static int own_fp32(void) { return !use_openblas() || g_row_invariant; }
 
-/* Does a product of this shape go to the bf16 kernels? */
+/* Does a product of this shape go to the bf16 kernels? Small ones stay
+ * fp32 (not worth the rounding), except in row-invariant mode, where every
+ * product is bf16: which kernel a product takes must not depend on the
+ * rows beside it, nor on keys padded to the longest sentence of a batch
+ * (the bf16 kernels are row-invariant by construction too, sgemm.h). */
 static int bf16_product(int M, int N, int K)
 {
-    return g_mode == NLP_GEMM_BF16 && !g_row_invariant && M >= 16 && N >= 16 && K >= 32;
+    return g_mode == NLP_GEMM_BF16 && (g_row_invariant || (M >= 16 && N >= 16 && K >= 32));
 }
 
 /* C rows [0, M) of width N set to the bias row (for paths without a bias
