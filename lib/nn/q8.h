@@ -50,8 +50,9 @@ enum nlp_q8_isa {
 typedef struct nlp_q8 {
     int N, K;    /* W[N,K]: y = x·Wᵀ */
     int nb, ng;  /* blocks of 32 along K (K rounded up), groups of 16 rows (N rounded up) */
-    uint8_t *q;  /* [ng][nb][8][16][4] bytes, q + 128 */
+    uint8_t *q;  /* [ng][nb][8][16][4] bytes, q + 128 (64-byte aligned) */
     uint16_t *d; /* [ng][nb][16] fp16 scales */
+    void *mem;   /* the block q lies in (what nlp_q8_free frees) */
 } nlp_q8;
 
 /* Quantizes W (N rows of K floats, rows ldw apart) into *w, which owns the
