@@ -105,7 +105,8 @@ ALWAYS_INLINE float hsum_tree(v16 v)
 
 /* W[N,K]: y[m, n] = alpha · x[m,:]·W[n,:] for n in [n0,n0+NC), m < M <= 4.
  * Every output has one accumulator, fed 16 products at a time along K
- * (fused), summed by hsum_tree, then the K % 16 products left one by one:
+ * (fused; bf16 weights 32 at a time, the 16 even k then the 16 odd k),
+ * summed by hsum_tree, then the K % 16 products left one by one:
  * the same operations for an output whichever M and NC compute it, so a row
  * of y does not depend on the other rows (gemm.h's row invariance). */
 ALWAYS_INLINE void nk_tile(int M, int NC, int n0, int K, const float *x, int ldx, const void *W, int ldw, int bf,
@@ -117,6 +118,24 @@ ALWAYS_INLINE void nk_tile(int M, int NC, int n0, int K, const float *x, int ldx
 #pragma GCC unroll 8
         for (int j = 0; j < NC; j++) acc[m][j] = (v16){0};
     int k = 0;
+    if (bf) { /* 32 bf16 weights a load, even k and odd k widened by a shift and a mask */
+        for (; k + 32 <= K; k += 32) {
+            v16u p[8];
+#pragma GCC unroll 8
+            for (int j = 0; j < NC; j++) memcpy(&p[j], (const uint16_t *)W + (size_t)(n0 + j) * ldw + k, sizeof p[j]);
+#pragma GCC unroll 4
+            for (int m = 0; m < M; m++) {
+                const v16 x0 = ld(x + (size_t)m * ldx + k), x1 = ld(x + (size_t)m * ldx + k + 16);
+                const v16 xe = __builtin_shufflevector(x0, x1, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30),
+                          xo = __builtin_shufflevector(x0, x1, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+#pragma GCC unroll 8
+                for (int j = 0; j < NC; j++) {
+                    acc[m][j] += xe * (v16)(p[j] << 16);
+                    acc[m][j] += xo * (v16)(p[j] & 0xffff0000u);
+                }
+            }
+        }
+    }
     for (; k + 16 <= K; k += 16) {
         v16 w[8];
 #pragma GCC unroll 8

@@ -27,8 +27,16 @@
  * translation independent of its batch (gemm.h). The chain does depend on the
  * ISA path (vector FMA vs plain C), which is fixed for a given CPU.
  *
+ * bf16 (nlp_bgemm*): the same blocking with a 12×32 vdpbf16ps micro-kernel
+ * over k-pairs (two adjacent k in one 32-bit word): op(A) = A converted to a
+ * bf16 copy of each block of rows, whose pairs the kernel broadcasts from
+ * twelve row streams (no transposition), op(A) = Aᵀ laid out pair-major,
+ * op(B) packed into [k-pairs][32] panels; every element again the same
+ * chain whatever the split (row-invariant), on AMX tiles where the CPU has
+ * them.
+ *
  * Not here: threads (gemm.c splits C between them and calls these on each
- * part), bf16 products (gemm.c), few-row streaming products (gemv.h).
+ * part), few-row streaming products (gemv.h), int8 (q8.h).
  */
 #ifndef NLP_NN_SGEMM_H
 #define NLP_NN_SGEMM_H
