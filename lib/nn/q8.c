@@ -114,7 +114,7 @@ T_VNNI static int q8_block_512(const float *W, int N, int ldw, int g, int k0, in
 {
     const __mmask16 m0 = kn >= 16 ? 0xffff : (__mmask16)((1u << kn) - 1),
                     m1 = kn >= 32 ? 0xffff : kn <= 16 ? 0 : (__mmask16)((1u << (kn - 16)) - 1);
-    const __m512 absmask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff)), zero = _mm512_setzero_ps();
+    const __m512 zero = _mm512_setzero_ps();
     const __m256i quads = _mm256_setr_epi32(0, 16, 32, 48, 64, 80, 96, 112); /* dword j of a row: k 4j..4j+3 */
     const __m512i lo = _mm512_set1_epi32(-127), hi = _mm512_set1_epi32(127), off = _mm512_set1_epi32(128);
     for (int r = 0; r < GR; r++) {
@@ -128,7 +128,7 @@ T_VNNI static int q8_block_512(const float *W, int N, int ldw, int g, int k0, in
         if (_mm512_cmp_ps_mask(_mm512_sub_ps(x0, x0), zero, _CMP_NEQ_UQ) |
             _mm512_cmp_ps_mask(_mm512_sub_ps(x1, x1), zero, _CMP_NEQ_UQ))
             return 0;
-        const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_and_ps(x0, absmask), _mm512_and_ps(x1, absmask)));
+        const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(x0), _mm512_abs_ps(x1)));
         const uint16_t h = f32_to_f16(amax / 127.0f);
         const float df = nlp_f16_to_f32(h), id = df > 0 ? 1.0f / df : 0.0f;
         ds[r] = h;
@@ -235,14 +235,13 @@ static void qrow_generic(const float *x, int K, int nb, int8_t *q, float *d, int
 
 T_VNNI static void qrow_512(const float *x, int K, int nb, int8_t *q, float *d, int32_t *c)
 {
-    const __m512 absmask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
     for (int b = 0; b < nb; b++) {
         const int k0 = b * QB, kn = K - k0 < QB ? K - k0 : QB;
         const __mmask16 m0 = kn >= 16 ? 0xffff : (__mmask16)((1u << kn) - 1),
                         m1 = kn >= 32 ? 0xffff : kn <= 16 ? 0 : (__mmask16)((1u << (kn - 16)) - 1);
         const __m512 x0 = _mm512_maskz_loadu_ps(m0, x + k0), x1 = _mm512_maskz_loadu_ps(m1, x + k0 + 16);
         const int nan = _mm512_cmp_ps_mask(x0, x0, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(x1, x1, _CMP_UNORD_Q);
-        const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_and_ps(x0, absmask), _mm512_and_ps(x1, absmask)));
+        const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(x0), _mm512_abs_ps(x1)));
         const float db = nan ? NAN : amax / 127.0f, id = db > 0 && isfinite(db) ? 1.0f / db : 0.0f;
         const __m512 vid = _mm512_set1_ps(id);
         const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(x0, vid)), q1 = _mm512_cvtps_epi32(_mm512_mul_ps(x1, vid));
