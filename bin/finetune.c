@@ -25,6 +25,7 @@
 #include "model/checkpoint.h"
 #include "eval/classify.h"
 #include "model/model.h"
+#include "nn/gemm.h"
 #include "tok/tokfiles.h"
 #include "train/cls.h"
 #include "common/dist.h"
@@ -111,6 +112,10 @@ static const char usage[] =
     "Common:\n"
     "      --max-line-bytes N    the longest line read (default 16777216 = 16 MiB); a\n"
     "                            longer one is an error naming the file and line\n"
+    "      --bf16                matrix products with bfloat16 operands and fp32\n"
+    "                            accumulation (needs AVX-512 BF16; weights, gradients\n"
+    "                            and Adam stay fp32); a resumed run keeps it unless\n"
+    "                            --no-bf16\n"
     "  -t, --threads N           threads (default: all CPUs; under mpirun the rank's\n"
     "                            share); training results depend on it, predict and\n"
     "                            eval output does not\n"
@@ -135,7 +140,7 @@ static const char *const schedules[] = {"cosine", "linear", "constant", NULL};
 
 static struct {
     const char *init, *tokenizer, *valid, *labels, *model, *resume, *log, *train;
-    int schedule, progress, json, all, from_scratch, dry_run, memory_check, force;
+    int schedule, progress, json, all, from_scratch, dry_run, memory_check, force, bf16;
     long epochs, batch_size, max_length, warmup, seed, keep, threads, save_every, max_line_bytes;
     double lr, weight_decay, grad_clip, dropout, lm_weight;
 } o = {
@@ -181,6 +186,7 @@ static struct cli_opt opts[] = {
     {.name = "log", .kind = CLI_STR, .dest = &o.log},
     {.name = "json", .kind = CLI_BOOL, .dest = &o.json, .flags = CLI_NEGATABLE},
     {.name = "all", .kind = CLI_BOOL, .dest = &o.all, .flags = CLI_NEGATABLE},
+    {.name = "bf16", .kind = CLI_BOOL, .dest = &o.bf16, .flags = CLI_NEGATABLE},
     {.name = "threads", .key = 't', .kind = CLI_INT, .dest = &o.threads, .min = 0, .max = 4096},
     {.name = "progress", .kind = CLI_BOOL, .dest = &o.progress, .flags = CLI_NEGATABLE},
     {.name = "dry-run", .kind = CLI_BOOL, .dest = &o.dry_run, .flags = CLI_NOCONFIG},
@@ -333,6 +339,7 @@ static char *make_run_yaml(const char *train)
     yaml_line(&b, "dropout", "%.17g", o.dropout);
     yaml_line(&b, "lm-weight", "%.17g", o.lm_weight);
     yaml_line(&b, "seed", "%ld", o.seed);
+    if (o.bf16) yaml_line(&b, "bf16", "true");
     yaml_line(&b, "save-every", "%ld", o.save_every);
     yaml_line(&b, "keep", "%ld", o.keep);
     yaml_path(&b, "log", o.log);
@@ -531,6 +538,7 @@ static int train_main(int argc, char **argv, int explicit_sub)
     }
     run_dir_begin(o.model, run_id, !own_dir, legacy, o.force, o.dry_run);
     int threads = nlp_threads_set(cli_dist_threads(o.threads));
+    if (o.bf16 && nlp_gemm_set_mode(NLP_GEMM_BF16)) cli_usage_error("--bf16: %s", nlp_errmsg());
 
     /* the model: a resumed run's checkpoint, or the pretrained one */
     char resume_ck[4096] = "";
@@ -847,6 +855,7 @@ static int predict_main(int argc, char **argv, int eval)
     if (eval && first >= argc) cli_usage_error("eval needs a labelled FILE");
     if (nlp_dist_size() > 1) cli_usage_error("%s runs in one process: mpirun is for training", eval ? "eval" : "predict");
     int threads = nlp_threads_set((int)o.threads);
+    if (o.bf16 && nlp_gemm_set_mode(NLP_GEMM_BF16)) cli_usage_error("--bf16: %s", nlp_errmsg());
     load_classifier();
     const int L = nlp_model_cfg(model)->num_labels;
     if (o.max_length > nlp_model_cfg(model)->max_positions)

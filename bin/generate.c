@@ -70,6 +70,9 @@ static const char usage[] =
     "                            16 MiB); a longer one is an error naming the file and line\n"
     "      --bf16                decode with the weights rounded to bfloat16: half the\n"
     "                            bytes read per token (fp32 arithmetic)\n"
+    "      --int8                decode with the weights quantized to int8 in blocks of\n"
+    "                            32 (llama.cpp's Q8_0), activations likewise per row:\n"
+    "                            about a quarter of the bytes of fp32 per token\n"
     "  -t, --threads N           threads (default: all CPUs); the output does not\n"
     "                            depend on it\n"
     "  -c, --config FILE         read options from a YAML file (keys = long option names)\n"
@@ -89,7 +92,7 @@ static const char *const formats[] = {"text", "id", NULL};
 
 static struct {
     const char *model, *tokenizer, *prompt, *input, *stop;
-    int batch, greedy, ignore_eos, echo, in_fmt, out_fmt, perplexity, bf16;
+    int batch, greedy, ignore_eos, echo, in_fmt, out_fmt, perplexity, bf16, int8;
     long max_new, top_k, beam, seed, max_length, threads, max_line_bytes;
     double temperature, top_p, rep, length_penalty;
 } o = {
@@ -127,6 +130,7 @@ static struct cli_opt opts[] = {
     {.name = "max-length", .kind = CLI_INT, .dest = &o.max_length, .min = 2, .max = 1 << 20, .flags = CLI_AUTO},
     {.name = "max-line-bytes", .kind = CLI_INT, .dest = &o.max_line_bytes, .min = 1, .max = 1e15},
     {.name = "bf16", .kind = CLI_BOOL, .dest = &o.bf16},
+    {.name = "int8", .kind = CLI_BOOL, .dest = &o.int8},
     {.name = "threads", .key = 't', .kind = CLI_INT, .dest = &o.threads, .min = 0, .max = 4096},
     {.name = NULL},
 };
@@ -459,13 +463,18 @@ int main(int argc, char **argv)
         cli_usage_error("--greedy takes the most probable token; it does not sample: drop --temperature, --top-k "
                         "and --top-p (or --greedy)");
     if (o.max_length > 0 && !o.perplexity) cli_usage_error("--max-length is for --perplexity (-n bounds what is generated)");
+    if (o.bf16 && o.int8) cli_usage_error("--bf16 and --int8 exclude each other");
     int threads = nlp_threads_set((int)o.threads);
 
     model_name = o.model;
     double t0 = now();
     model = mio_load_model(o.model, NLP_ARCH_GPT); /* or llama */
-    if (nlp_model_set_inference_layout(model) || (o.bf16 && nlp_model_set_inference_bf16(model))) cli_fail(NLP_ENOMEM);
-    cli_debug("model '%s': %zu parameters, loaded in %.2f s", o.model, nlp_model_param_count(model), now() - t0);
+    int lrc = nlp_model_set_inference_layout(model);
+    if (!lrc && o.bf16) lrc = nlp_model_set_inference_bf16(model);
+    if (!lrc && o.int8) lrc = nlp_model_set_inference_int8(model);
+    if (lrc) cli_die(nlp_exit_code(lrc), "'%s': %s", o.model, nlp_errmsg());
+    cli_debug("model '%s': %zu parameters, loaded in %.2f s%s", o.model, nlp_model_param_count(model), now() - t0,
+              o.int8 ? " (int8 weights)" : o.bf16 ? " (bf16 weights)" : "");
     /* text needs the tokenizer; ids use it for the end-of-text token when there is one */
     int need_tok = !o.perplexity && (o.in_fmt == 0 || o.out_fmt == 0);
     if (o.tokenizer) tok = mio_load_tokenizer(o.tokenizer);

@@ -14,6 +14,7 @@
 #include "common/modelio.h"
 #include "decode/translate.h"
 #include "model/model.h"
+#include "nn/gemm.h"
 #include "text/utf8.h"
 
 #include <errno.h>
@@ -58,6 +59,10 @@ static const char usage[] =
     "      --output-format FMT   text (default, detokenized) or id\n"
     "      --max-line-bytes N    the longest input line read (default 16777216 = 16 MiB);\n"
     "                            a longer one is an error naming the file and line\n"
+    "      --bf16                matrix products with bfloat16 operands and fp32\n"
+    "                            accumulation (needs AVX-512 BF16)\n"
+    "      --int8                weights quantized to int8 in blocks of 32 (llama.cpp's\n"
+    "                            Q8_0), activations likewise per row\n"
     "  -t, --threads N           threads (default: all CPUs); the output does not depend\n"
     "                            on it, nor on --batch-size\n"
     "  -c, --config FILE         read options from a YAML file (keys = long option names)\n"
@@ -77,7 +82,7 @@ static const char *const formats[] = {"text", "id", NULL};
 
 static struct {
     const char *model, *tokenizer, *src_tokenizer, *input, *attention;
-    int in_fmt, out_fmt, scores;
+    int in_fmt, out_fmt, scores, bf16, int8;
     long beam, max_length, len_b, nbest, batch, threads, max_line_bytes;
     double length_penalty, len_a;
 } o = {
@@ -108,6 +113,8 @@ static struct cli_opt opts[] = {
     {.name = "input-format", .kind = CLI_CHOICE, .dest = &o.in_fmt, .choices = formats},
     {.name = "output-format", .kind = CLI_CHOICE, .dest = &o.out_fmt, .choices = formats},
     {.name = "max-line-bytes", .kind = CLI_INT, .dest = &o.max_line_bytes, .min = 1, .max = 1e15},
+    {.name = "bf16", .kind = CLI_BOOL, .dest = &o.bf16},
+    {.name = "int8", .kind = CLI_BOOL, .dest = &o.int8},
     {.name = "threads", .key = 't', .kind = CLI_INT, .dest = &o.threads, .min = 0, .max = 4096},
     {.name = NULL},
 };
@@ -349,12 +356,17 @@ int main(int argc, char **argv)
     if (!o.model) cli_usage_error("no model: give -m MODEL");
     if (o.nbest > o.beam) cli_usage_error("--n-best %ld: at most --beam-size (%ld) hypotheses are kept", o.nbest, o.beam);
     if (o.nbest > 0 && o.scores) cli_usage_error("--n-best lines carry their scores already; drop --scores");
+    if (o.bf16 && o.int8) cli_usage_error("--bf16 and --int8 exclude each other");
     int threads = nlp_threads_set((int)o.threads);
     cli_debug("%d thread%s", threads, threads == 1 ? "" : "s");
+    if (o.bf16 && nlp_gemm_set_mode(NLP_GEMM_BF16)) cli_usage_error("--bf16: %s", nlp_errmsg());
 
     double t0 = now();
     model = mio_load_model(o.model, NLP_ARCH_TRANSFORMER);
-    cli_debug("model '%s': %zu parameters, loaded in %.2f s", o.model, nlp_model_param_count(model), now() - t0);
+    int qrc = o.int8 ? nlp_model_set_inference_int8(model) : 0;
+    if (qrc) cli_die(nlp_exit_code(qrc), "'%s': %s", o.model, nlp_errmsg());
+    cli_debug("model '%s': %zu parameters, loaded in %.2f s%s", o.model, nlp_model_param_count(model), now() - t0,
+              o.int8 ? " (int8 weights)" : o.bf16 ? " (bf16 products)" : "");
     const int need_src = o.in_fmt == 0, need_tgt = o.out_fmt == 0;
     const char *tname = o.tokenizer ? o.tokenizer : o.model, *sname = tname;
     tgt_tok = o.tokenizer ? mio_load_tokenizer(o.tokenizer) : mio_load_tokenizer_beside(o.model);

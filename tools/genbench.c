@@ -58,7 +58,7 @@ static void die(const char *what)
     exit(1);
 }
 
-static int gen(const char *name, int reps, int bf16)
+static int gen(const char *name, int reps, int bf16, int int8)
 {
     const char *ov_small[] = {"arch=gpt", "layers=4", "d-model=256", "heads=4", "d-ff=1024", "vocab-size=8192",
                               "max-positions=1024", NULL};
@@ -76,7 +76,9 @@ static int gen(const char *name, int reps, int bf16)
     nlp_model_config cfg;
     nlp_model *m;
     if (nlp_model_config_build(&cfg, preset, NULL, 0, ov) || nlp_model_new(&m, &cfg, 0)) die("model");
-    if (nlp_model_set_inference_layout(m) || (bf16 && nlp_model_set_inference_bf16(m))) die("inference layout");
+    if (nlp_model_set_inference_layout(m) || (bf16 && nlp_model_set_inference_bf16(m)) ||
+        (int8 && nlp_model_set_inference_int8(m)))
+        die("inference layout");
     const int P = 16, n = T - P;
     nlp_rng r;
     nlp_rng_seed(&r, 1);
@@ -104,11 +106,11 @@ static int gen(const char *name, int reps, int bf16)
     double med = reps % 2 ? ts[reps / 2] : (ts[reps / 2 - 1] + ts[reps / 2]) / 2, tps = n / med;
     /* bytes per new token: every parameter but a position table, once (the
      * tied output embedding once; the keys and values of the cache, a few
-     * hundred KB at these lengths, not counted) */
+     * hundred KB at these lengths, not counted); int8: the quantized copy */
     const int table = cfg.arch == NLP_ARCH_GPT && cfg.positions == NLP_POS_LEARNED;
     double params = (double)nlp_model_param_count(m) - (table ? (double)cfg.max_positions * cfg.d_model : 0);
-    double bytes = params * (bf16 ? 2 : 4);
-    const char *sfx = bf16 ? "_bf16" : "";
+    double bytes = int8 ? (double)nlp_model_int8_bytes(m) : params * (bf16 ? 2 : 4);
+    const char *sfx = int8 ? "_int8" : bf16 ? "_bf16" : "";
     printf("%s_gen%s\t%.1f\ttokens/s\n", name, sfx, tps);
     printf("%s_gen%s_gbs\t%.1f\tGB/s\n", name, sfx, bytes * tps / 1e9);
     nlp_cache_free(c);
@@ -209,21 +211,22 @@ static int int_arg(const char *flag, const char *s, long lo, long hi)
 int main(int argc, char **argv)
 {
     cli_prog = "genbench";
-    int threads = 2, reps = 5, bf16 = 0;
+    int threads = 2, reps = 5, bf16 = 0, int8 = 0;
     const char *cmd = argc > 1 ? argv[1] : NULL, *name = NULL;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = int_arg("-t", argv[++i], 1, 4096);
         else if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = int_arg("-r", argv[++i], 1, 1000000);
         else if (!strcmp(argv[i], "--bf16")) bf16 = 1;
+        else if (!strcmp(argv[i], "--int8")) int8 = 1;
         else if (!name) name = argv[i];
     }
     if (reps < 1) reps = 1;
     /* as generate: libgomp's default bounded spinning, not nlp_threads_passive (thread.h) */
     nlp_threads_set(threads);
-    if (cmd && !strcmp(cmd, "gen") && name) return gen(name, reps, bf16);
+    if (cmd && !strcmp(cmd, "gen") && name) return gen(name, reps, bf16, int8);
     if (cmd && !strcmp(cmd, "bw")) return bw(reps < 5 ? 5 : reps);
     if (cmd && !strcmp(cmd, "sample")) return sample(reps);
-    fprintf(stderr, "usage: genbench gen gpt_small|gpt2_124m [-t THREADS] [-r REPS] [--bf16]\n"
+    fprintf(stderr, "usage: genbench gen gpt_small|gpt2_124m [-t THREADS] [-r REPS] [--bf16|--int8]\n"
                     "       genbench bw [-t THREADS] [-r REPS]\n"
                     "       genbench sample [-r REPS]\n");
     return 2;

@@ -19,9 +19,10 @@
  *       layer's product writes its weight gradient), AdamW (lr 3e-4, weight
  *       decay 0.1), as the training loop does (and as the peer's
  *       zero_grad(set_to_none=True)).
- *       Prints NAME (tokens/s), NAME_gflops (GFLOP/s, model FLOPs:
+ *       Prints NAME_train (tokens/s), NAME_train_gflops (GFLOP/s, model FLOPs:
  *       6·params·tokens + attention, see nlp_model_train_flops) and the median
- *       step time on stderr.
+ *       step time on stderr; with --bf16 (bf16 matrix products, as pretrain
+ *       --bf16) the names end in _bf16: NAME_train_bf16, NAME_train_bf16_gflops.
  *
  *   trainbench train encdec [-t THREADS] [-r REPS] [--bf16]
  *       the encoder-decoder of shared/peers/pytorch_bench.py: 3+3 layers,
@@ -292,8 +293,9 @@ static int train(const char *name, int reps, const char *const *sets, int profil
     fprintf(stderr, "trainbench: %s: %zu parameters, %.1f GFLOP per step, median step %.4f s of %d (loss %.3f), %d threads%s\n",
             name, nlp_model_param_count(m), flops / 1e9, s, reps, loss, omp_get_max_threads(),
             nlp_gemm_get_mode() == NLP_GEMM_BF16 ? ", bf16 products" : "");
-    printf("%s_train\t%.1f\t%s\n", name, B * T / s, mt == 1 ? "tgt tokens/s" : "tokens/s");
-    printf("%s_train_gflops\t%.1f\tGFLOP/s\n", name, flops / s / 1e9);
+    const char *sfx = nlp_gemm_get_mode() == NLP_GEMM_BF16 ? "_bf16" : "";
+    printf("%s_train%s\t%.1f\t%s\n", name, sfx, B * T / s, mt == 1 ? "tgt tokens/s" : "tokens/s");
+    printf("%s_train%s_gflops\t%.1f\tGFLOP/s\n", name, sfx, flops / s / 1e9);
     if (profile) {
         fprintf(stderr, "trainbench: %s per phase, mean of %d steps (%.4f s), products on %s:\n", name, reps,
                 total / reps, nlp_gemm_kernel_name());

@@ -69,8 +69,11 @@ int nlp_translate(nlp_model *m, const nlp_ids *src, size_t n, const nlp_translat
     nlp_cache *c = NULL;
     int nout = 0;
     const int prev = nlp_gemm_set_row_invariant(1);
-    /* the weights packed once for every step (unless the caller keeps them packed) */
-    const int own_pack = !nlp_model_has_packed(m) && nlp_model_pack_weights(m) == 0;
+    /* the weights packed once for every step (unless the caller keeps them
+     * packed, or they are int8, or products are bf16: packed fp32 weights
+     * would take the fp32 kernels) */
+    const int own_pack = !nlp_model_has_packed(m) && !nlp_model_int8_bytes(m) && nlp_gemm_get_mode() != NLP_GEMM_BF16 &&
+                         nlp_model_pack_weights(m) == 0;
     for (size_t b0 = 0; b0 < nz && !rc; b0 += (size_t)GB) {
         const int G = nz - b0 < (size_t)GB ? (int)(nz - b0) : GB, R = G * K;
         int S = 0, N = 0;

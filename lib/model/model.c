@@ -104,7 +104,8 @@ int nlp_model_train_memory(const nlp_model_config *cfg, int B, int T, int S, nlp
 void nlp_model_free(nlp_model *m)
 {
     if (!m) return;
-    nlp_model_drop_packed(m); /* before the parameters: it counts them */
+    nlp_model_drop_packed(m); /* before the parameters: they count the slots */
+    nlp_model_drop_int8(m);
     nlp_params_free(m->params);
     free(m->stack[0].sub);
     free(m->stack[1].sub);
@@ -382,7 +383,7 @@ nlp_params *nlp_model_params(nlp_model *m) { return m->params; }
 void nlp_model_set_training(nlp_model *m, int on)
 {
     m->training = on;
-    if (on) nlp_model_drop_packed(m); /* the weights are about to change */
+    if (on) nlp_model_drop_packed(m), nlp_model_drop_int8(m); /* the weights are about to change */
 }
 void nlp_model_seed(nlp_model *m, uint64_t seed) { nlp_rng_seed(&m->rng, seed); }
 nlp_rng *nlp_model_rng(nlp_model *m) { return &m->rng; }
@@ -485,6 +486,68 @@ int nlp_model_set_inference_layout(nlp_model *m)
     }
     if (m->wbf) return nlp_model_set_inference_bf16(m); /* the copy follows the new layout */
     return 0;
+}
+
+// --- int8 weights
+
+/* Quantizes the N×K matrix at parameter i (and those after it) into its
+ * slot; a weight that is not finite makes the model unusable in int8:
+ * NLP_EFORMAT naming the tensor. */
+static int q8_param(nlp_model *m, int i, int N, int K)
+{
+    int rc = nlp_q8_quantize(&m->wq8[i], nlp_net_w(m, i), N, K, K);
+    if (rc == NLP_EDATA)
+        return nlp_error_prefix(NLP_EFORMAT, "tensor '%s' (int8)", nlp_params_info(m->params, (size_t)i)->name);
+    return rc;
+}
+
+/* Quantizes the n adjacent layers starting at l[0] (or l[0] alone) into its slot. */
+static int q8_lref(nlp_model *m, const nlp_lref *l, int n)
+{
+    if (l->w < 0 || l->in <= 0 || l->out <= 0 || m->wq8[l->w].q) return 0;
+    if (l->layout != NLP_W_OUT_IN) return 0; /* not after the inference layout: stays fp32 */
+    return q8_param(m, l->w, l->out * n, l->in);
+}
+
+int nlp_model_set_inference_int8(nlp_model *m)
+{
+    if (m->wq8) return 0;
+    int rc = nlp_model_set_inference_layout(m);
+    if (rc) return rc;
+    const size_t np = nlp_params_count(m->params);
+    if (!(m->wq8 = nlp_calloc(np ? np : 1, sizeof *m->wq8))) return NLP_ENOMEM;
+    for (int s = 0; s < 2 && !rc; s++)
+        for (int i = 0; i < m->stack[s].n && !rc; i++) {
+            const nlp_sub *u = &m->stack[s].sub[i];
+            const nlp_lref *qkv[3] = {&u->q, &u->k, &u->v};
+            /* as nlp_model_pack_weights: q|k|v (cross: k|v) as one matrix where they lie together */
+            if (u->kind == NLP_SUB_SELF && !u->fused && nlp_net_adjacent(m, qkv, 3)) rc = q8_lref(m, &u->q, 3);
+            if (!rc && u->kind == NLP_SUB_CROSS && nlp_net_adjacent(m, qkv + 1, 2)) rc = q8_lref(m, &u->k, 2);
+            const nlp_lref *one[] = {&u->qkv, &u->q, &u->k, &u->v, &u->o, &u->fc1, &u->fc2};
+            for (size_t j = 0; j < sizeof one / sizeof *one && !rc; j++) rc = q8_lref(m, one[j], 1);
+        }
+    const int table = m->out_w >= 0 ? m->out_w : m->tok_emb;
+    if (!rc && table >= 0 && !m->wq8[table].q) /* logits = h · tableᵀ, table [V, C] */
+        rc = q8_param(m, table, m->cfg.vocab_size, m->cfg.d_model);
+    if (rc) nlp_model_drop_int8(m);
+    return rc;
+}
+
+void nlp_model_drop_int8(nlp_model *m)
+{
+    if (!m->wq8) return;
+    const size_t np = nlp_params_count(m->params);
+    for (size_t i = 0; i < np; i++) nlp_q8_free(&m->wq8[i]);
+    free(m->wq8);
+    m->wq8 = NULL;
+}
+
+size_t nlp_model_int8_bytes(const nlp_model *m)
+{
+    size_t b = 0;
+    if (!m->wq8) return 0;
+    for (size_t i = 0; i < nlp_params_count(m->params); i++) b += nlp_q8_bytes(&m->wq8[i]);
+    return b;
 }
 
 // --- packed weights

@@ -149,6 +149,20 @@ int nlp_model_pack_weights(nlp_model *m);
 void nlp_model_drop_packed(nlp_model *m);
 int nlp_model_has_packed(const nlp_model *m);
 
+/* Inference with int8 weights: every weight matrix of the layers (and the
+ * output embedding) quantized once to int8 in blocks of 32 with an fp16
+ * scale each (nn/q8.h), which forward passes with training off then use
+ * for every product, activations quantized per row (about a quarter of the
+ * bytes of fp32 per token). Sets the inference layout first
+ * (nlp_model_set_inference_layout). The fp32 weights stay (embeddings are
+ * read from them, training never uses the copy); weights changed afterwards
+ * need nlp_model_drop_int8 and another call. 0, NLP_ENOMEM, or NLP_EFORMAT
+ * for a weight that is not finite (naming the tensor). */
+int nlp_model_set_inference_int8(nlp_model *m);
+void nlp_model_drop_int8(nlp_model *m);
+/* Bytes of the int8 copy (0 when there is none). */
+size_t nlp_model_int8_bytes(const nlp_model *m);
+
 /* Changes the dropout probabilities (fine-tuning or continuing a loaded
  * model with other regularisation); each in [0, 1). NLP_EINVAL otherwise. */
 int nlp_model_set_dropout(nlp_model *m, double dropout, double attention_dropout);

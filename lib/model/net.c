@@ -105,11 +105,19 @@ const nlp_sgemm_b *nlp_net_wpk(const nlp_model *m, int i, int out)
     return &m->wpk[i];
 }
 
+const nlp_q8 *nlp_net_wq8(const nlp_model *m, int i, int out)
+{
+    if (i < 0 || !m->wq8 || m->training || !m->wq8[i].q || m->wq8[i].N != out) return NULL;
+    return &m->wq8[i];
+}
+
 void nlp_net_logits(nlp_model *m, int N, const float *h, int table)
 {
     const int C = m->cfg.d_model, V = m->cfg.vocab_size;
     const uint16_t *wb = nlp_net_wbf(m, table);
     const nlp_sgemm_b *wp = nlp_net_wpk(m, table, V);
+    const nlp_q8 *wq = nlp_net_wq8(m, table, V);
+    if (wq && wq->K == C && nlp_q8_gemm(N, h, C, wq, NULL, 0.0f, m->logits, V) == 0) return;
     if (wp)
         NLP_PROF("logits fwd", 2.0 * N * V * C, 0, nlp_gemm_packed(N, 1.0f, h, C, wp, NULL, 0.0f, m->logits, V));
     else if (wb && N <= NLP_LINEAR_BF16_ROWS) nlp_gemv(N, V, C, 1.0f, h, C, wb, C, 1, 1, 0.0f, m->logits, V);
@@ -119,7 +127,8 @@ void nlp_net_logits(nlp_model *m, int N, const float *h, int table)
 nlp_linear nlp_net_lin(const nlp_model *m, const nlp_lref *r)
 {
     return (nlp_linear){.w = nlp_net_w(m, r->w), .wbf = nlp_net_wbf(m, r->w), .wp = nlp_net_wpk(m, r->w, r->out),
-                        .b = nlp_net_w(m, r->b), .in = r->in, .out = r->out, .layout = r->layout};
+                        .wq = nlp_net_wq8(m, r->w, r->out), .b = nlp_net_w(m, r->b), .in = r->in, .out = r->out,
+                        .layout = r->layout};
 }
 
 nlp_linear nlp_net_lin_bwd_n(const nlp_model *m, const nlp_lref *const *l, int n)
@@ -339,6 +348,7 @@ static nlp_linear joined(const nlp_model *m, const nlp_lref *const *l, int n)
     nlp_linear lin = nlp_net_lin(m, l[0]);
     for (int i = 1; i < n; i++) lin.out += l[i]->out;
     lin.wp = nlp_net_wpk(m, l[0]->w, lin.out);
+    lin.wq = nlp_net_wq8(m, l[0]->w, lin.out);
     return lin;
 }
 

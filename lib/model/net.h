@@ -35,6 +35,7 @@
 #include "nn/linear.h"
 #include "nn/loss.h"
 #include "nn/params.h"
+#include "nn/q8.h"
 
 /* A linear layer by parameter index (b = -1: no bias). */
 typedef struct nlp_lref {
@@ -152,6 +153,8 @@ struct nlp_model {
     uint16_t *wbf;            /* inference: the parameters in bf16 (NULL = none) */
     nlp_sgemm_b *wpk;         /* inference: per parameter index, its matrix (or the q|k|v or k|v
                                  it starts) packed for the kernels; NULL = none (nlp_model_pack_weights) */
+    nlp_q8 *wq8;              /* inference: per parameter index, its matrix (or the q|k|v or k|v it
+                                 starts) quantized to int8; NULL = none (nlp_model_set_inference_int8) */
     int inference_layout;     /* W[in,out] weights transposed for decoding: never saved or trained */
     float *lse;               /* [N, 2]: nlp_xent_forward's max and log-sum-exp per row */
     int32_t *target;          /* [N] loss targets (shifted for gpt) */
@@ -248,6 +251,9 @@ nlp_linear nlp_net_lin_bwd_n(const nlp_model *m, const nlp_lref *const *l, int n
 /* The packed copy of weight i for a product with `out` columns (the layer
  * alone, or the adjacent layers it starts), or NULL: none, or training. */
 const nlp_sgemm_b *nlp_net_wpk(const nlp_model *m, int i, int out);
+
+/* The int8 copy of weight i for a product with `out` columns, or NULL. */
+const nlp_q8 *nlp_net_wq8(const nlp_model *m, int i, int out);
 
 /* Parameter / gradient tensor by index (NULL for -1 or no gradients). */
 float *nlp_net_w(const nlp_model *m, int i);

@@ -16,9 +16,46 @@
 #define INV_SQRT2 0.70710678118654752f
 #define INV_SQRT_2PI 0.3989422804014327f
 
+/* One row or a few (decoding) without a parallel region: under if(0) GCC
+ * still runs the outlined body through libgomp's dynamic loop, and that
+ * body's vector path is not taken (GELU over 1,024 values: 7.5 µs, against
+ * 0.57 µs for the plain loop). The same operations on every element. */
+static void act_small(enum nlp_act a, float *restrict y, const float *restrict x, long N)
+{
+    switch (a) {
+    case NLP_ACT_RELU:
+#pragma omp simd
+        for (long i = 0; i < N; i++) y[i] = x[i] > 0 ? x[i] : 0;
+        break;
+    case NLP_ACT_GELU:
+#pragma omp simd
+        for (long i = 0; i < N; i++) y[i] = 0.5f * x[i] * (1.0f + nlp_erff(x[i] * INV_SQRT2));
+        break;
+    case NLP_ACT_GELU_TANH:
+#pragma omp simd
+        for (long i = 0; i < N; i++) {
+            float v = x[i];
+            y[i] = 0.5f * v * (1.0f + nlp_tanhf(SQRT_2_OVER_PI * (v + GELU_C * v * v * v)));
+        }
+        break;
+    case NLP_ACT_SILU:
+#pragma omp simd
+        for (long i = 0; i < N; i++) y[i] = x[i] / (1.0f + nlp_expf(-x[i]));
+        break;
+    case NLP_ACT_TANH:
+#pragma omp simd
+        for (long i = 0; i < N; i++) y[i] = nlp_tanhf(x[i]);
+        break;
+    }
+}
+
 void nlp_act_forward(enum nlp_act a, float *y, const float *x, size_t n)
 {
     long N = (long)n;
+    if (N <= PAR_MIN && (y + N <= x || x + N <= y)) {
+        act_small(a, y, x, N);
+        return;
+    }
     switch (a) {
     case NLP_ACT_RELU:
 #pragma omp parallel for simd schedule(dynamic, 8192) if (N > PAR_MIN)
@@ -178,6 +215,11 @@ void nlp_dropout(float *y, const float *x, size_t n, float p, uint64_t seed, uin
 void nlp_add(float *y, const float *a, const float *b, size_t n)
 {
     long N = (long)n;
+    if (N <= PAR_MIN) { /* as act_small */
+#pragma omp simd
+        for (long i = 0; i < N; i++) y[i] = a[i] + b[i];
+        return;
+    }
 #pragma omp parallel for simd schedule(dynamic, 8192) if (N > PAR_MIN)
     for (long i = 0; i < N; i++) y[i] = a[i] + b[i];
 }

@@ -388,16 +388,53 @@ static void small_rows(const nlp_attn *a, int b, const float *q, const float *k,
     }
 }
 
+/* Forward of (batch, head) task `task` (see nlp_attn_forward); scratch
+ * holds T·S floats where P is NULL or dropout is on. */
+static void fwd_task(const nlp_attn *a, float *P, float *scratch, int task, float alpha)
+{
+    const int H = a->H, T = a->T, S = a->S, D = a->D, RB = block_rows(a), drop = a->dropout > 0;
+    const int G = a->kv_group > 1 ? a->kv_group : 1;
+    const int b = task / (H * G) * G + task % G, h = task / G % H, g = kvh(a, h);
+    const float *q = a->q + b * a->bsq + h * D, *k = a->k + kb(a, b) * a->bsk + g * D, *v = a->v + kb(a, b) * a->bsv + g * D;
+    float *o = a->out + b * a->bso + h * D;
+    float *p = P ? P + ((size_t)b * H + h) * T * S : scratch;
+    float *pd = drop ? scratch : p;
+    if (a->incremental && T <= NLP_ATTN_SMALL_ROWS && !drop) {
+        if (a->kv_rows) k = a->k + g * D, v = a->v + g * D; /* each key names its batch */
+        small_rows(a, b, q, k, v, o, p, 0, T, block_keys_fwd(a, b, 0, T), alpha);
+        return;
+    }
+    for (int t0 = 0; t0 < T; t0 += RB) {
+        int rows = T - t0 < RB ? T - t0 : RB, kn = block_keys_fwd(a, b, t0, rows);
+        float *pr = p + (size_t)t0 * S;
+        nlp_gemm(0, 1, rows, kn, D, alpha, q + (size_t)t0 * a->ldq, (int)a->ldq, k, (int)a->ldk, 0.0f, pr, S);
+        for (int t = t0; t < t0 + rows; t++) softmax_row(a, b, t, p + (size_t)t * S);
+        if (drop) drop_rows(a, pd, p, b, h, t0, t0 + rows, S);
+        nlp_gemm(0, 0, rows, D, kn, 1.0f, pd + (size_t)t0 * S, S, v, (int)a->ldv, 0.0f, o + (size_t)t0 * a->ldo,
+                 (int)a->ldo);
+    }
+}
+
 int nlp_attn_forward(const nlp_attn *a, float *P)
 {
-    const int B = a->B, H = a->H, T = a->T, S = a->S, D = a->D, RB = block_rows(a);
+    const int B = a->B, H = a->H, T = a->T, S = a->S, D = a->D;
     const float alpha = 1.0f / sqrtf((float)D);
-    const int drop = a->dropout > 0;
+    const int need = !P || a->dropout > 0; /* scratch for the probabilities */
+    /* a token of batch-1 decoding (a few hundred thousand multiply-adds at
+     * most) on the calling thread, without entering OpenMP: waking threads,
+     * even a region whose if() is false, costs more */
+    if ((double)B * H * T * S * D <= (1 << 18)) {
+        float *scratch = need ? malloc((size_t)T * S * sizeof(float) + 64) : NULL;
+        if (need && !scratch) return nlp_error(NLP_ENOMEM, "out of memory (attention scratch)");
+        for (int task = 0; task < B * H; task++) fwd_task(a, P, scratch, task, alpha);
+        free(scratch);
+        return NLP_OK;
+    }
     int fail = 0;
 #pragma omp parallel reduction(| : fail)
     {
         float *scratch = NULL;
-        if (!P || drop) {
+        if (need) {
             scratch = malloc((size_t)T * S * sizeof(float) + 64);
             if (!scratch) fail = 1;
         }
@@ -409,31 +446,8 @@ int nlp_attn_forward(const nlp_attn *a, float *P)
          * thread */
         const int G = a->kv_group > 1 ? a->kv_group : 1;
 #pragma omp for schedule(dynamic, G * H)
-        for (int task = 0; task < B * H; task++) {
-                const int b = task / (H * G) * G + task % G, h = task / G % H;
-                if (fail) continue;
-                const int g = kvh(a, h);
-                const float *q = a->q + b * a->bsq + h * D, *k = a->k + kb(a, b) * a->bsk + g * D,
-                            *v = a->v + kb(a, b) * a->bsv + g * D;
-                float *o = a->out + b * a->bso + h * D;
-                float *p = P ? P + ((size_t)b * H + h) * T * S : scratch;
-                float *pd = drop ? scratch : p;
-                if (a->incremental && T <= NLP_ATTN_SMALL_ROWS && !drop) {
-                    if (a->kv_rows) k = a->k + g * D, v = a->v + g * D; /* each key names its batch */
-                    small_rows(a, b, q, k, v, o, p, 0, T, block_keys_fwd(a, b, 0, T), alpha);
-                    continue;
-                }
-                for (int t0 = 0; t0 < T; t0 += RB) {
-                    int rows = T - t0 < RB ? T - t0 : RB, kn = block_keys_fwd(a, b, t0, rows);
-                    float *pr = p + (size_t)t0 * S;
-                    nlp_gemm(0, 1, rows, kn, D, alpha, q + (size_t)t0 * a->ldq, (int)a->ldq, k, (int)a->ldk, 0.0f, pr,
-                             S);
-                    for (int t = t0; t < t0 + rows; t++) softmax_row(a, b, t, p + (size_t)t * S);
-                    if (drop) drop_rows(a, pd, p, b, h, t0, t0 + rows, S);
-                    nlp_gemm(0, 0, rows, D, kn, 1.0f, pd + (size_t)t0 * S, S, v, (int)a->ldv, 0.0f,
-                             o + (size_t)t0 * a->ldo, (int)a->ldo);
-                }
-            }
+        for (int task = 0; task < B * H; task++)
+            if (!fail) fwd_task(a, P, scratch, task, alpha);
         free(scratch);
     }
     return fail ? nlp_error(NLP_ENOMEM, "out of memory (attention scratch)") : NLP_OK;

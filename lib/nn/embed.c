@@ -8,22 +8,31 @@
 
 #define PAR_MIN (1L << 15)
 
+static inline void embed_row(float *y, const float *table, const int32_t *ids, int i, int C, float scale,
+                             int accumulate)
+{
+    const float *e = table + (size_t)ids[i] * C;
+    float *yi = y + (size_t)i * C;
+    if (accumulate) {
+#pragma omp simd
+        for (int c = 0; c < C; c++) yi[c] += scale * e[c];
+    } else if (scale == 1.0f) {
+        memcpy(yi, e, (size_t)C * sizeof(float));
+    } else {
+#pragma omp simd
+        for (int c = 0; c < C; c++) yi[c] = scale * e[c];
+    }
+}
+
 void nlp_embed_forward(float *y, const float *table, const int32_t *ids, int N, int C, float scale, int accumulate)
 {
-#pragma omp parallel for schedule(static) if ((long)N * C > PAR_MIN)
-    for (int i = 0; i < N; i++) {
-        const float *e = table + (size_t)ids[i] * C;
-        float *yi = y + (size_t)i * C;
-        if (accumulate) {
-#pragma omp simd
-            for (int c = 0; c < C; c++) yi[c] += scale * e[c];
-        } else if (scale == 1.0f) {
-            memcpy(yi, e, (size_t)C * sizeof(float));
-        } else {
-#pragma omp simd
-            for (int c = 0; c < C; c++) yi[c] = scale * e[c];
-        }
+    /* a token of decoding without entering OpenMP (a region costs more, even under a false if()) */
+    if ((long)N * C <= PAR_MIN) {
+        for (int i = 0; i < N; i++) embed_row(y, table, ids, i, C, scale, accumulate);
+        return;
     }
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < N; i++) embed_row(y, table, ids, i, C, scale, accumulate);
 }
 
 void nlp_embed_backward(float *dtable, const float *dy, const int32_t *ids, int N, int C, float scale)
@@ -43,7 +52,17 @@ void nlp_embed_backward(float *dtable, const float *dy, const int32_t *ids, int 
 
 void nlp_pos_forward(float *y, const float *pos, int B, int T, int C, int offset)
 {
-#pragma omp parallel for collapse(2) schedule(static) if ((long)B * T * C > PAR_MIN)
+    if ((long)B * T * C <= PAR_MIN) { /* as nlp_embed_forward */
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < T; t++) {
+                float *yi = y + ((size_t)b * T + t) * C;
+                const float *p = pos + (size_t)(offset + t) * C;
+#pragma omp simd
+                for (int c = 0; c < C; c++) yi[c] += p[c];
+            }
+        return;
+    }
+#pragma omp parallel for collapse(2) schedule(static)
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++) {
             float *yi = y + ((size_t)b * T + t) * C;

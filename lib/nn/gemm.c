@@ -124,10 +124,14 @@ static void other_sgemm1(int ta, int tb, int M, int N, int K, float alpha, const
  * NLPIPE_GEMM=openblas asks for, except in row-invariant mode)? */
 static int own_fp32(void) { return !use_openblas() || g_row_invariant; }
 
-/* Does a product of this shape go to the bf16 kernels? */
+/* Does a product of this shape go to the bf16 kernels? Small ones stay
+ * fp32 (not worth the rounding), except in row-invariant mode, where every
+ * product is bf16: which kernel a product takes must not depend on the
+ * rows beside it, nor on keys padded to the longest sentence of a batch
+ * (the bf16 kernels are row-invariant by construction too, sgemm.h). */
 static int bf16_product(int M, int N, int K)
 {
-    return g_mode == NLP_GEMM_BF16 && !g_row_invariant && M >= 16 && N >= 16 && K >= 32;
+    return g_mode == NLP_GEMM_BF16 && (g_row_invariant || (M >= 16 && N >= 16 && K >= 32));
 }
 
 /* C rows [0, M) of width N set to the bias row (for paths without a bias
@@ -170,11 +174,8 @@ const char *nlp_gemm_kernel_name(void)
 static void gemm1(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
                   const float *bias, float beta, float *C, int ldc)
 {
-    if (bf16_product(M, N, K)) {
-        if (bias) fill_bias(M, N, bias, C, ldc);
-        if (nlp_bgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, bias ? 1.0f : beta, C, ldc) == 0) return;
-        if (bias) beta = 0; /* nothing written: fp32 with the bias epilogue */
-    }
+    if (bf16_product(M, N, K) && nlp_bgemm_bias(ta, tb, M, N, K, alpha, A, lda, B, ldb, bias, beta, C, ldc) == 0)
+        return; /* else nothing written: fp32 */
     sgemm1(ta, tb, M, N, K, alpha, A, lda, B, ldb, bias, beta, C, ldc);
 }
 
@@ -206,9 +207,12 @@ void nlp_gemm_bias(int ta, int tb, int M, int N, int K, float alpha, const float
      * runs at two thirds of the other's speed (a neighbour on it), and a
      * fixed half each waits for the slower: the step's products, 12 shapes
      * of the GPT small step, 2 threads, alternating, 147.5 -> 187.0 GFLOP/s */
-    const int ours = !bf16_product(M, N, K) && own_fp32();
+    const int bf = bf16_product(M, N, K), ours = !bf && own_fp32();
     if (ours && nlp_sgemm_threads_suits(ta, M, nt) &&
         nlp_sgemm_bias_threads(nt, ta, tb, M, N, K, alpha, A, lda, B, ldb, bias, beta, C, ldc) == 0)
+        return;
+    if (bf && !nlp_cpu_has_amx_bf16() && nlp_sgemm_threads_suits(ta, M, nt) &&
+        nlp_bgemm_bias_threads(nt, ta, tb, M, N, K, alpha, A, lda, B, ldb, bias, beta, C, ldc) == 0)
         return;
     /* else blocks of the longer side of C, in multiples of 32 (a whole
      * number of micro-tiles), each packing only its share of op(B); each

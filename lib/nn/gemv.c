@@ -3,6 +3,7 @@
  */
 #include "nn/gemv.h"
 #include "base/mem.h"
+#include "base/pool.h"
 #include "nn/safetensors.h"
 
 #include <omp.h>
@@ -104,7 +105,8 @@ ALWAYS_INLINE float hsum_tree(v16 v)
 
 /* W[N,K]: y[m, n] = alpha · x[m,:]·W[n,:] for n in [n0,n0+NC), m < M <= 4.
  * Every output has one accumulator, fed 16 products at a time along K
- * (fused), summed by hsum_tree, then the K % 16 products left one by one:
+ * (fused; bf16 weights 32 at a time, the 16 even k then the 16 odd k),
+ * summed by hsum_tree, then the K % 16 products left one by one:
  * the same operations for an output whichever M and NC compute it, so a row
  * of y does not depend on the other rows (gemm.h's row invariance). */
 ALWAYS_INLINE void nk_tile(int M, int NC, int n0, int K, const float *x, int ldx, const void *W, int ldw, int bf,
@@ -116,6 +118,24 @@ ALWAYS_INLINE void nk_tile(int M, int NC, int n0, int K, const float *x, int ldx
 #pragma GCC unroll 8
         for (int j = 0; j < NC; j++) acc[m][j] = (v16){0};
     int k = 0;
+    if (bf) { /* 32 bf16 weights a load, even k and odd k widened by a shift and a mask */
+        for (; k + 32 <= K; k += 32) {
+            v16u p[8];
+#pragma GCC unroll 8
+            for (int j = 0; j < NC; j++) memcpy(&p[j], (const uint16_t *)W + (size_t)(n0 + j) * ldw + k, sizeof p[j]);
+#pragma GCC unroll 4
+            for (int m = 0; m < M; m++) {
+                const v16 x0 = ld(x + (size_t)m * ldx + k), x1 = ld(x + (size_t)m * ldx + k + 16);
+                const v16 xe = __builtin_shufflevector(x0, x1, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30),
+                          xo = __builtin_shufflevector(x0, x1, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+#pragma GCC unroll 8
+                for (int j = 0; j < NC; j++) {
+                    acc[m][j] += xe * (v16)(p[j] << 16);
+                    acc[m][j] += xo * (v16)(p[j] & 0xffff0000u);
+                }
+            }
+        }
+    }
     for (; k + 16 <= K; k += 16) {
         v16 w[8];
 #pragma GCC unroll 8
@@ -169,6 +189,27 @@ static int k_split = 1;
 
 void nlp_gemv_set_k_split(int on) { k_split = on != 0; }
 
+typedef struct kn_job {
+    int M, N, K, nt;
+    const float *x;
+    int ldx;
+    const void *W;
+    int ldw, bf;
+    float *part;
+} kn_job;
+
+/* Part t of nt: contiguous ranges of rows of W, multiples of 4, each summed
+ * into its own partial y (added in part order by the caller). */
+static void kn_task(void *ctx, int t)
+{
+    const kn_job *j = ctx;
+    const int nt = j->nt, K = j->K, per = ((K + 3) / 4 + nt - 1) / nt * 4;
+    const int k0 = t * per, k1 = t == nt - 1 || k0 + per > K ? K : k0 + per;
+    float *acc = j->part + (size_t)t * j->M * j->N;
+    memset(acc, 0, (size_t)j->M * j->N * sizeof *acc);
+    if (k0 < k1) kn_any(j->M, j->N, k0, k1, j->x, j->ldx, j->W, j->ldw, j->bf, acc);
+}
+
 static void gemv_kn(int M, int N, int K, const float *x, int ldx, const void *W, int ldw, int bf, float alpha,
                     float beta, float *y, int ldy)
 {
@@ -192,15 +233,8 @@ static void gemv_kn(int M, int N, int K, const float *x, int ldx, const void *W,
         }
         return;
     }
-#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
-    for (int t = 0; t < nt; t++) {
-        /* contiguous ranges of rows, multiples of 4 */
-        int per = ((K + 3) / 4 + nt - 1) / nt * 4;
-        int k0 = t * per, k1 = t == nt - 1 || k0 + per > K ? K : k0 + per;
-        float *acc = part + (size_t)t * M * N;
-        memset(acc, 0, (size_t)M * N * sizeof *acc);
-        if (k0 < k1) kn_any(M, N, k0, k1, x, ldx, W, ldw, bf, acc);
-    }
+    kn_job j = {M, N, K, nt, x, ldx, W, ldw, bf, part};
+    nlp_pool_for(nt, nt, kn_task, &j); /* the decoding pool: no OpenMP region per product (pool.h) */
     for (int m = 0; m < M; m++) {
         float *yr = y + (size_t)m * ldy;
         for (int n = 0; n < N; n++) {
@@ -230,6 +264,31 @@ static void nk_any(int M, int n0, int n1, int K, const float *x, int ldx, const 
 #undef NK
 }
 
+typedef struct nk_job {
+    int M, N, K, per;
+    const float *x;
+    int ldx;
+    const void *W;
+    int ldw, bf;
+    float alpha;
+    float *y;
+    int ldy;
+} nk_job;
+
+/* Columns a task: about 32 KiB of weights, a multiple of 8 */
+static int nk_cols(int K, int bf)
+{
+    const int c = K > 0 ? (32768 / (bf ? 2 : 4)) / K / 8 * 8 : 64;
+    return c < 8 ? 8 : c;
+}
+
+static void nk_task(void *ctx, int t)
+{
+    const nk_job *j = ctx;
+    const int n0 = t * j->per, n1 = n0 + j->per < j->N ? n0 + j->per : j->N;
+    nk_any(j->M, n0, n1, j->K, j->x, j->ldx, j->W, j->ldw, j->bf, j->alpha, j->y, j->ldy);
+}
+
 static void gemv_nk(int M, int N, int K, const float *x, int ldx, const void *W, int ldw, int bf, float alpha,
                     float beta, float *y, int ldy)
 {
@@ -252,12 +311,10 @@ static void gemv_nk(int M, int N, int K, const float *x, int ldx, const void *W,
             }
         return;
     }
-#pragma omp parallel for num_threads(nt) schedule(static, 1) if (nt > 1)
-    for (int t = 0; t < nt; t++) {
-        int per = (N / 4 + nt - 1) / nt * 4;
-        int n0 = t * per, n1 = t == nt - 1 ? N : (n0 + per < N ? n0 + per : N);
-        if (n0 < n1) nk_any(M, n0, n1, K, x, ldx, W, ldw, bf, alpha, y, ldy);
-    }
+    /* columns in blocks of about 32 KiB of weights, taken as threads become
+     * free (each output is the same dot product whichever block holds it) */
+    nk_job j = {M, N, K, nk_cols(K, bf), x, ldx, W, ldw, bf, alpha, y, ldy};
+    nlp_pool_for((N + j.per - 1) / j.per, nt, nk_task, &j);
 }
 
 /* W[N,K] with many rows of x: the same dot products as gemv_nk (each output

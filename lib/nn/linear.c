@@ -4,19 +4,21 @@
 #include "nn/linear.h"
 #include "nn/gemm.h"
 #include "nn/gemv.h"
+#include "nn/q8.h"
 
 #include <string.h>
 
 void nlp_linear_forward(const nlp_linear *l, int N, const float *x, int ldx, float *y, int ldy)
 {
+    if (l->wq && l->wq->N == l->out && l->wq->K == l->in && nlp_q8_gemm(N, x, ldx, l->wq, l->b, 0.0f, y, ldy) == 0)
+        return; /* else (no memory for the quantized rows) fp32 */
     if (l->wp && l->wp->N == l->out && l->wp->K == l->in) {
         nlp_gemm_packed(N, 1.0f, x, ldx, l->wp, l->b, 0.0f, y, ldy);
         return;
     }
     if (l->wbf && N <= NLP_LINEAR_BF16_ROWS) {
         float beta = 0;
-        if (l->b) {
-#pragma omp parallel for schedule(static) if ((long)N * l->out > (1 << 16))
+        if (l->b) { /* no OpenMP region: a few rows (even a false if() costs more) */
             for (int i = 0; i < N; i++) memcpy(y + (size_t)i * ldy, l->b, (size_t)l->out * sizeof(float));
             beta = 1;
         }

@@ -34,6 +34,7 @@ typedef struct nlp_linear {
     const uint16_t *wbf; /* inference: W rounded to bfloat16 (same layout), used for up to
                             NLP_LINEAR_BF16_ROWS rows (gemv.h); NULL = none */
     const nlp_sgemm_b *wp; /* inference: op(W) packed for the matrix kernels (same results as w); NULL = none */
+    const struct nlp_q8 *wq; /* inference: W[out,in] in int8 (q8.h), used for every product; NULL = none */
     float *dw, *db;     /* gradients, accumulated (+=); NULL when not training */
     int dw_set;         /* backward writes dw (=) instead of adding to it (the gradient was zero) */
     int in, out;

@@ -13,25 +13,36 @@
  * on a machine where a neighbour slows one core, a fixed half each would
  * wait for the slower. Each element or row is computed the same either way. */
 
+static inline void ln_row(float *y, float *mean, float *rstd, const float *x, const float *gamma, const float *beta,
+                          int i, int C, float eps)
+{
+    const float *xi = x + (size_t)i * C;
+    float *yi = y + (size_t)i * C;
+    float s = 0;
+#pragma omp simd reduction(+ : s)
+    for (int c = 0; c < C; c++) s += xi[c];
+    float m = s / C, v = 0;
+#pragma omp simd reduction(+ : v)
+    for (int c = 0; c < C; c++) v += (xi[c] - m) * (xi[c] - m);
+    float r = 1.0f / sqrtf(v / C + eps);
+#pragma omp simd
+    for (int c = 0; c < C; c++) yi[c] = (xi[c] - m) * r * gamma[c] + beta[c];
+    if (mean) mean[i] = m;
+    if (rstd) rstd[i] = r;
+}
+
 void nlp_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *gamma, const float *beta,
                            int N, int C, float eps)
 {
-#pragma omp parallel for schedule(dynamic, 16) if ((long)N * C > PAR_MIN)
-    for (int i = 0; i < N; i++) {
-        const float *xi = x + (size_t)i * C;
-        float *yi = y + (size_t)i * C;
-        float s = 0;
-#pragma omp simd reduction(+ : s)
-        for (int c = 0; c < C; c++) s += xi[c];
-        float m = s / C, v = 0;
-#pragma omp simd reduction(+ : v)
-        for (int c = 0; c < C; c++) v += (xi[c] - m) * (xi[c] - m);
-        float r = 1.0f / sqrtf(v / C + eps);
-#pragma omp simd
-        for (int c = 0; c < C; c++) yi[c] = (xi[c] - m) * r * gamma[c] + beta[c];
-        if (mean) mean[i] = m;
-        if (rstd) rstd[i] = r;
+    /* a few rows (decoding) without entering OpenMP at all: even a region
+     * whose if() is false costs a few microseconds in libgomp (a futex wake
+     * of its idle threads), more than a row */
+    if ((long)N * C <= PAR_MIN) {
+        for (int i = 0; i < N; i++) ln_row(y, mean, rstd, x, gamma, beta, i, C, eps);
+        return;
     }
+#pragma omp parallel for schedule(dynamic, 16)
+    for (int i = 0; i < N; i++) ln_row(y, mean, rstd, x, gamma, beta, i, C, eps);
 }
 
 /* Rows per block of the γ/β gradient sums: each block's sums are made by one

@@ -369,6 +369,9 @@ static void pack_b(float *dst, int NR, int tb, int k0, int kc, int j0, int nc, c
  * a key's destructor runs while the thread's own variables still exist. */
 static _Thread_local float *tl_bp, *tl_ap;
 static _Thread_local size_t tl_bcap, tl_acap;
+/* the bf16 products': a packed block of B and a block of A, in 32-bit words */
+static _Thread_local uint32_t *tl_bb, *tl_ba;
+static _Thread_local size_t tl_bbcap, tl_bacap;
 static pthread_key_t tl_key;
 static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
 
@@ -377,8 +380,11 @@ static void tl_free(void *unused)
     (void)unused;
     free(tl_bp);
     free(tl_ap);
+    free(tl_bb);
+    free(tl_ba);
     tl_bp = tl_ap = NULL;
-    tl_bcap = tl_acap = 0;
+    tl_bb = tl_ba = NULL;
+    tl_bcap = tl_acap = tl_bbcap = tl_bacap = 0;
 }
 
 static void tl_make_key(void) { pthread_key_create(&tl_key, tl_free); }
@@ -632,9 +638,15 @@ void nlp_sgemm_packed(int ta, int M, int n0, int n1, float alpha, const float *A
 
 #define BMR 12
 #define BNR 32
+#ifndef BKC
 #define BKC 256
+#endif
+#ifndef BMC
 #define BMC 96
+#endif
+#ifndef BNC
 #define BNC 1536
+#endif
 #define BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 
 /* Element (r, k) of op(X) for the panel dimension r: X[r·ld + k] when the
@@ -704,42 +716,6 @@ BF16_TARGET static void pack(uint32_t *dst, src2d s, int R, int panel, int k0, i
     }
 }
 
-/* C[mr×nr] (= beta·C when `first`, else C) + alpha·(12×32 block of A·B over kp pairs). */
-BF16_TARGET static void kernel(const uint32_t *a, const uint32_t *b, int kp, float *C, long ldc, int mr, int nr,
-                               float alpha, float beta, int first)
-{
-    __m512 c[BMR][2];
-#pragma GCC unroll 12
-    for (int i = 0; i < BMR; i++) c[i][0] = c[i][1] = _mm512_setzero_ps();
-    for (int p = 0; p < kp; p++) {
-        __m512bh b0 = (__m512bh)_mm512_loadu_si512(b + (size_t)p * BNR),
-                 b1 = (__m512bh)_mm512_loadu_si512(b + (size_t)p * BNR + 16);
-#pragma GCC unroll 12
-        for (int i = 0; i < BMR; i++) {
-            __m512bh x = (__m512bh)_mm512_set1_epi32((int)a[(size_t)p * BMR + i]);
-            c[i][0] = _mm512_dpbf16_ps(c[i][0], x, b0);
-            c[i][1] = _mm512_dpbf16_ps(c[i][1], x, b1);
-        }
-    }
-    __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
-    __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1);
-    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-#pragma GCC unroll 12
-    for (int i = 0; i < BMR; i++) {
-        if (i >= mr) break;
-        float *ci = C + (long)i * ldc;
-        __m512 r0 = _mm512_mul_ps(va, c[i][0]), r1 = _mm512_mul_ps(va, c[i][1]);
-        if (!first || beta != 0) {
-            __m512 o0 = _mm512_maskz_loadu_ps(m0, ci), o1 = _mm512_maskz_loadu_ps(m1, ci + 16);
-            if (first) o0 = _mm512_mul_ps(vb, o0), o1 = _mm512_mul_ps(vb, o1);
-            r0 = _mm512_add_ps(r0, o0), r1 = _mm512_add_ps(r1, o1);
-        }
-        _mm512_mask_storeu_ps(ci, m0, r0);
-        _mm512_mask_storeu_ps(ci + 16, m1, r1);
-    }
-}
-
-/* One thread's bf16 product (the caller splits C between threads). */
 // --- bf16 on AMX: 32×32 blocks of C in four tiles
 //
 // Sapphire Rapids and later multiply bf16 tiles: TDPBF16PS adds A[16×32]·B[32×16]
@@ -901,49 +877,313 @@ AMX_TARGET static int amx_bgemm(int ta, int tb, int M, int N, int K, float alpha
     return NLP_OK;
 }
 
-BF16_TARGET int nlp_bgemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
-                          int ldb, float beta, float *C, int ldc)
+// --- bf16 on AVX-512 BF16: the blocked product
+//
+// The loops of the fp32 product (jc over NC columns, pc over KC rows of K:
+// op(B)'s block packed into [kp][32] panels of k-pairs; rows of C in blocks,
+// a 12×32 tile at a time) with the operands rounded to bf16 while they are
+// laid out. op(A) = A is converted row by row into a bf16 copy of the block
+// (rows 64-byte aligned, zero-padded to whole 32-element chunks): a k-pair of
+// a row is then one 32-bit word, which the micro-kernel broadcasts straight
+// from twelve row streams, as the fp32 kernel does, so A is never transposed.
+// op(A) = Aᵀ (the weight gradients) is laid out pair-major, [kp][rows]: row k
+// and k+1 of A interleaved, 16 columns at a time, no transposition either.
+// Scratch is per thread and kept between calls (as the fp32 kernels').
+
+/* One block of rows of A converted: [mc][lda2] bf16 (ta 0, lda2 = kc rounded
+ * up to 32) or [kp][cs] k-pairs (ta 1, cs = mc rounded up to 48). */
+static size_t ba_words(int kc, int mc, int ta)
 {
-    if (M <= 0 || N <= 0) return NLP_OK;
-    if (K > 0 && nlp_cpu_has_amx_bf16()) return amx_bgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    uint32_t *ap = aligned_alloc(64, (size_t)BMC * BKC / 2 * 4 + 64), *bp = aligned_alloc(64, (size_t)BNC * BKC / 2 * 4 + 64);
-    if (!ap || !bp) {
-        free(ap), free(bp);
-        return nlp_error(NLP_ENOMEM, "out of memory (bf16 product panels)");
+    const size_t kp = (size_t)(kc + 1) / 2;
+    return ta ? kp * (size_t)((mc + 47) / 48 * 48) : (size_t)mc * (size_t)((kc + 31) / 32 * 16);
+}
+
+/* Rows [0, mc) and k [k0, k0 + kc) of op(A) = A (rows lda floats apart) into
+ * dst: [mc][lda2] bf16, each row zero-padded to lda2 = kc rounded up to 32. */
+BF16_TARGET static void ba_rows(uint32_t *dst, const float *A, long lda, int mc, int k0, int kc)
+{
+    const int chunks = (kc + 31) / 32;
+    for (int i = 0; i < mc; i++) {
+        const float *a = A + (size_t)i * lda + k0;
+        uint32_t *d = dst + (size_t)i * chunks * 16;
+        int k = 0;
+        for (; k + 32 <= kc; k += 32)
+            _mm512_store_si512(d + k / 2, (__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(a + k + 16), _mm512_loadu_ps(a + k)));
+        if (k < kc) {
+            const int r = kc - k;
+            const __mmask16 m0 = r >= 16 ? 0xffff : (__mmask16)((1u << r) - 1),
+                            m1 = r <= 16 ? 0 : (__mmask16)((1u << (r - 16)) - 1);
+            _mm512_store_si512(d + k / 2, (__m512i)_mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(m1, a + k + 16),
+                                                                        _mm512_maskz_loadu_ps(m0, a + k)));
+        }
     }
-    src2d sa = {A, lda, !ta}, sb = {B, ldb, tb};
-    for (int jc = 0; jc < N; jc += BNC) {
-        int nc = N - jc < BNC ? N - jc : BNC;
-        int ncp = (nc + BNR - 1) / BNR;
-        for (int pc = 0; pc < K; pc += BKC) {
-            int kc = K - pc < BKC ? K - pc : BKC, kp = (kc + 1) / 2;
-            for (int j = 0; j < ncp; j++) {
-                int r = nc - j * BNR < BNR ? nc - j * BNR : BNR;
-                src2d s = sb;
-                /* B's panel dimension is n: element (k, n) */
-                s.x = sb.adj ? B + (long)(jc + j * BNR) * ldb : B + jc + j * BNR;
-                pack(bp + (size_t)j * kp * BNR, s, r, BNR, pc, kc);
+}
+
+/* Rows 2p and 2p+1 of X (k and k + 1, the first w of 16 columns each, x1 NULL
+ * past the end of K) as 16 k-pairs. */
+BF16_TARGET ALWAYS_INLINE __m512i pairs16(const float *x0, const float *x1, __mmask16 m)
+{
+    const __m512i idx = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6, 21,
+                                         5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    const __m512 a = _mm512_maskz_loadu_ps(m, x0), b = x1 ? _mm512_maskz_loadu_ps(m, x1) : _mm512_setzero_ps();
+    return _mm512_permutexvar_epi16(idx, (__m512i)_mm512_cvtne2ps_pbh(b, a)); /* a in words 0-15, b in 16-31 */
+}
+
+/* Columns [0, mc) and k [k0, k0 + kc) of op(A) = Aᵀ (A[k][i], rows lda
+ * apart, A pointing at column 0) into dst: [kp][cs] k-pairs, cs = mc rounded
+ * up to 48, zero beyond mc. */
+BF16_TARGET static void ba_pairs(uint32_t *dst, const float *A, long lda, int mc, int k0, int kc)
+{
+    const int kp = (kc + 1) / 2, cs = (mc + 47) / 48 * 48;
+    for (int p = 0; p < kp; p++) {
+        const float *x0 = A + (size_t)(k0 + 2 * p) * lda, *x1 = 2 * p + 1 < kc ? x0 + lda : NULL;
+        uint32_t *d = dst + (size_t)p * cs;
+        for (int i = 0; i < cs; i += 16) {
+            const int r = mc - i;
+            const __mmask16 m = r >= 16 ? 0xffff : r <= 0 ? 0 : (__mmask16)((1u << r) - 1);
+            _mm512_storeu_si512(d + i, m ? pairs16(x0 + i, x1 ? x1 + i : NULL, m) : _mm512_setzero_si512());
+        }
+    }
+}
+
+/* Columns [j0, j0 + nc) and k [k0, k0 + kc) of op(B) into panels of 32
+ * columns, [kp][32] k-pairs each (64-byte aligned), zero past nc and kc. */
+BF16_TARGET static void bb_pack(uint32_t *dst, int tb, const float *B, long ldb, int k0, int kc, int j0, int nc)
+{
+    const int kp = (kc + 1) / 2, np = (nc + BNR - 1) / BNR;
+    if (!tb) { /* B[k][n]: rows k and k+1 interleaved, 16 columns at a time */
+        for (int p = 0; p < kp; p++) {
+            const float *x0 = B + (size_t)(k0 + 2 * p) * ldb + j0, *x1 = 2 * p + 1 < kc ? x0 + ldb : NULL;
+            for (int j = 0; j < np * BNR; j += 16) {
+                const int r = nc - j;
+                const __mmask16 m = r >= 16 ? 0xffff : r <= 0 ? 0 : (__mmask16)((1u << r) - 1);
+                uint32_t *d = dst + (size_t)(j / BNR) * kp * BNR + (size_t)p * BNR + j % BNR;
+                _mm512_store_si512(d, m ? pairs16(x0 + j, x1 ? x1 + j : NULL, m) : _mm512_setzero_si512());
             }
-            for (int ic = 0; ic < M; ic += BMC) {
-                int mc = M - ic < BMC ? M - ic : BMC;
-                int mcp = (mc + BMR - 1) / BMR;
-                for (int i = 0; i < mcp; i++) {
-                    int r = mc - i * BMR < BMR ? mc - i * BMR : BMR;
-                    src2d s = sa;
-                    s.x = sa.adj ? A + (long)(ic + i * BMR) * lda : A + ic + i * BMR;
-                    pack(ap + (size_t)i * kp * BMR, s, r, BMR, pc, kc);
+        }
+        return;
+    }
+    /* Bᵀ: B[n][k], k-pairs adjacent in each row: 16 rows × 16 pairs
+     * converted, transposed in registers, stored as 16 pairs × 16 columns */
+    for (int j = 0; j < np * BNR; j += 16) {
+        uint32_t *d = dst + (size_t)(j / BNR) * kp * BNR + j % BNR;
+        const int rows = nc - j;
+        for (int p = 0; p < kp; p += 16) {
+            const int k = 2 * p, r = kc - k; /* k left in this group of 16 pairs */
+            const __mmask16 m0 = r >= 16 ? 0xffff : (__mmask16)((1u << r) - 1),
+                            m1 = r >= 32 ? 0xffff : r <= 16 ? 0 : (__mmask16)((1u << (r - 16)) - 1);
+            __m512 v[16];
+            for (int i = 0; i < 16; i++) {
+                if (i < rows) {
+                    const float *x = B + (size_t)(j0 + j + i) * ldb + k0 + k;
+                    v[i] = (__m512)_mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(m1, x + 16), _mm512_maskz_loadu_ps(m0, x));
+                } else {
+                    v[i] = _mm512_setzero_ps();
                 }
-                for (int j = 0; j < ncp; j++)
-                    for (int i = 0; i < mcp; i++) {
-                        int mr = mc - i * BMR < BMR ? mc - i * BMR : BMR, nr = nc - j * BNR < BNR ? nc - j * BNR : BNR;
-                        kernel(ap + (size_t)i * kp * BMR, bp + (size_t)j * kp * BNR, kp,
-                               C + (long)(ic + i * BMR) * ldc + jc + j * BNR, ldc, mr, nr, alpha, beta, pc == 0);
-                    }
+            }
+            transpose16(v);
+            const int q = kp - p < 16 ? kp - p : 16;
+            for (int i = 0; i < q; i++) _mm512_store_si512(d + (size_t)(p + i) * BNR, (__m512i)v[i]);
+        }
+    }
+}
+
+/* The 12×32 micro-kernel: C[mr×nr] = upd(alpha · Σ_p a-pairs · b-pairs), op(A)
+ * pair p of row i at a[i·rs + p] (ta 0: rows of a bf16 copy) or a[p·cs + i]
+ * (ta 1), b a packed panel [kp][32]. Rows past mr read row mr-1 and are not
+ * written. */
+BF16_TARGET ALWAYS_INLINE void bk_body(const int TA, int mr, int nr, int kp, const uint32_t *a, long rs, long cs,
+                                       const uint32_t *b, float *c, long ldc, float alpha, float beta, int upd,
+                                       const float *bias)
+{
+    __m512 c0[BMR], c1[BMR];
+#pragma GCC unroll 12
+    for (int i = 0; i < BMR; i++) c0[i] = c1[i] = _mm512_setzero_ps();
+    if (!TA) {
+        const uint32_t *q[BMR];
+#pragma GCC unroll 12
+        for (int i = 0; i < BMR; i++) q[i] = a + (i < mr ? i : mr - 1) * rs;
+#pragma GCC unroll 2
+        for (int p = 0; p < kp; p++) {
+            const __m512bh b0 = (__m512bh)_mm512_load_si512(b + (size_t)p * BNR),
+                           b1 = (__m512bh)_mm512_load_si512(b + (size_t)p * BNR + 16);
+#pragma GCC unroll 12
+            for (int i = 0; i < BMR; i++) {
+                const __m512bh x = (__m512bh)_mm512_set1_epi32((int)q[i][p]);
+                c0[i] = _mm512_dpbf16_ps(c0[i], x, b0);
+                c1[i] = _mm512_dpbf16_ps(c1[i], x, b1);
+            }
+        }
+    } else {
+#pragma GCC unroll 2
+        for (int p = 0; p < kp; p++) {
+            const uint32_t *ap = a + (size_t)p * cs;
+            const __m512bh b0 = (__m512bh)_mm512_load_si512(b + (size_t)p * BNR),
+                           b1 = (__m512bh)_mm512_load_si512(b + (size_t)p * BNR + 16);
+#pragma GCC unroll 12
+            for (int i = 0; i < BMR; i++) {
+                const __m512bh x = (__m512bh)_mm512_set1_epi32((int)ap[i]);
+                c0[i] = _mm512_dpbf16_ps(c0[i], x, b0);
+                c1[i] = _mm512_dpbf16_ps(c1[i], x, b1);
             }
         }
     }
-    free(ap);
-    free(bp);
+    const __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
+    const __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1);
+    const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    __m512 bi0 = _mm512_setzero_ps(), bi1 = _mm512_setzero_ps();
+    if (upd == UPD_BIAS) bi0 = _mm512_maskz_loadu_ps(m0, bias), bi1 = _mm512_maskz_loadu_ps(m1, bias + 16);
+#pragma GCC unroll 12
+    for (int i = 0; i < BMR; i++) {
+        if (i >= mr) break;
+        float *ci = c + i * ldc;
+        __m512 r0 = _mm512_mul_ps(va, c0[i]), r1 = _mm512_mul_ps(va, c1[i]);
+        if (upd == UPD_BIAS) {
+            r0 = _mm512_add_ps(bi0, r0);
+            r1 = _mm512_add_ps(bi1, r1);
+        } else if (upd == UPD_BETA) {
+            r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, ci), r0);
+            r1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, ci + 16), r1);
+        } else if (upd == UPD_ADD) {
+            r0 = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, ci), r0);
+            r1 = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, ci + 16), r1);
+        }
+        _mm512_mask_storeu_ps(ci, m0, r0);
+        _mm512_mask_storeu_ps(ci + 16, m1, r1);
+    }
+}
+
+BF16_TARGET static void bk_rows(int mr, int nr, int kp, const uint32_t *a, long rs, const uint32_t *b, float *c,
+                                long ldc, float alpha, float beta, int upd, const float *bias)
+{
+    bk_body(0, mr, nr, kp, a, rs, 0, b, c, ldc, alpha, beta, upd, bias);
+}
+
+BF16_TARGET static void bk_pairs(int mr, int nr, int kp, const uint32_t *a, long cs, const uint32_t *b, float *c,
+                                 long ldc, float alpha, float beta, int upd, const float *bias)
+{
+    bk_body(1, mr, nr, kp, a, 0, cs, b, c, ldc, alpha, beta, upd, bias);
+}
+
+/* Rows [0, M) of C (C, A and bias at the block's first row and column) for
+ * the block of columns nc and K rows [k0, k0 + kc) whose op(B) is packed in
+ * bp: op(A) laid out BMC rows at a time into ap (ba_words(kc, BMC, ta)). */
+BF16_TARGET static void bmacro(int ta, int M, int nc, int k0, int kc, float alpha, const float *A, long lda,
+                               const uint32_t *bp, uint32_t *ap, float beta, int upd, const float *bias, float *C,
+                               long ldc)
+{
+    const int kp = (kc + 1) / 2;
+    for (int ic = 0; ic < M; ic += BMC) {
+        const int mc = M - ic < BMC ? M - ic : BMC;
+        long stride;
+        if (ta) ba_pairs(ap, A + ic, lda, mc, k0, kc), stride = (mc + 47) / 48 * 48;
+        else ba_rows(ap, A + (size_t)ic * lda, lda, mc, k0, kc), stride = (kc + 31) / 32 * 16;
+        for (int jr = 0; jr < nc; jr += BNR) {
+            const int nr = nc - jr < BNR ? nc - jr : BNR;
+            const uint32_t *b = bp + (size_t)(jr / BNR) * kp * BNR;
+            for (int ir = 0; ir < mc; ir += BMR) {
+                const int mr = mc - ir < BMR ? mc - ir : BMR;
+                float *c = C + (size_t)(ic + ir) * ldc + jr;
+                const float *bj = bias ? bias + jr : NULL;
+                if (ta) bk_pairs(mr, nr, kp, ap + ir, stride, b, c, ldc, alpha, beta, upd, bj);
+                else bk_rows(mr, nr, kp, ap + (size_t)ir * stride, stride, b, c, ldc, alpha, beta, upd, bj);
+            }
+        }
+    }
+}
+
+static uint32_t *bscratch(uint32_t **buf, size_t *cap, size_t n)
+{
+    return (uint32_t *)scratch((float **)buf, cap, n);
+}
+
+static int bf16_scratch(int ta, int N, int K, uint32_t **bp, uint32_t **ap)
+{
+    const int kc = K < BKC ? K : BKC, nc = N < BNC ? N : BNC;
+    *bp = bscratch(&tl_bb, &tl_bbcap, (size_t)(kc + 1) / 2 * (size_t)((nc + BNR - 1) / BNR * BNR));
+    *ap = bscratch(&tl_ba, &tl_bacap, ba_words(kc, BMC, ta));
+    return *bp && *ap ? 0 : NLP_ENOMEM;
+}
+
+BF16_TARGET int nlp_bgemm_bias(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+                               const float *B, int ldb, const float *bias, float beta, float *C, int ldc)
+{
+    if (M <= 0 || N <= 0) return NLP_OK;
+    if (K <= 0) {
+        no_k(M, N, bias, beta, C, ldc);
+        return NLP_OK;
+    }
+    if (nlp_cpu_has_amx_bf16()) {
+        if (bias) {
+            for (int i = 0; i < M; i++) memcpy(C + (size_t)i * ldc, bias, (size_t)N * sizeof *C);
+            beta = 1;
+        }
+        return amx_bgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    }
+    uint32_t *bp, *ap;
+    if (bf16_scratch(ta, N, K, &bp, &ap)) return nlp_error(NLP_ENOMEM, "out of memory (bf16 product scratch)");
+    for (int jc = 0; jc < N; jc += BNC) {
+        const int nc = N - jc < BNC ? N - jc : BNC;
+        for (int pc = 0; pc < K; pc += BKC) {
+            const int kc = K - pc < BKC ? K - pc : BKC;
+            bb_pack(bp, tb, B, ldb, pc, kc, jc, nc);
+            const int upd = pc > 0 ? UPD_ADD : first_upd(bias, beta);
+            bmacro(ta, M, nc, pc, kc, alpha, A, lda, bp, ap, beta, upd, bias ? bias + jc : NULL, C + jc, ldc);
+        }
+    }
     return NLP_OK;
 }
 
+int nlp_bgemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
+              float beta, float *C, int ldc)
+{
+    return nlp_bgemm_bias(ta, tb, M, N, K, alpha, A, lda, B, ldb, NULL, beta, C, ldc);
+}
+
+/* As nlp_sgemm_bias_threads: every thread packs each block of op(B) itself
+ * and takes blocks of rows of C as it becomes free. */
+BF16_TARGET int nlp_bgemm_bias_threads(int nt, int ta, int tb, int M, int N, int K, float alpha, const float *A,
+                                       int lda, const float *B, int ldb, const float *bias, float beta, float *C,
+                                       int ldc)
+{
+    if (M <= 0 || N <= 0) return NLP_OK;
+    if (K <= 0 || nt <= 1 || nlp_cpu_has_amx_bf16())
+        return nlp_bgemm_bias(ta, tb, M, N, K, alpha, A, lda, B, ldb, bias, beta, C, ldc);
+    const int RB = ta ? TEAM_ROWS_T : TEAM_ROWS, tasks = (M + RB - 1) / RB;
+    int fail = 0;
+#pragma omp parallel num_threads(nt)
+    {
+        uint32_t *bp, *ap;
+        if (bf16_scratch(ta, N, K, &bp, &ap)) {
+#pragma omp atomic write
+            fail = 1;
+        }
+#pragma omp barrier
+        int failed;
+#pragma omp atomic read
+        failed = fail;
+        for (int jc = 0; jc < N && !failed; jc += BNC) {
+            const int nc = N - jc < BNC ? N - jc : BNC;
+            for (int pc = 0; pc < K; pc += BKC) {
+                const int kc = K - pc < BKC ? K - pc : BKC;
+                bb_pack(bp, tb, B, ldb, pc, kc, jc, nc);
+                const int upd = pc > 0 ? UPD_ADD : first_upd(bias, beta);
+#define BTASK(t) \
+    do { \
+        const int i0 = (t) * RB, m = M - i0 < RB ? M - i0 : RB; \
+        bmacro(ta, m, nc, pc, kc, alpha, ta ? A + i0 : A + (size_t)i0 * lda, lda, bp, ap, beta, upd, \
+               bias ? bias + jc : NULL, C + (size_t)i0 * ldc + jc, ldc); \
+    } while (0)
+                if (pc + BKC < K) {
+#pragma omp for schedule(dynamic, 1)
+                    for (int t = 0; t < tasks; t++) BTASK(t);
+                } else {
+#pragma omp for schedule(dynamic, 1) nowait
+                    for (int t = 0; t < tasks; t++) BTASK(t);
+                }
+#undef BTASK
+            }
+        }
+    }
+    return fail ? nlp_error(NLP_ENOMEM, "out of memory (bf16 product scratch)") : NLP_OK;
+}

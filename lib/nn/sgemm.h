@@ -27,8 +27,16 @@
  * translation independent of its batch (gemm.h). The chain does depend on the
  * ISA path (vector FMA vs plain C), which is fixed for a given CPU.
  *
+ * bf16 (nlp_bgemm*): the same blocking with a 12×32 vdpbf16ps micro-kernel
+ * over k-pairs (two adjacent k in one 32-bit word): op(A) = A converted to a
+ * bf16 copy of each block of rows, whose pairs the kernel broadcasts from
+ * twelve row streams (no transposition), op(A) = Aᵀ laid out pair-major,
+ * op(B) packed into [k-pairs][32] panels; every element again the same
+ * chain whatever the split (row-invariant), on AMX tiles where the CPU has
+ * them.
+ *
  * Not here: threads (gemm.c splits C between them and calls these on each
- * part), bf16 products (gemm.c), few-row streaming products (gemv.h).
+ * part), few-row streaming products (gemv.h), int8 (q8.h).
  */
 #ifndef NLP_NN_SGEMM_H
 #define NLP_NN_SGEMM_H
@@ -67,13 +75,24 @@ int nlp_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const 
               int ldb, float beta, float *C, int ldc);
 
 /* One thread, bf16: the same product with op(A) and op(B) rounded to
- * bfloat16 (nearest even) while packed and multiplied with fp32
+ * bfloat16 (nearest even) while laid out and multiplied with fp32
  * accumulation: on AMX tiles (32×32 blocks, tdpbf16ps) where
  * nlp_cpu_has_amx_bf16(), else with the AVX-512 BF16 dot-product
  * instruction (12×32 micro-kernel, vdpbf16ps). Only where
- * nlp_cpu_has_avx512bf16(). Returns 0, or NLP_ENOMEM with nothing written. */
+ * nlp_cpu_has_avx512bf16(). Scratch per thread, kept between calls, as
+ * nlp_sgemm's. Every element is the same chain of operations whatever the
+ * split of C (per block of 256 along K: pairs of products summed in k order
+ * from zero, then added to C), so results do not depend on the thread
+ * count. Returns 0, or NLP_ENOMEM with nothing written. */
 int nlp_bgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
               int ldb, float beta, float *C, int ldc);
+/* With a bias row, as nlp_sgemm_bias. */
+int nlp_bgemm_bias(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+                   const float *B, int ldb, const float *bias, float beta, float *C, int ldc);
+/* On nt OpenMP threads taking blocks of rows as they become free, as
+ * nlp_sgemm_bias_threads (AMX: one thread). */
+int nlp_bgemm_bias_threads(int nt, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A,
+                           int lda, const float *B, int ldb, const float *bias, float beta, float *C, int ldc);
 
 /* The same with a bias row: C = alpha·op(A)·op(B) + bias (bias[N] added to
  * every row; beta must be 0 when bias is set, and bias NULL is nlp_sgemm):

@@ -151,6 +151,31 @@ losses() { cut -f1,2,4,5,6,8- "$1"; }
   [ "$output" = "$g1" ]
 }
 
+@test "translate --int8 and --bf16: the same at any batch size and thread count, mostly as fp32's" {
+  head -20 "$W/valid.en" >"$T/in.en"
+  run_split translate -m "$W/model" -b 1 "$T/in.en"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  printf '%s\n' "$output" >"$T/fp32.de"
+  modes=(--int8)
+  grep -qw avx512_bf16 /proc/cpuinfo && modes+=(--bf16)
+  for m in "${modes[@]}"; do
+    run_split translate -m "$W/model" $m -t 1 --batch-size 16 --scores "$T/in.en"
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    ref="$output"
+    for bs in 1 3; do
+      run_split translate -m "$W/model" $m -t 2 --batch-size $bs --scores "$T/in.en"
+      [ "$output" = "$ref" ] || { echo "$m: batch $bs differs"; false; }
+    done
+    run_split translate -m "$W/model" $m -b 1 "$T/in.en"
+    same="$(printf '%s\n' "$output" | awk 'NR == FNR { a[FNR] = $0; next } a[FNR] == $0' "$T/fp32.de" - | wc -l)"
+    echo "# $m: $same of 20 greedy translations as fp32's" >&3
+    [ "$same" -ge 10 ]
+  done
+  run_split translate -m "$W/model" --int8 --bf16 "$T/in.en"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"--bf16 and --int8 exclude each other"* ]]
+}
+
 @test "translate: --n-best lists, ids in and out, and the run directory's best model" {
   head -4 "$W/valid.en" >"$T/in.en"
   run_split translate -m "$W/model" -b 4 --n-best 3 "$T/in.en"

@@ -50,20 +50,22 @@ vg() {
     { echo "$stderr" | head -60; false; }
 }
 
-@test "valgrind: pretrain (GPT), resumed, then generate: sampling, beam and perplexity" {
+@test "valgrind: pretrain (GPT), resumed, then generate: sampling, beam, perplexity, int8" {
   vg pretrain --preset tiny -q -t 2 --tokenizer tok.json --max-length 32 -B 4 --steps 2 --keep 1 -m g corpus.txt
   vg pretrain -q -t 2 --resume g --steps 3
   vg generate -m g -t 2 -p "Die Datei" -n 6 --seed 1
   vg generate -m g -t 2 -p "Die Datei" -n 6 -b 3
   vg generate -m g -t 2 --perplexity "$NLPIPE_TOP/tools/demo-data/hyp.de"
+  vg generate -m g -t 2 -p "Die Datei" -n 6 --greedy --int8
 }
 
-@test "valgrind: pretrain --arch transformer, then translate (beam, n-best, attention)" {
+@test "valgrind: pretrain --arch transformer, then translate (beam, n-best, attention, int8)" {
   vg pretrain --arch transformer --preset tiny -q -t 2 --tokenizer mt.json --batch-tokens 600 --steps 2 \
     --src "$NLPIPE_TOP/tools/demo-data/src.en" --tgt "$NLPIPE_TOP/tools/demo-data/tgt.de" -m mt
   head -3 "$NLPIPE_TOP/tools/demo-data/src.en" >in.en
   vg translate -m mt -t 2 -b 3 --n-best 2 --max-length 8 in.en
   vg translate -m mt -t 2 -b 1 --max-length 8 --attention att.tsv in.en
+  vg translate -m mt -t 2 -b 2 --max-length 8 --int8 in.en
 }
 
 @test "valgrind: pretrain --arch bert, finetune, predict" {

@@ -126,7 +126,10 @@ static void test_gemm(void)
 
 /* bf16 mode: the products of bf16-rounded operands, summed in fp32. Against a
  * double sum of the rounded operands the error is rounding of the fp32 sums.
- * (Products with M or N < 16 or K < 32 stay fp32; these shapes are above.) */
+ * (Products with M or N < 16 or K < 32 stay fp32; these shapes are above.)
+ * The shapes cover edge tiles, odd K, several blocks of K (256) and of N
+ * (1536), and enough rows for the threads to take blocks of them as they
+ * become free (nlp_bgemm_bias_threads); the same bits on 1 and 2 threads. */
 static void test_gemm_bf16(void)
 {
     if (!nlp_cpu_has_avx512bf16()) {
@@ -136,38 +139,64 @@ static void test_gemm_bf16(void)
         return;
     }
     CHECK_EQ_INT(nlp_gemm_set_mode(NLP_GEMM_BF16), 0);
-    int dims[][3] = {{37, 53, 45}, {16, 32, 64}, {300, 260, 70}, {97, 40, 600}, {16, 1000, 33}};
+    const int nt0 = omp_get_max_threads();
+    int dims[][3] = {{37, 53, 45}, {16, 32, 64}, {300, 260, 70}, {97, 40, 600}, {16, 1000, 33}, {20, 1600, 300},
+                     {1700, 40, 65}};
     for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++) {
         int M = dims[d][0], N = dims[d][1], K = dims[d][2];
         for (int ta = 0; ta < 2; ta++)
-            for (int tb = 0; tb < 2; tb++)
-                for (int bz = 0; bz < 2; bz++) {
-                    float *A = randv((size_t)M * K, 1), *B = randv((size_t)K * N, 1), *C = randv((size_t)M * (N + 5), 1);
-                    float *C0 = malloc((size_t)M * (N + 5) * 4);
+            for (int tb = 0; tb < 2; tb++) {
+                float *A = randv((size_t)M * K, 1), *B = randv((size_t)K * N, 1);
+                const int lda = ta ? M : K, ldb = tb ? K : N;
+                double *ref = malloc((size_t)M * N * sizeof *ref), *mag = malloc((size_t)M * N * sizeof *mag);
+                /* op(A) as [M][K] and op(B) as [N][K], rounded */
+                double *ar = malloc((size_t)M * K * sizeof *ar), *br = malloc((size_t)N * K * sizeof *br);
+                for (int i = 0; i < M; i++)
+                    for (int k = 0; k < K; k++)
+                        ar[(size_t)i * K + k] = nlp_bf16_to_f32(nlp_f32_to_bf16(ta ? A[k * lda + i] : A[i * lda + k]));
+                for (int j = 0; j < N; j++)
+                    for (int k = 0; k < K; k++)
+                        br[(size_t)j * K + k] = nlp_bf16_to_f32(nlp_f32_to_bf16(tb ? B[j * ldb + k] : B[k * ldb + j]));
+                for (int i = 0; i < M; i++)
+                    for (int j = 0; j < N; j++) {
+                        double sum = 0, m = 0;
+                        const double *x = ar + (size_t)i * K, *y = br + (size_t)j * K;
+                        for (int k = 0; k < K; k++) sum += x[k] * y[k], m += fabs(x[k] * y[k]);
+                        ref[(size_t)i * N + j] = sum, mag[(size_t)i * N + j] = m;
+                    }
+                free(ar), free(br);
+                for (int bz = 0; bz < 3; bz++) { /* beta 2, beta 0, a bias row */
+                    float *C = randv((size_t)M * (N + 5), 1), *C0 = malloc((size_t)M * (N + 5) * 4),
+                          *C1 = malloc((size_t)M * (N + 5) * 4), *bias = bz == 2 ? randv((size_t)N, 1) : NULL;
                     memcpy(C0, C, (size_t)M * (N + 5) * 4);
-                    int lda = ta ? M : K, ldb = tb ? K : N;
-                    float beta = bz ? 0.0f : 2.0f;
-                    nlp_gemm(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, beta, C, N + 5);
+                    memcpy(C1, C, (size_t)M * (N + 5) * 4);
+                    const float beta = bz ? 0.0f : 2.0f;
+                    omp_set_num_threads(2);
+                    nlp_gemm_bias(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, bias, beta, C, N + 5);
+                    omp_set_num_threads(1);
+                    nlp_gemm_bias(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, bias, beta, C1, N + 5);
+                    omp_set_num_threads(nt0);
                     double worst = 0;
                     int pad = 1;
                     for (int i = 0; i < M; i++) {
                         for (int j = 0; j < N; j++) {
-                            double sum = 0, mag = 0;
-                            for (int k = 0; k < K; k++) {
-                                float a = ta ? A[k * lda + i] : A[i * lda + k], b = tb ? B[j * ldb + k] : B[k * ldb + j];
-                                double p = (double)nlp_bf16_to_f32(nlp_f32_to_bf16(a)) * nlp_bf16_to_f32(nlp_f32_to_bf16(b));
-                                sum += p, mag += fabs(p);
-                            }
-                            double want = 0.5 * sum + beta * C0[i * (N + 5) + j];
-                            double err = fabs(want - C[i * (N + 5) + j]) / (0.5 * mag + fabs(beta * C0[i * (N + 5) + j]) + 1e-30);
+                            const double add = bias ? bias[j] : beta * C0[i * (N + 5) + j];
+                            const double want = 0.5 * ref[(size_t)i * N + j] + add;
+                            const double err =
+                                fabs(want - C[i * (N + 5) + j]) / (0.5 * mag[(size_t)i * N + j] + fabs(add) + 1e-30);
                             worst = fmax(worst, err);
                         }
                         for (int j = N; j < N + 5; j++) pad &= C[i * (N + 5) + j] == C0[i * (N + 5) + j];
                     }
-                    CHECK_MSG(worst < 2e-6 && pad, "bf16 gemm %dx%dx%d ta=%d tb=%d beta=%g: relative error %g%s", M, N,
-                              K, ta, tb, beta, worst, pad ? "" : ", wrote outside C");
-                    free(A), free(B), free(C), free(C0);
+                    CHECK_MSG(worst < 2e-6 && pad, "bf16 gemm %dx%dx%d ta=%d tb=%d %s: relative error %g%s", M, N, K,
+                              ta, tb, bz == 2 ? "bias" : bz ? "beta 0" : "beta 2", worst,
+                              pad ? "" : ", wrote outside C");
+                    CHECK_MSG(!memcmp(C, C1, (size_t)M * (N + 5) * 4),
+                              "bf16 gemm %dx%dx%d ta=%d tb=%d: 2 threads differ from 1", M, N, K, ta, tb);
+                    free(C), free(C0), free(C1), free(bias);
                 }
+                free(A), free(B), free(ref), free(mag);
+            }
     }
     CHECK_EQ_INT(nlp_gemm_set_mode(NLP_GEMM_F32), 0);
 }

@@ -17,7 +17,8 @@
 #   pytorch_peer NAMES [REPS]   runs the peer on NAMES (comma-separated) and
 #                       prints NAME@pytorch[/CORE]<TAB>VALUE<TAB>UNIT lines (the
 #                       units of our figures: sentences/s for *_beam, tgt
-#                       tokens/s for encdec_train, else tokens/s)
+#                       tokens/s for encdec_train*, else tokens/s); names that
+#                       end in _bf16 run under the peer's --bf16 (CPU autocast)
 PYTORCH_BENCH="${SHARED:-../shared}/peers/pytorch_bench.py"
 
 pytorch_ok() {
@@ -38,20 +39,25 @@ pytorch_core() {
 }
 
 pytorch_peer() { # NAMES [REPS]
-  local names="$1" reps="${2:-${REPS:-5}}" best have
+  local names="$1" reps="${2:-${REPS:-5}}" best have fp="" bf="" n
+  for n in ${names//,/ }; do
+    case $n in *_bf16) bf="$bf${bf:+,}${n%_bf16}" ;; *) fp="$fp${fp:+,}$n" ;; esac
+  done
   best="$(pytorch_best_core)"
   have="$(pytorch_core)"
   echo "bench: PyTorch's OpenBLAS runs its '${have:-?}' kernels here (best for this CPU: ${best:-none known})" >&2
-  run_peer() { # SUFFIX ENV...
-    local sfx="$1"; shift
-    env "$@" OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 "$PYTORCH_BENCH" --only "$names" --threads 2 --reps "$reps" 2>/dev/null |
-      awk -v s="$sfx" -v want=",$names," 'index(want, "," $1 ",") && $2 ~ /^[0-9.]+$/ {
-        u = $1 ~ /_beam$/ ? "sentences/s" : $1 == "encdec_train" ? "tgt tokens/s" : "tokens/s"
+  run_peer() { # ENV...
+    [ -z "$fp" ] || env "$@" OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 "$PYTORCH_BENCH" --only "$fp" --threads 2 --reps "$reps" 2>/dev/null
+    [ -z "$bf" ] || env "$@" OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 "$PYTORCH_BENCH" --only "$bf" --bf16 --threads 2 --reps "$reps" 2>/dev/null
+  }
+  filter() { # SUFFIX
+    awk -v s="$1" -v want=",$names," 'index(want, "," $1 ",") && $2 ~ /^[0-9.]+$/ {
+        u = $1 ~ /_beam$/ ? "sentences/s" : $1 ~ /^encdec_train/ ? "tgt tokens/s" : "tokens/s"
         printf "%s@pytorch%s\t%s\t%s\n", $1, s, $2, u }'
   }
-  run_peer ""
+  run_peer | filter ""
   if [ -n "$best" ] && [ "$have" != "$best" ]; then
-    run_peer "/$best" -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE="$best"
+    run_peer -u OPENBLAS_L2_SIZE OPENBLAS_CORETYPE="$best" | filter "/$best"
   fi
 }
 

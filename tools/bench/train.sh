@@ -11,7 +11,7 @@
 # OpenBLAS and its core), the fraction of the FMA peak, and the PyTorch peer
 # (shared/peers/pytorch_bench.py) right after ours. PyTorch is a fair peer
 # only over OpenBLAS: the libblas.so.3 alternative is checked and reported.
-# BF16=1 adds our opt-in bf16 path (name_bf16) where the CPU has AVX-512 BF16.
+# The bf16 steps are tools/bench/bf16.sh's.
 set -u
 T="${NLPIPE_TOOLS:-$(cd "$(dirname "$0")/.." && pwd)}"
 REPS="${REPS:-5}"
@@ -32,9 +32,6 @@ for w in gpt_small gpt2_124m bert_small; do
   cat "$tmp"
   g="$(val ${w}_train_gflops "$tmp")"
   out "${w}_train_peak" "$(awk -v g="$g" -v p="$fma" 'BEGIN { printf "%.1f", 100 * g / p }')" "%FMA(${kern:-?})"
-  if [ "${BF16:-0}" = 1 ] && "$T/trainbench" train $w -t $threads -r 1 --bf16 >/dev/null 2>&1; then
-    "$T/trainbench" train $w -t $threads -r "$REPS" --bf16 | sed "s/^${w}_train/${w}_train_bf16/"
-  fi
 done
 
 if [ "${PEERS:-1}" != 0 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then
