@@ -218,7 +218,7 @@ $(BUILD)/nlpipe.h:
 
 install: all $(BUILD)/nlpipe.h
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-	  $(DESTDIR)$(PREFIX)/include/nlpipe $(DESTDIR)$(PREFIX)/share/man/man1
+	  $(DESTDIR)$(PREFIX)/include/nlpipe $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man7
 	$(if $(TOOLS),install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin)
 	install -m 755 $(SCRIPTS) $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib
@@ -232,12 +232,14 @@ install: all $(BUILD)/nlpipe.h
 	  d=$(DESTDIR)$(PREFIX)/include/nlpipe/$$(basename $$(dirname $$h)); \
 	  install -d $$d && install -m 644 $$h $$d; done
 	$(if $(wildcard man/man1/*.1),install -m 644 $(wildcard man/man1/*.1) $(DESTDIR)$(PREFIX)/share/man/man1)
+	install -m 644 man/man7/nlpipe.7 $(DESTDIR)$(PREFIX)/share/man/man7
 
 uninstall:
 	rm -f $(TOOLS:$(BINDIR)/%=$(DESTDIR)$(PREFIX)/bin/%) $(SCRIPTS:tools/%=$(DESTDIR)$(PREFIX)/bin/%) \
 	  $(DESTDIR)$(PREFIX)/lib/libnlpipe.a
 	rm -rf $(DESTDIR)$(PREFIX)/include/nlpipe $(DESTDIR)$(PREFIX)/lib/pkgconfig/nlpipe.pc
-	rm -f $(patsubst man/man1/%,$(DESTDIR)$(PREFIX)/share/man/man1/%,$(wildcard man/man1/*.1))
+	rm -f $(patsubst man/man1/%,$(DESTDIR)$(PREFIX)/share/man/man1/%,$(wildcard man/man1/*.1)) \
+	  $(DESTDIR)$(PREFIX)/share/man/man7/nlpipe.7
 
 clean:
 	rm -rf build $(TOOLS) $(DEVTOOLS)

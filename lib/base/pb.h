@@ -53,8 +53,10 @@ const char *nlp_pb_why(const nlp_pb *r);
 /* A reader over data[0..n). */
 static inline nlp_pb nlp_pb_init(const void *data, size_t n)
 {
-    const uint8_t *d = data;
-    return (nlp_pb){d, d + n, d, d + n, 0};
+    const uint8_t *d = (const uint8_t *)data; /* the cast and no compound literal: C++ reads it too */
+    nlp_pb r;
+    r.p = d, r.end = d + n, r.base = d, r.limit = d + n, r.why = 0;
+    return r;
 }
 
 /* Byte offset of the reader's position from the outermost message's start. */

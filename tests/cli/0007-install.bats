@@ -47,8 +47,14 @@ load helper
     run_split "$d/usr/bin/$t" --help
     [ "$status" -eq 0 ] && [ -n "$output" ] || { echo "$t --help: $status $stderr"; false; }
   done
-  [ -f "$d/usr/share/man/man1/pretrain.1" ]
+  [ -f "$d/usr/share/man/man1/pretrain.1" ] && [ -f "$d/usr/share/man/man7/nlpipe.7" ]
+  # every tool's page points to the overview, and the overview to every tool
+  for t in tokenize train-bpe train-wordpiece bleu pretrain finetune translate generate; do
+    grep -q '^\.BR nlpipe (7)' "$d/usr/share/man/man1/$t.1" || { echo "$t.1: no nlpipe(7) in SEE ALSO"; false; }
+    grep -q "^\.BR ${t//-/\\\\-} (1)" "$d/usr/share/man/man7/nlpipe.7" || { echo "nlpipe.7: no $t(1)"; false; }
+  done
   run make -C "$NLPIPE_TOP" --no-print-directory uninstall DESTDIR="$d" PREFIX=/usr BINDIR="$NLPIPE_BIN"
   [ "$status" -eq 0 ] || { echo "$output"; false; }
   [ ! -e "$d/usr/bin/plot-log" ] && [ ! -e "$d/usr/bin/pretrain" ] && [ ! -e "$d/usr/lib/pkgconfig/nlpipe.pc" ]
+  [ ! -e "$d/usr/share/man/man7/nlpipe.7" ]
 }
