@@ -497,7 +497,8 @@ int main(int argc, char **argv)
     }
 
     size_t ninputs = 0;
-    const char **inputs = nlp_calloc((size_t)(argc - first) + 2, sizeof *inputs);
+    static const char **inputs; /* static: still reachable when a usage error exits below */
+    inputs = nlp_calloc((size_t)(argc - first) + 2, sizeof *inputs);
     if (!inputs) cli_fail(NLP_ENOMEM);
     if (o.input) inputs[ninputs++] = o.input;
     for (int i = first; i < argc; i++) inputs[ninputs++] = argv[i];

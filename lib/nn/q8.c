@@ -222,9 +222,10 @@ static void qrow_generic(const float *x, int K, int nb, int8_t *q, float *d, int
             amax = a > amax ? a : amax; /* not fmaxf: a call each (NaN is flagged) */
         }
         const float db = nan ? NAN : amax / 127.0f, id = db > 0 && isfinite(db) ? 1.0f / db : 0.0f;
+        const int live = isfinite(db); /* else every q 0 (no lrintf of NaN) */
         int32_t s = 0;
         for (int k = 0; k < QB; k++) {
-            const int v = k < kn ? (int)lrintf(x[k0 + k] * id) : 0;
+            const int v = live && k < kn ? (int)lrintf(x[k0 + k] * id) : 0;
             q[k0 + k] = (int8_t)v;
             s += v;
         }
@@ -244,7 +245,11 @@ T_VNNI static void qrow_512(const float *x, int K, int nb, int8_t *q, float *d, 
         const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(x0), _mm512_abs_ps(x1)));
         const float db = nan ? NAN : amax / 127.0f, id = db > 0 && isfinite(db) ? 1.0f / db : 0.0f;
         const __m512 vid = _mm512_set1_ps(id);
-        const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(x0, vid)), q1 = _mm512_cvtps_epi32(_mm512_mul_ps(x1, vid));
+        /* a block that is not finite: every q 0, as the scalar path (cvtps of
+         * NaN is INT_MIN, whose sum below would overflow) */
+        const __mmask16 live = isfinite(db) ? 0xffff : 0;
+        const __m512i q0 = _mm512_maskz_cvtps_epi32(live, _mm512_mul_ps(x0, vid)),
+                      q1 = _mm512_maskz_cvtps_epi32(live, _mm512_mul_ps(x1, vid));
         _mm_storeu_si128((__m128i *)(q + k0), _mm512_cvtepi32_epi8(q0));
         _mm_storeu_si128((__m128i *)(q + k0 + 16), _mm512_cvtepi32_epi8(q1));
         d[b] = db;

@@ -249,6 +249,7 @@ static void test_charsmap(void)
     CHECK(nlp_charsmap_normalize_hf(&cm, "ABC 123\xc2\xad!", 11, &b) == 0);
     CHECK_STR(b.data, "aBC 123!");
     nlp_buf_free(&b);
+    nlp_charsmap_free(&cm);
     /* broken maps are refused, never read past */
     CHECK(nlp_charsmap_init(&cm, "\x04\0\0", 3) == NLP_EFORMAT);
     CHECK(nlp_charsmap_init(&cm, "\x08\0\0\0abcd", 8) == NLP_EFORMAT); /* trie of 8 in 4 */
