@@ -4,7 +4,7 @@
 # `small`, ../shared/data/lm, 2 threads) for MINUTES each (default 15), one
 # after the other, with learned positions (the default), with --positions rope,
 # and as --arch llama (RMSNorm, SwiGLU of d_ff 768, rotary positions, 2 KV heads
-# of 4, tied output: 4.3M parameters beside GPT small's 5.3M). Each model is
+# of 4, tied output: 5.25M parameters beside GPT small's 5.32M). Each model is
 # scored on lm/valid.txt with `generate --perplexity` in windows of 256 tokens
 # (the trained length) and of 512 (twice it: rotary positions extrapolate, a
 # learned table of 256 has no row for it). Writes DIR/VARIANT/ (lm.sh's files),
