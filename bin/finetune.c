@@ -746,12 +746,14 @@ static void load_classifier(void)
 /* Inputs of the kind the model was fine-tuned on: a model of single texts
  * given pairs would read a labelled file ('label<TAB>text') given to
  * predict as a pair and answer as if it made sense. */
-static void check_texts(const nlp_cls_data *d, const char *file, int eval)
+static void check_texts(nlp_cls_data *d, const char *file, int eval)
 {
     const int want = nlp_model_input_texts(model), got = d->pair ? 2 : 1;
     if (!want || !d->n || want == got) return;
-    const char *fields = eval ? (d->pair ? "'label<TAB>text_a<TAB>text_b'" : "'label<TAB>text'")
-                              : (d->pair ? "'text_a<TAB>text_b'" : "'text'");
+    const int pair = d->pair;
+    nlp_cls_data_free(d); /* freed before the exit (LeakSanitizer) */
+    const char *fields = eval ? (pair ? "'label<TAB>text_a<TAB>text_b'" : "'label<TAB>text'")
+                              : (pair ? "'text_a<TAB>text_b'" : "'text'");
     if (want == 1 && !eval)
         cli_die(NLP_EXIT_FAILURE, "'%s' has lines of two fields (%s), but '%s' was fine-tuned on single texts: is it a "
                 "labelled file? 'finetune eval' scores one; predict reads a text a line", file, fields, o.model);
@@ -864,10 +866,14 @@ static int predict_main(int argc, char **argv, int eval)
     const char *stdin_only[] = {"-"};
     const char *const *files = first < argc ? (const char *const *)argv + first : stdin_only;
     const int nfiles = first < argc ? argc - first : 1;
-    nlp_buf out = {0}, held = {0};
-    const char **ptr = nlp_malloc((size_t)o.batch_size * sizeof *ptr);
-    size_t *len = nlp_malloc((size_t)o.batch_size * sizeof *len), *at = nlp_malloc((size_t)o.batch_size * sizeof *at);
-    uint64_t *cm = eval ? nlp_calloc((size_t)L * L, sizeof *cm) : NULL;
+    /* static: still reachable when bad input exits mid-stream (cli_die) */
+    static nlp_buf out, held;
+    static const char **ptr;
+    static size_t *len, *at;
+    static uint64_t *cm;
+    ptr = nlp_malloc((size_t)o.batch_size * sizeof *ptr);
+    len = nlp_malloc((size_t)o.batch_size * sizeof *len), at = nlp_malloc((size_t)o.batch_size * sizeof *at);
+    cm = eval ? nlp_calloc((size_t)L * L, sizeof *cm) : NULL;
     if (!ptr || !len || !at || (eval && !cm)) cli_fail(NLP_ENOMEM);
     for (int f = 0; f < nfiles; f++) {
         /* streamed: lines gathered while more are waiting (up to -B), each
