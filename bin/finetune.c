@@ -523,15 +523,8 @@ static int train_main(int argc, char **argv, int explicit_sub)
     /* the run directory, before any data is read: where a resumed run goes
      * on, its lock, and no new run into another's directory (--init's
      * pretraining run among them) */
-    uint64_t run_id = run_new_id();
     int own_dir = 0, legacy = 0;
-    if (o.resume) {
-        own_dir = run_resume_paths(o.resume, resume_ckpt, resume_yaml, &o.model, &o.log);
-        uint64_t rid;
-        if (nlp_checkpoint_run_id(resume_ckpt, &rid)) cli_fail(nlp_errcode());
-        if (rid) run_id = rid;
-        else legacy = 1; /* an older run: its checkpoints have no id */
-    }
+    const uint64_t run_id = run_identify(o.resume, resume_ckpt, resume_yaml, &o.model, &o.log, &own_dir, &legacy);
     {
         const char *in[] = {train, o.valid, o.labels, o.tokenizer, o.init};
         cli_check_output("--log", o.log, in, sizeof in / sizeof *in);

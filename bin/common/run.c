@@ -126,6 +126,18 @@ static void release(void)
     if (held.created) rmdir(held.dir); /* only when nothing was written in it */
 }
 
+uint64_t run_identify(const char *resume, const char *ck, const char *yaml, const char **model, const char **log,
+                      int *own_dir, int *legacy)
+{
+    *own_dir = 0, *legacy = 0;
+    if (!resume) return run_new_id();
+    *own_dir = run_resume_paths(resume, ck, yaml, model, log);
+    uint64_t rid;
+    if (nlp_checkpoint_run_id(ck, &rid)) cli_fail(nlp_errcode());
+    if (!rid) *legacy = 1; /* an older run: its checkpoints have no id */
+    return rid ? rid : run_new_id();
+}
+
 int run_dir_created(void) { return held.fd >= 0 && held.created; }
 
 void run_dir_begin(const char *dir, uint64_t id, int check, int legacy, int force, int dry_run)

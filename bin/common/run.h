@@ -28,6 +28,11 @@ uint64_t run_new_id(void);
  * goes on. `ck` is the checkpoint resumed. Returns 1 when the run goes on
  * in the directory it is resumed from, 0 when -m sends it elsewhere. */
 int run_resume_paths(const char *resume, const char *ck, const char *yaml, const char **model, const char **log);
+/* The run's id: a new one, or with resume (not NULL) the resumed run's, its
+ * paths set by run_resume_paths (*own_dir its result) and *legacy 1 for an
+ * older run whose checkpoints carry no id. Exits 3 on a bad checkpoint. */
+uint64_t run_identify(const char *resume, const char *ck, const char *yaml, const char **model, const char **log,
+                      int *own_dir, int *legacy);
 
 /* Takes `dir`'s lock (creating it when missing; exit 1, naming the pid of
  * the run that holds it, when another does, or when it cannot be created or

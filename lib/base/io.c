@@ -736,6 +736,18 @@ int nlp_read_file_lines(const char *path, size_t max_line, char **data, size_t *
     return rc;
 }
 
+int nlp_lines_check(const char *path, const char *p, size_t n, size_t max_line, size_t *cur, uint64_t *line)
+{
+    const char *e = p + n, *nl;
+    while ((nl = memchr(p, '\n', (size_t)(e - p))) && *cur + (size_t)(nl - p) <= max_line)
+        *cur = 0, ++*line, p = nl + 1;
+    *cur += (size_t)((nl ? nl : e) - p);
+    if (*cur <= max_line) return 0;
+    return nlp_error(NLP_EDATA, "'%s' line %llu: longer than %zu bytes, the longest line allowed "
+                     "(--max-line-bytes raises the limit)", strcmp(path, "-") ? path : "standard input",
+                     (unsigned long long)*line, max_line);
+}
+
 int nlp_reader_read_lines(nlp_reader *r, size_t max_line, char **data, size_t *len)
 {
     const char *path = nlp_reader_name(r);
@@ -749,17 +761,9 @@ int nlp_reader_read_lines(nlp_reader *r, size_t max_line, char **data, size_t *l
             break;
         }
         if ((rc = nlp_reader_read(r, b.data + b.len, b.cap - b.len - 1, &got)) || !got) break;
-        const char *p = b.data + b.len, *e = p + got, *nl;
+        const char *p = b.data + b.len;
         b.len += got;
-        while ((nl = memchr(p, '\n', (size_t)(e - p))) && !(max_line && cur + (size_t)(nl - p) > max_line))
-            cur = 0, line++, p = nl + 1;
-        cur += (size_t)((nl ? nl : e) - p);
-        if (max_line && cur > max_line) {
-            rc = nlp_error(NLP_EDATA, "'%s' line %llu: longer than %zu bytes, the longest line allowed "
-                           "(--max-line-bytes raises the limit)", strcmp(path, "-") ? path : "standard input",
-                           (unsigned long long)line, max_line);
-            break;
-        }
+        if (max_line && (rc = nlp_lines_check(path, p, got, max_line, &cur, &line))) break;
     }
     if (!rc && !b.data && nlp_buf_reserve(&b, 1)) rc = NLP_ENOMEM;
     if (rc) {

@@ -162,6 +162,10 @@ int nlp_read_file_max(const char *path, size_t max, char **data, size_t *len);
 int nlp_read_file_lines(const char *path, size_t max_line, char **data, size_t *len);
 /* The same for the rest of an open reader (messages name it as it was opened). */
 int nlp_reader_read_lines(nlp_reader *r, size_t max_line, char **data, size_t *len);
+/* The lengths of the lines in p[0..n), read after a line of *cur bytes so
+ * far (line *line, counted from 1): both carried on; NLP_EDATA as above,
+ * naming path, as soon as a line passes max_line bytes. */
+int nlp_lines_check(const char *path, const char *p, size_t n, size_t max_line, size_t *cur, uint64_t *line);
 
 /* Read-only mapping of a whole regular file (falls back to reading it when
  * mmap is not possible, e.g. a pipe), its pages mapped at once (for a file

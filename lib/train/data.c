@@ -215,14 +215,14 @@ int nlp_text_blocks_open(nlp_text_blocks *tb, const char *path)
     nlp_reader *r = NULL;
     int rc = nlp_reader_open(&r, path);
     if (rc) return rc;
-    tb->r = r, tb->own = 1;
+    tb->r = r, tb->own = 1, tb->scanned = 1;
     return 0;
 }
 
 static void blocks_borrow(nlp_text_blocks *tb, nlp_reader *r)
 {
     memset(tb, 0, sizeof *tb);
-    tb->r = r;
+    tb->r = r, tb->scanned = 1;
 }
 
 const char *nlp_text_blocks_name(const nlp_text_blocks *tb) { return nlp_reader_name(tb->r); }
@@ -230,20 +230,6 @@ const char *nlp_text_blocks_name(const nlp_text_blocks *tb) { return nlp_reader_
 static size_t block_size = NLP_TEXT_BLOCK;
 
 void nlp_text_blocks_set_size(size_t bytes) { block_size = bytes ? bytes : NLP_TEXT_BLOCK; }
-
-/* The lengths of the lines in the bytes just read, against max_line. */
-static int scan_lines(nlp_text_blocks *tb, const char *p, size_t n)
-{
-    const char *e = p + n, *nl;
-    while ((nl = memchr(p, '\n', (size_t)(e - p))) && tb->cur + (size_t)(nl - p) <= tb->max_line)
-        tb->cur = 0, tb->scanned++, p = nl + 1;
-    tb->cur += (size_t)((nl ? nl : e) - p);
-    if (tb->cur <= tb->max_line) return 0;
-    const char *path = nlp_reader_name(tb->r);
-    return nlp_error(NLP_EDATA, "'%s' line %llu: longer than %zu bytes, the longest line allowed "
-                     "(--max-line-bytes raises the limit)", strcmp(path, "-") ? path : "standard input",
-                     (unsigned long long)tb->scanned + 1, tb->max_line);
-}
 
 int nlp_text_blocks_next(nlp_text_blocks *tb, const char **text, size_t *len, uint64_t *first_line)
 {
@@ -278,7 +264,9 @@ int nlp_text_blocks_next(nlp_text_blocks *tb, const char **text, size_t *len, ui
         int rc = nlp_reader_read(tb->r, tb->buf + tb->len, want - tb->len, &got);
         if (rc) return rc;
         if (!got) tb->eof = 1;
-        if (tb->max_line && (rc = scan_lines(tb, tb->buf + tb->len, got))) return rc;
+        if (tb->max_line &&
+            (rc = nlp_lines_check(nlp_reader_name(tb->r), tb->buf + tb->len, got, tb->max_line, &tb->cur, &tb->scanned)))
+            return rc;
         tb->len += got, tb->bytes += got;
         if (!tb->checked && (tb->len >= 65536 || tb->eof)) {
             if ((rc = nlp_text_check(nlp_reader_name(tb->r), tb->buf, tb->len < 65536 ? tb->len : 65536))) return rc;

@@ -245,7 +245,7 @@ typedef struct nlp_text_blocks {
     size_t max_line;    /* a longer line is NLP_EDATA "'f' line N: longer than M bytes ...", found
                            before more of it is read (0 = no limit; set after opening) */
     size_t cur;         /* bytes of the last line read so far */
-    uint64_t scanned;   /* lines ended so far */
+    uint64_t scanned;   /* that line's number, from 1 (nlp_lines_check) */
 } nlp_text_blocks;
 
 /* The block size of every nlp_text_blocks (default NLP_TEXT_BLOCK; tests
