@@ -99,3 +99,18 @@ setup() {
   run_split generate -m run -p "Hello" -n 3 --seed 1 --greedy
   [ "$status" -eq 0 ]
 }
+
+@test "pretrain --arch transformer --tokenizer X.model, then translate: the PyTorch twins' spm8k.model (or a committed one)" {
+  M="$NLPIPE_TOP/../shared/peers/twins/spm8k.model"
+  [ -f "$M" ] || M="$S/uni-nfkc.model"
+  head -200 "$NLPIPE_TOP/tools/demo-data/ende-dev.tsv" | cut -f1 >s.en
+  head -200 "$NLPIPE_TOP/tools/demo-data/ende-dev.tsv" | cut -f2 >t.de
+  run_split pretrain --arch transformer --preset tiny --tokenizer "$M" --src s.en --tgt t.de --steps 3 -B 4 -t 1 -q -m run
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  grep -q '"nlpipe_sentencepiece_model"' run/latest/tokenizer.json
+  # the run's tokenizer encodes as the .model does
+  diff <(tokenize -m "$M" s.en) <(tokenize -m run/latest/tokenizer.json s.en)
+  run_split translate -m run -t 1 --max-length 8 < <(head -3 s.en)
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  [ "$(printf '%s\n' "$output" | wc -l)" -eq 3 ]
+}
