@@ -31,7 +31,10 @@ translate -m "$dir/run" -b 1 -t 2 <"$data/dev.en" >"$dir/dev.greedy.de"
 translate -m "$dir/run" -b 4 -t 2 <"$data/dev.en" >"$dir/dev.beam4.de"
 { printf 'greedy\t'; bleu "$data/dev.de" -i "$dir/dev.greedy.de" -b; printf 'beam4\t'; bleu "$data/dev.de" -i "$dir/dev.beam4.de" -b; } >"$dir/scores.txt"
 if [ "${TWIN:-0}" = 1 ]; then
-  OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 "$SHARED/peers/twins/mt_twin.py" --minutes "$minutes" --threads 2 \
+  # the twin with its OpenBLAS on the best kernels for this CPU (tools/bench/pytorch.bash)
+  . "$top/tools/bench/pytorch.bash"
+  core="$(pytorch_best_core)"
+  env -u OPENBLAS_L2_SIZE ${core:+OPENBLAS_CORETYPE=$core} OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 "$SHARED/peers/twins/mt_twin.py" --minutes "$minutes" --threads 2 \
     --eval-every 5 --bleu-cmd "$top/bin/bleu" >"$dir/twin.log" 2>&1
   # its "DEV step N elapsed Ss dev500 greedy BLEU B" lines (the twin's minutes include its evaluations)
   { printf 'minutes\tvalid_bleu\n'
