@@ -69,7 +69,8 @@ static const char usage[] =
     "                            (--perplexity) or prompt read (default 16777216 =\n"
     "                            16 MiB); a longer one is an error naming the file and line\n"
     "      --bf16                decode with the weights rounded to bfloat16: half the\n"
-    "                            bytes read per token (fp32 arithmetic)\n"
+    "                            bytes read per token (fp32 arithmetic); the prompt's\n"
+    "                            pass and --perplexity use the rounded weights too\n"
     "      --int8                decode with the weights quantized to int8 in blocks of\n"
     "                            32 (llama.cpp's Q8_0), activations likewise per row:\n"
     "                            about a quarter of the bytes of fp32 per token\n"
@@ -469,6 +470,7 @@ int main(int argc, char **argv)
     model_name = o.model;
     double t0 = now();
     model = mio_load_model(o.model, NLP_ARCH_GPT); /* or llama */
+    if (o.bf16) nlp_model_round_bf16(model); /* the prompt's pass and --perplexity too */
     int lrc = nlp_model_set_inference_layout(model);
     if (!lrc && o.bf16) lrc = nlp_model_set_inference_bf16(model);
     if (!lrc && o.int8) lrc = nlp_model_set_inference_int8(model);

@@ -611,6 +611,13 @@ int nlp_model_set_inference_bf16(nlp_model *m)
     return 0;
 }
 
+void nlp_model_round_bf16(nlp_model *m)
+{
+    float *w = nlp_params_data(m->params);
+    const size_t n = nlp_params_numel(m->params);
+    for (size_t i = 0; i < n; i++) w[i] = nlp_bf16_to_f32(nlp_f32_to_bf16(w[i]));
+}
+
 int nlp_model_set_dropout(nlp_model *m, double dropout, double attention_dropout)
 {
     if (!(dropout >= 0 && dropout < 1) || !(attention_dropout >= 0 && attention_dropout < 1))

@@ -138,6 +138,13 @@ int nlp_model_set_inference_layout(nlp_model *m);
  * afterwards need another call. 0 or NLP_ENOMEM. */
 int nlp_model_set_inference_bf16(nlp_model *m);
 
+/* The fp32 parameters rounded in place to bfloat16's values (round to
+ * nearest even, as the copy above): with it, products of any number of rows
+ * (a prompt's pass, perplexity's windows) use the weights incremental
+ * decoding reads from the copy, and `generate --bf16` scores and decodes one
+ * model. Call it before nlp_model_set_inference_layout. */
+void nlp_model_round_bf16(nlp_model *m);
+
 /* Inference with packed weights: keeps a copy of every weight matrix (and of
  * the output embedding) packed for the matrix kernels (nn/sgemm.h), which
  * forward passes with training off then read instead of packing the weights

@@ -181,7 +181,7 @@ PY
   [ "$output" = "$text" ]
 }
 
-@test "generate --int8: a trained model's greedy continuations mostly as fp32's, perplexity within 1%, any thread count" {
+@test "generate --int8: a trained model's greedy continuations mostly as fp32's, perplexity within 1% (and --bf16's), any thread count" {
   # a tiny model trained a little longer than the file's, so that its choices are not near-ties
   "$NLPIPE_BIN/pretrain" --preset tiny --max-length 32 -B 8 -t 1 --steps 600 --lr 3e-3 --warmup 10 -q \
     --tokenizer "$W/tok.json" -m "$T/run" "$W/corpus.txt"
@@ -204,6 +204,12 @@ PY
   p8="$(sed 's/.*"perplexity": \([0-9.]*\).*/\1/' <<<"$output")"
   awk -v a="$p32" -v b="$p8" 'BEGIN { d = (b - a) / a; exit !(d < 0.01 && d > -0.01 && a != b) }' ||
     { echo "perplexity fp32 $p32, int8 $p8"; false; }
+  # --bf16 scores with the rounded weights too (it scored with the fp32 ones before)
+  run_split generate -m "$T/run" --perplexity --bf16 "$W/corpus.txt"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  pb="$(sed 's/.*"perplexity": \([0-9.]*\).*/\1/' <<<"$output")"
+  awk -v a="$p32" -v b="$pb" 'BEGIN { d = (b - a) / a; exit !(d < 0.01 && d > -0.01 && a != b) }' ||
+    { echo "perplexity fp32 $p32, bf16 $pb"; false; }
   run_split generate -m "$T/run" --int8 --bf16 -p hi
   [ "$status" -eq 2 ]
   [[ "$stderr" == *"--bf16 and --int8 exclude each other"* ]]
