@@ -368,8 +368,9 @@ struct nlp_icl {
     nlp_scorer *sc;
     int k;
     nlp_ids *cand;       /* [k] the candidates' ids (classify, pair: made once) */
-    double *logprob, *score;
+    double *logprob, *score, *uncond;
     size_t *tokens, *bytes;
+    nlp_ids answer_ctx;  /* unconditional: the answer prompt alone */
     double *lp;          /* per-token log-probabilities of every candidate */
     size_t lp_cap;
     size_t *shot;        /* [shots] */
@@ -383,7 +384,8 @@ void nlp_icl_free(nlp_icl *e)
 {
     if (!e) return;
     for (int c = 0; c < e->k && e->cand; c++) nlp_ids_free(&e->cand[c]);
-    free(e->cand), free(e->logprob), free(e->score), free(e->tokens), free(e->bytes), free(e->lp);
+    free(e->cand), free(e->logprob), free(e->score), free(e->uncond), free(e->tokens), free(e->bytes), free(e->lp);
+    nlp_ids_free(&e->answer_ctx);
     free(e->shot), free(e->shot_len);
     nlp_buf_free(&e->text);
     nlp_ids_free(&e->prompt), nlp_ids_free(&e->tmp);
@@ -471,6 +473,66 @@ static int encode_cands(nlp_icl *e, size_t item)
     return 0;
 }
 
+/* The per-token log-probabilities' room for the candidates, total tokens. */
+static int lp_room(nlp_icl *e, size_t total)
+{
+    if (total <= e->lp_cap) return 0;
+    double *lp = nlp_realloc(e->lp, total * sizeof *lp);
+    if (!lp) return NLP_ENOMEM;
+    e->lp = lp, e->lp_cap = total;
+    return 0;
+}
+
+/* The answer prompt of unconditional normalization: the template's text
+ * after the item's last field up to {answer}, without its leading white
+ * space and the candidates' lead; or the start token. */
+static int answer_prompt(nlp_icl *e)
+{
+    const nlp_icl_template *t = e->tpl;
+    const char *s = "";
+    size_t n = 0;
+    if (t->answer > 0 && t->part[t->answer - 1].kind == 0)
+        s = t->part[t->answer - 1].s, n = t->part[t->answer - 1].n - t->lead;
+    while (n && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')) s++, n--;
+    int rc = nlp_score_encode(e->tk, e->st, e->m, s, n, 1, &e->answer_ctx);
+    if (rc) return rc;
+    if (!e->answer_ctx.n) {
+        if (e->o.start < 0)
+            return nlp_error(NLP_EINVAL, "unconditional normalization scores the candidates after the template's text "
+                             "before {answer}: there is none, and no start token to take its place");
+        if (nlp_ids_push(&e->answer_ctx, e->o.start)) return NLP_ENOMEM;
+    }
+    return 0;
+}
+
+/* Each candidate's log-likelihood after the answer prompt alone into e->uncond. */
+static int score_uncond(nlp_icl *e, size_t item)
+{
+    size_t total = 0, longest = 0;
+    for (int c = 0; c < e->k; c++) {
+        total += e->cand[c].n;
+        if (e->cand[c].n > longest) longest = e->cand[c].n;
+    }
+    int rc = lp_room(e, total);
+    if (rc) return rc;
+    const nlp_ids *a = &e->answer_ctx;
+    size_t keep = a->n; /* a long answer prompt keeps its end, as a long item does */
+    if (keep + longest > (size_t)e->o.max_len) keep = (size_t)e->o.max_len - longest;
+    if ((rc = nlp_score_choices(e->sc, a->v + (a->n - keep), keep, e->cand, e->k, e->lp, NULL))) {
+        if (rc == NLP_ENAN)
+            return nlp_error(NLP_ENAN, "'%s' line %llu: the model's scores are not numbers (are its weights "
+                             "corrupt?)", e->eval->path, (unsigned long long)e->eval->line[item]);
+        return rc;
+    }
+    size_t o = 0;
+    for (int c = 0; c < e->k; c++) {
+        double s = 0;
+        for (size_t j = 0; j < e->cand[c].n; j++) s += e->lp[o++];
+        e->uncond[c] = s;
+    }
+    return 0;
+}
+
 int nlp_icl_new(nlp_icl **out, nlp_model *m, const nlp_tokenizer *tk, const nlp_icl_data *train,
                 const nlp_icl_data *eval, const nlp_icl_labels *labels, const nlp_icl_template *tpl,
                 const nlp_icl_opts *opts)
@@ -494,6 +556,7 @@ int nlp_icl_new(nlp_icl **out, nlp_model *m, const nlp_tokenizer *tk, const nlp_
     if (!rc && (!(e->cand = nlp_calloc((size_t)k, sizeof *e->cand)) ||
                 !(e->logprob = nlp_malloc((size_t)k * sizeof *e->logprob)) ||
                 !(e->score = nlp_malloc((size_t)k * sizeof *e->score)) ||
+                !(e->uncond = nlp_malloc((size_t)k * sizeof *e->uncond)) ||
                 !(e->tokens = nlp_malloc((size_t)k * sizeof *e->tokens)) ||
                 !(e->bytes = nlp_malloc((size_t)k * sizeof *e->bytes)) ||
                 !(e->shot = nlp_malloc((size_t)(opts->shots ? opts->shots : 1) * sizeof *e->shot))))
@@ -503,7 +566,9 @@ int nlp_icl_new(nlp_icl **out, nlp_model *m, const nlp_tokenizer *tk, const nlp_
         else memset(e->shot_len, 0xff, train->n * sizeof *e->shot_len);
     }
     if (!rc) rc = nlp_scorer_new(&e->sc, m, k < rows ? k : rows, opts->max_len);
+    if (!rc && opts->norm == NLP_ICL_NORM_UNCOND) rc = answer_prompt(e);
     if (!rc && eval->shape != NLP_ICL_CHOICE) rc = encode_cands(e, 0); /* the label words, once */
+    if (!rc && eval->shape != NLP_ICL_CHOICE && opts->norm == NLP_ICL_NORM_UNCOND) rc = score_uncond(e, 0);
     if (rc) {
         nlp_icl_free(e);
         return rc;
@@ -562,7 +627,7 @@ int nlp_icl_item(nlp_icl *e, size_t i, nlp_icl_result *r)
                          "model's context of %d", d->path, ln, longest, e->o.max_len);
     const size_t budget = (size_t)e->o.max_len - longest; /* the prompt's positions */
     /* the shots */
-    int K = 0;
+    int K = 0, drawn = 0;
     if (e->o.shots > 0) {
         e->cur = i;
         K = nlp_icl_draw(e->o.seed, i, e->train->n, e->o.shots, same_item, e, e->shot);
@@ -583,12 +648,21 @@ int nlp_icl_item(nlp_icl *e, size_t i, nlp_icl_result *r)
             if (need + n > budget) break;
             need += n;
         }
-        K = fit;
+        drawn = K, K = fit;
     }
     for (;;) {
         if ((rc = build_prompt(e, i, K))) return rc;
         if (e->prompt.n <= budget || K == 0) break;
         K--;
+    }
+    /* the estimate may be short by a shot (tokens merging where two pieces meet): one more while it fits */
+    while (K < drawn && e->prompt.n <= budget) {
+        if ((rc = build_prompt(e, i, K + 1))) return rc;
+        if (e->prompt.n > budget) {
+            if ((rc = build_prompt(e, i, K))) return rc;
+            break;
+        }
+        K++;
     }
     size_t cut = 0;
     if (e->prompt.n > budget) { /* the item alone does not fit: its start goes */
@@ -598,11 +672,7 @@ int nlp_icl_item(nlp_icl *e, size_t i, nlp_icl_result *r)
     }
     if (!e->prompt.n)
         return nlp_error(NLP_EDATA, "'%s' line %llu: the prompt encodes to no token", d->path, ln);
-    if (total > e->lp_cap) {
-        double *lp = nlp_realloc(e->lp, total * sizeof *lp);
-        if (!lp) return NLP_ENOMEM;
-        e->lp = lp, e->lp_cap = total;
-    }
+    if ((rc = lp_room(e, total))) return rc;
     if ((rc = nlp_score_choices(e->sc, e->prompt.v, e->prompt.n, e->cand, e->k, e->lp, NULL))) {
         if (rc == NLP_ENAN)
             return nlp_error(NLP_ENAN, "'%s' line %llu: the model's scores are not numbers (are its weights "
@@ -617,8 +687,13 @@ int nlp_icl_item(nlp_icl *e, size_t i, nlp_icl_result *r)
         e->score[c] = e->o.norm == NLP_ICL_NORM_TOKENS ? s / (double)e->tokens[c]
                       : e->o.norm == NLP_ICL_NORM_BYTES ? s / (double)e->bytes[c] : s;
     }
+    if (e->o.norm == NLP_ICL_NORM_UNCOND) {
+        if (d->shape == NLP_ICL_CHOICE && (rc = score_uncond(e, i))) return rc; /* classify: once, at the start */
+        for (int c = 0; c < e->k; c++) e->score[c] = e->logprob[c] - e->uncond[c];
+    }
     *r = (nlp_icl_result){.k = e->k, .gold = d->label[i], .choice = nlp_icl_best(e->score, e->k), .shots = K,
                           .shot = e->shot, .prompt_tokens = e->prompt.n, .cut = cut, .logprob = e->logprob,
-                          .score = e->score, .tokens = e->tokens, .bytes = e->bytes};
+                          .score = e->score, .tokens = e->tokens, .bytes = e->bytes,
+                          .uncond = e->o.norm == NLP_ICL_NORM_UNCOND ? e->uncond : NULL};
     return 0;
 }

@@ -30,8 +30,14 @@
  * tokens' log-probabilities after the prompt (score.h, the prompt decoded
  * once for all candidates). The best score wins (the first on ties), the
  * score normalized by: none (the sum), tokens (the mean per token, GPT-3's
- * choice for most tasks) or bytes (per byte of the candidate's text, its
- * leading space included: independent of the tokenizer).
+ * choice for most tasks), bytes (per byte of the candidate's text, its
+ * leading space included: independent of the tokenizer) or unconditional
+ * (the sum minus the candidate's log-likelihood after the answer's own
+ * prompt alone, log P(c | prompt) − log P(c | answer prompt): GPT-3's for
+ * ARC, OpenBookQA and RACE, where some answers are likely whatever the
+ * question). The answer prompt is the template's text between the item's
+ * last field and {answer}, without its leading white space ("Section:");
+ * when there is none, the start token alone (opts.start).
  *
  * Shots: K examples of TRAIN drawn uniformly without repeats, from a
  * generator seeded by (seed, item index): the same seed gives the same
@@ -69,6 +75,7 @@ enum nlp_icl_norm {
     NLP_ICL_NORM_NONE = 0,
     NLP_ICL_NORM_TOKENS = 1,
     NLP_ICL_NORM_BYTES = 2,
+    NLP_ICL_NORM_UNCOND = 3,
 };
 
 /* The shape's name ("classify", "pair", "choice"). */
@@ -163,6 +170,8 @@ typedef struct nlp_icl_opts {
     int norm;              /* enum nlp_icl_norm */
     int max_len;           /* the model's context: prompt + candidate positions at most */
     int max_rows;          /* candidates a decoding pass (0 = 16) */
+    int32_t start;         /* the token a context starts from when it has no text (unconditional
+                              normalization with no answer prompt: GPT-2's end-of-text); -1 none */
 } nlp_icl_opts;
 
 typedef struct nlp_icl nlp_icl;
@@ -178,6 +187,8 @@ typedef struct nlp_icl_result {
     size_t cut;            /* tokens dropped from the start of the item's own prompt */
     const double *logprob; /* [k] summed log-probability of each candidate */
     const double *score;   /* [k] the normalized figure compared */
+    const double *uncond;  /* [k] unconditional: each candidate's log-likelihood after the answer
+                              prompt alone; NULL otherwise */
     const size_t *tokens;  /* [k] each candidate's tokens */
     const size_t *bytes;   /* [k] and bytes */
 } nlp_icl_result;
@@ -187,8 +198,9 @@ typedef struct nlp_icl_result {
  * classify and pair from `labels`, prompts formatted by `tpl` and scored by
  * model m (gpt or llama) with tokenizer tk. Everything given must outlive
  * the evaluator. NLP_EINVAL: shapes that differ, shots without TRAIN, an
- * empty TRAIN with shots; NLP_EDATA: a candidate (label word) that is
- * empty once encoded; NLP_ENOMEM. */
+ * empty TRAIN with shots, unconditional normalization with neither an
+ * answer prompt nor a start token; NLP_EDATA: a candidate (label word)
+ * that is empty once encoded; NLP_ENOMEM. */
 int nlp_icl_new(nlp_icl **out, nlp_model *m, const nlp_tokenizer *tk, const nlp_icl_data *train,
                 const nlp_icl_data *eval, const nlp_icl_labels *labels, const nlp_icl_template *tpl,
                 const nlp_icl_opts *opts);

@@ -7,7 +7,7 @@
  * first K' of K the draw of K'), and the evaluator on a random GPT with a
  * byte-level tokenizer: each candidate's score equal to nlp_score_batch
  * over the prompt written out by hand, the item never among its shots,
- * shots dropped whole when the context is short, the three normalizations.
+ * shots dropped whole when the context is short, the four normalizations.
  */
 #include "base/err.h"
 #include "base/mem.h"
@@ -313,6 +313,33 @@ static void test_eval(void)
     CHECK(e && nlp_icl_item(e, 0, &r) == 0 && r.shots == 0);
     CHECK(e && r.score[1] == r.logprob[1] / 4.0); /* " x11" */
     nlp_icl_free(e);
+    /* unconditional: less each candidate's log-likelihood after "Section:" alone */
+    o.norm = NLP_ICL_NORM_UNCOND, o.start = -1;
+    CHECK(nlp_icl_new(&e, m, tk, NULL, &ev, &l, &tpl, &o) == 0);
+    CHECK(e && nlp_icl_item(e, 2, &r) == 0 && r.uncond);
+    int unc = 0;
+    CHECK(nlp_score_encode(tk, st, m, "Section:", 8, 1, &p) == 0);
+    for (int k = 0; e && r.uncond && k < r.k; k++) {
+        char cand[32];
+        snprintf(cand, sizeof cand, " %s", l.name[k]);
+        CHECK(nlp_score_encode(tk, st, m, cand, strlen(cand), 0, &c) == 0);
+        nlp_score_item it = {p.v, p.n, c.v, c.n};
+        double lp[16], sum = 0;
+        CHECK(nlp_score_batch(m, &it, 1, 0, 0, lp, NULL) == 0);
+        for (size_t j = 0; j < c.n; j++) sum += lp[j];
+        unc += fabs(r.uncond[k] - sum) < 1e-4 && r.score[k] == r.logprob[k] - r.uncond[k];
+    }
+    CHECK_EQ_INT(unc, 3);
+    nlp_icl_free(e);
+    /* a template with no text before {answer}: the start token, else an error */
+    nlp_icl_template bare;
+    CHECK(nlp_icl_template_parse(&bare, "{context}\n{answer}", NLP_ICL_CLASSIFY) == 0);
+    CHECK(nlp_icl_new(&e, m, tk, NULL, &ev, &l, &bare, &o) == NLP_EINVAL && !e);
+    CHECK(strstr(nlp_errmsg(), "no start token") != NULL);
+    o.start = 0;
+    CHECK(nlp_icl_new(&e, m, tk, NULL, &ev, &l, &bare, &o) == 0);
+    nlp_icl_free(e);
+    nlp_icl_template_free(&bare);
     /* misuse */
     o.shots = 1;
     CHECK(nlp_icl_new(&e, m, tk, NULL, &ev, &l, &tpl, &o) == NLP_EINVAL && !e);
