@@ -509,7 +509,9 @@ static void perplexity(const char **inputs, size_t n, int threads)
 
 // --- continuation scores
 
-enum { SCORE_ROWS = 8 }; /* lines a forward pass (padded to the longest) */
+/* lines a forward pass, padded to the longest, and their positions at most
+ * (GPT-2's logits of 2048 positions take 400 MB) */
+enum { SCORE_ROWS = 8, SCORE_POSITIONS = 2048 };
 
 typedef struct score_line {
     nlp_ids ctx, cont;
@@ -532,7 +534,7 @@ static void score_flush(void)
     double *lp = nlp_malloc(total * sizeof *lp);
     uint8_t *top = nlp_malloc(total);
     if (!lp || !top) cli_fail(NLP_ENOMEM);
-    int rc = nlp_score_batch(model, it, (size_t)npending, SCORE_ROWS, 0, lp, top);
+    int rc = nlp_score_batch(model, it, (size_t)npending, SCORE_ROWS, SCORE_POSITIONS, lp, top);
     if (rc) cli_fail(rc);
     size_t at = 0;
     nlp_buf b = {0};
