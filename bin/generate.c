@@ -697,8 +697,11 @@ static void eval_choices(void)
         }
         if (r.cut) {
             cut++;
-            if (cli_verbosity > 0 || cwarned < 3)
-                cli_info("%s: the item's prompt loses its first %zu tokens: with its longest candidate it passes the "
+            if ((cli_verbosity > 0 || cwarned < 3) && r.cut_start)
+                cli_info("%s: the item's prompt loses its first %zu tokens: even without its text, with its longest "
+                         "candidate it passes the model's context of %d", w, r.cut, P);
+            else if (cli_verbosity > 0 || cwarned < 3)
+                cli_info("%s: the item's text loses its end (%zu tokens): with its longest candidate it passes the "
                          "model's context of %d", w, r.cut, P);
             else if (cwarned == 3)
                 cli_info("further items cut are counted, not named (-v names each)");
@@ -744,8 +747,8 @@ static void eval_choices(void)
         cli_info("--shots %ld lowered on %zu of %zu items (the model's context of %d tokens): %.2f shots on average",
                  o.shots, lowered, eval.n, P, (double)shots / (double)eval.n);
     if (cut)
-        cli_info("%zu of %zu items cut at their start: alone with their longest candidate they pass the model's "
-                 "context of %d tokens", cut, eval.n, P);
+        cli_info("%zu of %zu items cut: alone with their longest candidate they pass the model's context of %d "
+                 "tokens", cut, eval.n, P);
     cli_debug("%zu items in %.2f s", eval.n, now() - t0);
     nlp_buf_reset(&b);
     if (nlp_buf_printf(&b, "{\"items\": %zu, \"correct\": %zu, \"accuracy\": %.6f, \"shots\": %ld, \"mean_shots\": "

@@ -411,16 +411,26 @@ static const char *answer_of(const nlp_icl *e, const nlp_icl_data *d, size_t i, 
 }
 
 /* Appends example i of d formatted by the template: whole (a shot), or up
- * to {answer} without the candidates' leading spaces (the item). */
-static int format(nlp_icl *e, nlp_buf *b, const nlp_icl_data *d, size_t i, int whole)
+ * to {answer} without the candidates' leading spaces (the item); each field
+ * at most cap bytes (SIZE_MAX: all), cut after a word (before a space) when
+ * it can be. */
+static int format(nlp_icl *e, nlp_buf *b, const nlp_icl_data *d, size_t i, int whole, size_t cap)
 {
     const nlp_icl_template *t = e->tpl;
     for (int p = 0; p < t->n; p++) {
         const nlp_icl_part *q = &t->part[p];
         size_t n = q->n;
         const char *s = q->s;
-        if (q->kind > 0) s = fld(d, i, q->kind, &n);
-        else if (q->kind < 0) {
+        if (q->kind > 0) {
+            s = fld(d, i, q->kind, &n);
+            if (n > cap) { /* its first cap bytes: whole words where there is a space, else whole characters */
+                size_t k = cap;
+                while (k && s[k] != ' ' && s[k - 1] != ' ') k--;
+                if (k) n = s[k] == ' ' ? k : k - 1;
+                else
+                    for (n = cap; n && ((unsigned char)s[n] & 0xC0) == 0x80; n--) {}
+            }
+        } else if (q->kind < 0) {
             if (!whole) break;
             s = answer_of(e, d, i, &n);
         } else if (!whole && p == t->answer - 1) n -= t->lead;
@@ -590,7 +600,7 @@ static int shot_tokens(nlp_icl *e, size_t j, size_t *n)
 {
     if (e->shot_len[j] < 0) {
         nlp_buf_reset(&e->text);
-        int rc = format(e, &e->text, e->train, j, 1);
+        int rc = format(e, &e->text, e->train, j, 1, SIZE_MAX);
         if (!rc) rc = nlp_score_encode(e->tk, e->st, e->m, e->text.data, e->text.len, 0, &e->tmp);
         if (rc) return rc;
         e->shot_len[j] = e->tmp.n > INT32_MAX ? INT32_MAX : (int32_t)e->tmp.n;
@@ -599,13 +609,14 @@ static int shot_tokens(nlp_icl *e, size_t j, size_t *n)
     return 0;
 }
 
-/* The prompt of the first K shots and the item, encoded into e->prompt. */
-static int build_prompt(nlp_icl *e, size_t item, int K)
+/* The prompt of the first K shots and the item (its fields at most cap
+ * bytes), encoded into e->prompt. */
+static int build_prompt(nlp_icl *e, size_t item, int K, size_t cap)
 {
     nlp_buf_reset(&e->text);
     int rc = 0;
-    for (int s = 0; s < K && !rc; s++) rc = format(e, &e->text, e->train, e->shot[s], 1);
-    if (!rc) rc = format(e, &e->text, e->eval, item, 0);
+    for (int s = 0; s < K && !rc; s++) rc = format(e, &e->text, e->train, e->shot[s], 1, SIZE_MAX);
+    if (!rc) rc = format(e, &e->text, e->eval, item, 0, cap);
     if (!rc) rc = nlp_score_encode(e->tk, e->st, e->m, e->text.data ? e->text.data : "", e->text.len, 1, &e->prompt);
     return rc;
 }
@@ -637,7 +648,7 @@ int nlp_icl_item(nlp_icl *e, size_t i, nlp_icl_result *r)
         /* as many as fit, from each one's tokens alone; then the prompt as one text, fewer
          * while it does not fit (a shot's tokens may change a little where it meets the next) */
         nlp_buf_reset(&e->text);
-        if ((rc = format(e, &e->text, d, i, 0)) ||
+        if ((rc = format(e, &e->text, d, i, 0, SIZE_MAX)) ||
             (rc = nlp_score_encode(e->tk, e->st, e->m, e->text.data, e->text.len, 1, &e->tmp)))
             return rc;
         size_t need = e->tmp.n;
@@ -651,24 +662,43 @@ int nlp_icl_item(nlp_icl *e, size_t i, nlp_icl_result *r)
         drawn = K, K = fit;
     }
     for (;;) {
-        if ((rc = build_prompt(e, i, K))) return rc;
+        if ((rc = build_prompt(e, i, K, SIZE_MAX))) return rc;
         if (e->prompt.n <= budget || K == 0) break;
         K--;
     }
     /* the estimate may be short by a shot (tokens merging where two pieces meet): one more while it fits */
     while (K < drawn && e->prompt.n <= budget) {
-        if ((rc = build_prompt(e, i, K + 1))) return rc;
+        if ((rc = build_prompt(e, i, K + 1, SIZE_MAX))) return rc;
         if (e->prompt.n > budget) {
-            if ((rc = build_prompt(e, i, K))) return rc;
+            if ((rc = build_prompt(e, i, K, SIZE_MAX))) return rc;
             break;
         }
         K++;
     }
     size_t cut = 0;
-    if (e->prompt.n > budget) { /* the item alone does not fit: its start goes */
-        cut = e->prompt.n - budget;
-        memmove(e->prompt.v, e->prompt.v + cut, budget * sizeof *e->prompt.v);
-        e->prompt.n = budget;
+    int cut_start = 0;
+    if (e->prompt.n > budget) {
+        /* the item alone does not fit: its fields lose their ends, the longest first (each at most
+         * cap bytes, the largest cap that fits), so that its start and the template stay */
+        const size_t full = e->prompt.n;
+        size_t lo = 0, hi = 0;
+        for (int f = 1; f < (d->shape == NLP_ICL_PAIR ? 3 : 2); f++)
+            if (d->flen[i * (size_t)d->nf + (size_t)f] > hi) hi = d->flen[i * (size_t)d->nf + (size_t)f];
+        if ((rc = build_prompt(e, i, 0, 0))) return rc;
+        if (e->prompt.n <= budget) {
+            while (hi - lo > 1) { /* lo fits, hi does not */
+                const size_t mid = lo + (hi - lo) / 2;
+                if ((rc = build_prompt(e, i, 0, mid))) return rc;
+                if (e->prompt.n <= budget) lo = mid;
+                else hi = mid;
+            }
+            if ((rc = build_prompt(e, i, 0, lo))) return rc;
+        } else { /* the template alone does not fit: the prompt's start goes */
+            cut_start = 1;
+            memmove(e->prompt.v, e->prompt.v + (e->prompt.n - budget), budget * sizeof *e->prompt.v);
+            e->prompt.n = budget;
+        }
+        cut = full - e->prompt.n;
     }
     if (!e->prompt.n)
         return nlp_error(NLP_EDATA, "'%s' line %llu: the prompt encodes to no token", d->path, ln);
@@ -692,8 +722,8 @@ int nlp_icl_item(nlp_icl *e, size_t i, nlp_icl_result *r)
         for (int c = 0; c < e->k; c++) e->score[c] = e->logprob[c] - e->uncond[c];
     }
     *r = (nlp_icl_result){.k = e->k, .gold = d->label[i], .choice = nlp_icl_best(e->score, e->k), .shots = K,
-                          .shot = e->shot, .prompt_tokens = e->prompt.n, .cut = cut, .logprob = e->logprob,
-                          .score = e->score, .tokens = e->tokens, .bytes = e->bytes,
+                          .shot = e->shot, .prompt_tokens = e->prompt.n, .prompt = e->prompt.v, .cut = cut, .cut_start = cut_start,
+                          .logprob = e->logprob, .score = e->score, .tokens = e->tokens, .bytes = e->bytes,
                           .uncond = e->o.norm == NLP_ICL_NORM_UNCOND ? e->uncond : NULL};
     return 0;
 }

@@ -49,7 +49,12 @@
  * The model's context: the prompt and the longest candidate must fit
  * max_len positions. When they do not, the prompt drops its last shots,
  * whole, until they do (never an example cut in the middle); with no shot
- * left the item's own prompt loses tokens from its start (reported as cut).
+ * left the item's own text is cut at its end (reported as cut): its fields
+ * at most cap bytes each (whole words, or whole characters in a word longer
+ * than that; the longest field loses most),
+ * the largest cap that fits, so that the item's start and the template's
+ * text, "Section:" included, stay; only when the template alone does not
+ * fit does the prompt lose its start instead.
  *
  * Not here: reading options, printing (bin/generate.c), the scores
  * themselves (score.h).
@@ -184,7 +189,10 @@ typedef struct nlp_icl_result {
     int shots;             /* shots in the prompt (<= opts.shots: fewer when it did not fit) */
     const size_t *shot;    /* [shots] their indices in TRAIN, in prompt order */
     size_t prompt_tokens;  /* the prompt as scored */
-    size_t cut;            /* tokens dropped from the start of the item's own prompt */
+    const int32_t *prompt; /* [prompt_tokens] its ids */
+    size_t cut;            /* tokens the item's prompt lost to fit (0: none) */
+    int cut_start;         /* 1: lost at the prompt's start (the template alone does not fit); 0: the
+                              ends of the item's fields */
     const double *logprob; /* [k] summed log-probability of each candidate */
     const double *score;   /* [k] the normalized figure compared */
     const double *uncond;  /* [k] unconditional: each candidate's log-likelihood after the answer

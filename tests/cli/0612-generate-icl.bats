@@ -237,7 +237,7 @@ for d in items:  # all five others, each once
   [[ "$stderr" == *"d.tsv' line 1: '$T/dup.tsv' holds 1 examples other than this item, fewer than the 2 shots asked"* ]]
 }
 
-@test "generate --eval-choices: shots dropped whole where the context is short, with a warning; the item cut at its start" {
+@test "generate --eval-choices: shots dropped whole where the context is short, with a warning; an item too long cut at its end" {
   cut -f1,2 "$W/known.tsv" | sed 's/^[0-9]/x/' >"$T/cls.tsv"
   sed 's/^[0-9]\t/y\t/' "$W/corpus.txt" | head -40 | awk -F'\t' 'NF == 2' >"$T/train.tsv"
   cat "$T/cls.tsv" >>"$T/train.tsv"
@@ -257,12 +257,13 @@ for d in items:
   run_split generate -m "$W/run" -t 1 --eval-choices "$T/cls.tsv" --shots-from "$T/train.tsv" --shots 4 --max-length 24
   [ "$status" -eq 0 ]
   [[ "$output" == *'"mean_shots": 0.0000, "lowered": 8, "cut": '* ]]
-  # an item longer than the context alone: its start goes
+  # an item longer than the context alone: its text loses its end, the template stays
   printf 'x\t%s\n' "$(head -6 "$W/corpus.txt" | tr '\n' ' ')" >"$T/long.tsv"
-  run_split generate -m "$W/run" -t 1 --eval-choices "$T/long.tsv" --shots-from "$T/train.tsv"
+  run_split generate -m "$W/run" -t 1 --eval-choices "$T/long.tsv" --shots-from "$T/train.tsv" -v
   [ "$status" -eq 0 ]
-  [[ "$stderr" == *"long.tsv' line 1: the item's prompt loses its first "*" tokens"* ]]
-  [[ "$output" == *'"cut": 1,'* ]]
+  [[ "$stderr" == *"long.tsv' line 1: the item's text loses its end ("*" tokens): with its longest candidate it passes the model's context of 64"* ]]
+  [[ "${lines[1]}" == *'"cut": 1,'* ]]
+  [[ "${lines[0]}" == *'"prompt_tokens": '6[0-3]','* ]]
 }
 
 @test "generate --eval-choices: classification candidates are the shots' labels, as words; pairs" {

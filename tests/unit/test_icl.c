@@ -306,10 +306,42 @@ static void test_eval(void)
     }
     CHECK(lowered == 6 && fits == 6 && norm == 18);
     nlp_icl_free(e);
+    /* an item too long alone: its text loses its end, the template stays whole */
+    nlp_icl_data lg;
+    CHECK(nlp_icl_read(&lg, tmpfile_with("long.tsv", "x11\ta window manager for the desktop, with tabs, a terminal "
+                                         "emulator, a music player for mp3 files, a web server and proxy, and a "
+                                         "mail transfer agent for the network\n"), &tr, &l, 0) == 0);
+    o.shots = 0, o.max_len = 32;
+    CHECK(nlp_icl_new(&e, m, tk, NULL, &lg, &l, &tpl, &o) == 0);
+    nlp_icl_result r;
+    CHECK(e && nlp_icl_item(e, 0, &r) == 0);
+    if (e) {
+        size_t longest = 0;
+        for (int k = 0; k < r.k; k++) longest = r.tokens[k] > longest ? r.tokens[k] : longest;
+        CHECK(r.cut > 0 && !r.cut_start && r.prompt_tokens + longest <= 32);
+        nlp_buf_reset(&text);
+        CHECK(nlp_tokenizer_decode(tk, r.prompt, r.prompt_tokens, 0, &text, NULL) == 0);
+        nlp_buf_putc(&text, 0);
+        /* whole words from the start, the template's end whole */
+        const char *full = lg.field[1], *sec = strstr(text.data, "\nSection:");
+        const size_t kept = sec ? (size_t)(sec - text.data) - 13 : 0;
+        CHECK_MSG(sec && !strcmp(sec, "\nSection:") && !strncmp(text.data, "Description: ", 13) && kept > 0 &&
+                  !strncmp(text.data + 13, full, kept) && full[kept] == ' ', "'%s'", text.data);
+        /* and as many as fit: one word more does not */
+        if (sec && full[kept] == ' ') {
+            const char *next = strchr(full + kept + 1, ' ');
+            nlp_buf more = {0};
+            nlp_buf_printf(&more, "Description: %.*s\nSection:", (int)(next - full), full);
+            CHECK(nlp_score_encode(tk, st, m, more.data, more.len, 1, &p) == 0);
+            CHECK(p.n + longest > 32);
+            nlp_buf_free(&more);
+        }
+    }
+    nlp_icl_free(e);
+    nlp_icl_data_free(&lg);
     /* bytes; and no shots at all */
     o.shots = 0, o.max_len = 128, o.norm = NLP_ICL_NORM_BYTES;
     CHECK(nlp_icl_new(&e, m, tk, NULL, &ev, &l, &tpl, &o) == 0);
-    nlp_icl_result r;
     CHECK(e && nlp_icl_item(e, 0, &r) == 0 && r.shots == 0);
     CHECK(e && r.score[1] == r.logprob[1] / 4.0); /* " x11" */
     nlp_icl_free(e);
