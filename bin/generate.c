@@ -1,8 +1,12 @@
 /*
  * generate — continue a prompt with a GPT model (ours or HuggingFace GPT-2),
- * streaming the new text as it comes; or score a text (--perplexity).
+ * streaming the new text as it comes; or score a text (--perplexity),
+ * continuations of contexts (--score), or the model's in-context learning
+ * of a task (--eval-choices).
  *
- * Thin: decoding strategies are lib/decode's, scoring lib/train/lm's.
+ * Thin: decoding strategies are lib/decode's, perplexity lib/train/lm's,
+ * continuation scores lib/decode/score's, in-context learning
+ * lib/decode/icl's.
  */
 #include "base/err.h"
 #include "base/io.h"
@@ -12,6 +16,9 @@
 #include "common/lines.h"
 #include "common/modelio.h"
 #include "decode/decode.h"
+#include "decode/icl.h"
+#include "decode/score.h"
+#include "eval/report.h"
 #include "model/model.h"
 #include "nn/gemm.h"
 #include "text/utf8.h"
@@ -28,6 +35,8 @@
 
 static const char usage[] =
     "Usage: generate -m MODEL [OPTION]... [FILE]...\n"
+    "  or:  generate -m MODEL --score [OPTION]... [FILE]...\n"
+    "  or:  generate -m MODEL --eval-choices FILE [--shots K --shots-from TRAIN] [OPTION]...\n"
     "Continue a prompt with a GPT or LLaMA-family model, printing the new text as it\n"
     "is generated.\n"
     "The prompt is -p TEXT, else the FILEs (default standard input) as one text, or\n"
@@ -64,10 +73,13 @@ static const char usage[] =
     "                            bytes, loss (nats/token), perplexity and bits per byte\n"
     "      --max-length N        --perplexity: tokens per window, each predicted from up\n"
     "                            to N-1 before it (default auto: the model's positions;\n"
-    "                            with rotary positions also longer windows)\n"
-    "      --max-line-bytes N    the longest input line (--batch), text scored\n"
-    "                            (--perplexity) or prompt read (default 16777216 =\n"
-    "                            16 MiB); a longer one is an error naming the file and line\n"
+    "                            with rotary positions also longer windows); --score,\n"
+    "                            --eval-choices: the positions of a context and its\n"
+    "                            continuation together (default: the model's)\n"
+    "      --max-line-bytes N    the longest input line (--batch, --score, TSV files),\n"
+    "                            text scored (--perplexity) or prompt read (default\n"
+    "                            16777216 = 16 MiB); a longer one is an error naming\n"
+    "                            the file and line\n"
     "      --bf16                decode with the weights rounded to bfloat16: half the\n"
     "                            bytes read per token (fp32 arithmetic); the prompt's\n"
     "                            pass and --perplexity use the rounded weights too\n"
@@ -84,17 +96,53 @@ static const char usage[] =
     "  -h, --help                display this help and exit\n"
     "  -V, --version             output version information and exit\n"
     "\n"
+    "Scoring and in-context learning (log-probabilities are natural logs):\n"
+    "      --score               score continuations: for each input line\n"
+    "                            'context<TAB>continuation', one JSON line with the\n"
+    "                            continuation's log-probability given the context, each\n"
+    "                            of its tokens', its tokens and bytes; a context too\n"
+    "                            long for the model loses its start (a warning)\n"
+    "      --eval-choices FILE   in-context learning (GPT-3): each item of FILE after\n"
+    "                            --shots solved examples, each candidate answer scored\n"
+    "                            by its log-likelihood, the best chosen; prints the\n"
+    "                            accuracy as JSON (-v: each item first). FILE is TSV:\n"
+    "                            'label<TAB>text' or 'label<TAB>a<TAB>b' (the candidates\n"
+    "                            are the labels) or 'label<TAB>context<TAB>choice_0<TAB>\n"
+    "                            choice_1...' (label = the right choice's index, from 0)\n"
+    "      --shots K             solved examples before each item (default 0); fewer\n"
+    "                            where they would pass the model's context (a warning)\n"
+    "      --shots-from TRAIN    the TSV the shots are drawn from, by --seed, without\n"
+    "                            repeats and never the item itself; its labels are\n"
+    "                            the candidates (default: FILE's when K is 0)\n"
+    "      --template T          how an example reads: {context} (pairs: {a}, {b}) and\n"
+    "                            {answer}, with \\n, \\t, \\\\, {{ and }} (default by the\n"
+    "                            data: 'Description: {context}\\nSection: {answer}\\n\\n',\n"
+    "                            'Summary: {a}\\nSentence: {b}\\nSame package: {answer}\\n\\n',\n"
+    "                            'Summary: {context}\\nDescription: {answer}\\n\\n')\n"
+    "      --normalize M         rank candidates by their log-likelihood: summed (none),\n"
+    "                            per token (tokens, the default, as GPT-3 did for most\n"
+    "                            tasks), per byte of their text (bytes), or less their\n"
+    "                            log-likelihood after the template's text before\n"
+    "                            {answer} alone (unconditional: GPT-3's for RACE)\n"
+    "      --label-words LIST    the candidates' words for labels: LABEL=WORD,...\n"
+    "                            (such as 0=no,1=yes; default: each label as it is)\n"
+    "\n"
     "Exit status: 0 ok, 1 bad input (a prompt that fills the context, ids outside the\n"
-    "vocabulary) or I/O error, 2 usage error (also: no tokenizer for text), 3 missing,\n"
+    "vocabulary, a line or an item that cannot be scored) or I/O error, 2 usage\n"
+    "error (also: no tokenizer for text, a bad --template), 3 missing,\n"
     "unreadable or incompatible model or tokenizer, or a missing, unreadable or\n"
     "invalid config file (-c).\n";
 
 static const char *const formats[] = {"text", "id", NULL};
+static const char *const norms[] = {"none", "tokens", "bytes", "unconditional", NULL};
 
 static struct {
     const char *model, *tokenizer, *prompt, *input, *stop;
     int batch, greedy, ignore_eos, echo, in_fmt, out_fmt, perplexity, bf16, int8;
     long max_new, top_k, beam, seed, max_length, threads, max_line_bytes;
+    int score, normalize;
+    const char *eval_choices, *shots_from, *template, *label_words;
+    long shots;
     double temperature, top_p, rep, length_penalty;
 } o = {
     .max_new = 128,
@@ -105,6 +153,7 @@ static struct {
     .beam = 1,
     .max_length = -1,
     .max_line_bytes = CLI_MAX_LINE_BYTES,
+    .normalize = NLP_ICL_NORM_TOKENS,
 };
 
 static struct cli_opt opts[] = {
@@ -129,6 +178,13 @@ static struct cli_opt opts[] = {
     {.name = "output-format", .kind = CLI_CHOICE, .dest = &o.out_fmt, .choices = formats},
     {.name = "perplexity", .kind = CLI_BOOL, .dest = &o.perplexity},
     {.name = "max-length", .kind = CLI_INT, .dest = &o.max_length, .min = 2, .max = 1 << 20, .flags = CLI_AUTO},
+    {.name = "score", .kind = CLI_BOOL, .dest = &o.score},
+    {.name = "eval-choices", .kind = CLI_STR, .dest = &o.eval_choices},
+    {.name = "shots", .kind = CLI_INT, .dest = &o.shots, .min = 0, .max = 4096},
+    {.name = "shots-from", .kind = CLI_STR, .dest = &o.shots_from},
+    {.name = "template", .kind = CLI_STR, .dest = &o.template},
+    {.name = "normalize", .kind = CLI_CHOICE, .dest = &o.normalize, .choices = norms},
+    {.name = "label-words", .kind = CLI_STR, .dest = &o.label_words},
     {.name = "max-line-bytes", .kind = CLI_INT, .dest = &o.max_line_bytes, .min = 1, .max = 1e15},
     {.name = "bf16", .kind = CLI_BOOL, .dest = &o.bf16},
     {.name = "int8", .kind = CLI_BOOL, .dest = &o.int8},
@@ -202,7 +258,10 @@ static void parse_ids(const char *s, size_t n, const char *name, uint64_t line, 
     }
 }
 
-static void encode_text(const char *s, size_t n, const char *name, uint64_t line, nlp_ids *out)
+/* Encodes a prompt (context 1: as HF's tokenizer(prompt) does, with the
+ * template's special tokens, LLaMA's <s> first, which the model was trained
+ * to see) or a continuation (context 0: the text alone). */
+static void encode_as(const char *s, size_t n, const char *name, uint64_t line, int context, nlp_ids *out)
 {
     out->n = 0;
     nlp_buf fix = {0};
@@ -211,20 +270,14 @@ static void encode_text(const char *s, size_t n, const char *name, uint64_t line
         cli_warn("%s: invalid UTF-8 replaced by U+FFFD", where(name, line));
         s = fix.data, n = fix.len;
     }
-    int rc;
-    if (nlp_model_cfg(model)->arch == NLP_ARCH_LLAMA) {
-        /* as HF's tokenizer(prompt) does: with the template's special tokens
-         * (LLaMA's <s> first), which the model was trained to see */
-        nlp_encoding e = {0};
-        nlp_encode_opts eo = {.add_special = 1};
-        rc = nlp_tokenizer_encode(tok, tst, s, n, NULL, 0, &eo, &e);
-        if (!rc && nlp_ids_append(out, e.ids, e.n)) rc = NLP_ENOMEM;
-        nlp_encoding_free(&e);
-    } else {
-        rc = nlp_tokenizer_encode_ids(tok, tst, s, n, 0, out);
-    }
+    int rc = nlp_score_encode(tok, tst, model, s, n, context, out);
     nlp_buf_free(&fix);
     if (rc) cli_fail(rc);
+}
+
+static void encode_text(const char *s, size_t n, const char *name, uint64_t line, nlp_ids *out)
+{
+    encode_as(s, n, name, line, 1, out);
 }
 
 // --- streaming text out
@@ -396,6 +449,28 @@ static void run_prompt(nlp_ids *prompt, const char *name, uint64_t line, nlp_rng
 
 // --- perplexity
 
+/* The positions a window (--perplexity) or a context and its continuation
+ * (--score, --eval-choices) take at most: the model's, or --max-length,
+ * beyond the model's positions with rotary ones (they extrapolate, a table
+ * ends). */
+static int context_len(const char *what)
+{
+    const nlp_model_config *mc = nlp_model_cfg(model);
+    const int lim = nlp_model_config_max_len(mc);
+    int T = o.max_length > 0 ? (int)o.max_length : mc->max_positions < lim ? mc->max_positions : lim;
+    if (T < 2 || T > lim) {
+        if (lim == mc->max_positions && T >= 2)
+            cli_usage_error("--max-length %d: the model has %d %s positions, there is none for a window longer than "
+                            "that", T, lim, mc->arch == NLP_ARCH_TRANSFORMER && mc->positions == NLP_POS_SINUSOIDAL
+                                                ? "sinusoidal" : "learned");
+        cli_usage_error("--max-length %d: must be in [2, %d]", T, lim);
+    }
+    if (T > mc->max_positions)
+        cli_info("%s of %d tokens, beyond the %d positions the model was made for: rotary positions extrapolate",
+                 what, T, mc->max_positions);
+    return T;
+}
+
 static void perplexity(const char **inputs, size_t n, int threads)
 {
     nlp_corpus c = NLP_CORPUS_INIT;
@@ -417,21 +492,7 @@ static void perplexity(const char **inputs, size_t n, int threads)
         cli_die(NLP_EXIT_FAILURE, "%s%s%s holds %zu token%s: nothing to score", n == 1 ? "'" : "",
                 n == 1 ? (strcmp(inputs[0], "-") ? inputs[0] : "standard input") : "the input", n == 1 ? "'" : "", c.n,
                 c.n == 1 ? "" : "s");
-    /* windows as long as the model's positions, or --max-length: beyond
-     * them with rotary positions (they extrapolate, a table ends) */
-    const nlp_model_config *mc = nlp_model_cfg(model);
-    const int lim = nlp_model_config_max_len(mc);
-    int T = o.max_length > 0 ? (int)o.max_length : mc->max_positions < lim ? mc->max_positions : lim;
-    if (T < 2 || T > lim) {
-        if (lim == mc->max_positions && T >= 2)
-            cli_usage_error("--max-length %d: the model has %d %s positions, there is none for a window longer than "
-                            "that", T, lim, mc->arch == NLP_ARCH_TRANSFORMER && mc->positions == NLP_POS_SINUSOIDAL
-                                                ? "sinusoidal" : "learned");
-        cli_usage_error("--max-length %d: must be in [2, %d]", T, lim);
-    }
-    if (T > mc->max_positions)
-        cli_info("windows of %d tokens, beyond the %d positions the model was made for: rotary positions extrapolate",
-                 T, mc->max_positions);
+    const int T = context_len("windows");
     nlp_eval ev;
     uint64_t scored;
     int rc = nlp_lm_score(model, &c, 8, T, &ev, &scored);
@@ -447,6 +508,264 @@ static void perplexity(const char **inputs, size_t n, int threads)
     nlp_corpus_free(&c);
 }
 
+// --- continuation scores
+
+/* lines a forward pass, padded to the longest, and their positions at most
+ * (GPT-2's logits of 2048 positions take 400 MB) */
+enum { SCORE_ROWS = 8, SCORE_POSITIONS = 2048 };
+
+typedef struct score_line {
+    nlp_ids ctx, cont;
+    long long bytes; /* the continuation's, -1 unknown (ids without a tokenizer) */
+} score_line;
+
+static score_line pending[SCORE_ROWS];
+static int npending;
+
+/* Scores the lines waiting and prints one JSON line each. */
+static void score_flush(void)
+{
+    if (!npending) return;
+    nlp_score_item it[SCORE_ROWS];
+    size_t total = 0;
+    for (int i = 0; i < npending; i++) {
+        it[i] = (nlp_score_item){pending[i].ctx.v, pending[i].ctx.n, pending[i].cont.v, pending[i].cont.n};
+        total += pending[i].cont.n;
+    }
+    double *lp = nlp_malloc(total * sizeof *lp);
+    uint8_t *top = nlp_malloc(total);
+    if (!lp || !top) cli_fail(NLP_ENOMEM);
+    int rc = nlp_score_batch(model, it, (size_t)npending, SCORE_ROWS, SCORE_POSITIONS, lp, top);
+    if (rc) cli_fail(rc);
+    size_t at = 0;
+    nlp_buf b = {0};
+    for (int i = 0; i < npending; i++) {
+        double sum = 0;
+        int greedy = 1;
+        for (size_t j = 0; j < it[i].ncont; j++) sum += lp[at + j], greedy &= top[at + j];
+        nlp_buf_reset(&b);
+        if (nlp_buf_printf(&b, "{\"logprob\": %.6f, \"tokens\": %zu, \"bytes\": ", sum, it[i].ncont) ||
+            (pending[i].bytes < 0 ? nlp_buf_puts(&b, "null") : nlp_buf_printf(&b, "%lld", pending[i].bytes)) ||
+            nlp_buf_printf(&b, ", \"context_tokens\": %zu, \"greedy\": %s, \"token_logprobs\": [", it[i].nctx,
+                           greedy ? "true" : "false"))
+            cli_fail(NLP_ENOMEM);
+        for (size_t j = 0; j < it[i].ncont; j++)
+            if (nlp_buf_printf(&b, "%s%.6f", j ? ", " : "", lp[at + j])) cli_fail(NLP_ENOMEM);
+        if (nlp_buf_puts(&b, "]}\n")) cli_fail(NLP_ENOMEM);
+        out_write(b.data, b.len);
+        at += it[i].ncont;
+    }
+    out_flush();
+    nlp_buf_free(&b);
+    free(lp), free(top);
+    npending = 0;
+}
+
+/* One 'context<TAB>continuation' line into the pending batch: encoded, the
+ * context cut from its start to fit the model's context of P. */
+static void score_add(const char *line, size_t len, const char *name, uint64_t ln, int P)
+{
+    const char *tab = memchr(line, '\t', len);
+    if (!tab)
+        cli_die(NLP_EXIT_FAILURE, "%s: no tab: --score reads 'context<TAB>continuation' lines", where(name, ln));
+    const size_t nc = (size_t)(tab - line), nk = len - nc - 1;
+    if (memchr(tab + 1, '\t', nk))
+        cli_die(NLP_EXIT_FAILURE, "%s: more than one tab: --score reads 'context<TAB>continuation' lines, the context "
+                "without tabs", where(name, ln));
+    score_line *x = &pending[npending];
+    if (o.in_fmt == 1) {
+        parse_ids(line, nc, name, ln, &x->ctx);
+        parse_ids(tab + 1, nk, name, ln, &x->cont);
+        x->bytes = -1;
+        if (tok) {
+            nlp_buf t = {0};
+            if (nlp_tokenizer_decode(tok, x->cont.v, x->cont.n, 0, &t, NULL)) cli_fail(nlp_errcode());
+            x->bytes = (long long)t.len;
+            nlp_buf_free(&t);
+        }
+    } else {
+        encode_as(line, nc, name, ln, 1, &x->ctx);
+        encode_as(tab + 1, nk, name, ln, 0, &x->cont);
+        x->bytes = (long long)nk;
+    }
+    if (!x->cont.n) cli_die(NLP_EXIT_FAILURE, "%s: an empty continuation: nothing to score", where(name, ln));
+    if (!x->ctx.n) { /* nothing before it: a document starts, as in training after the end-of-text token */
+        if (eot < 0)
+            cli_die(NLP_EXIT_FAILURE, "%s: an empty context and the model has no end-of-text token to start from: "
+                    "give at least one token", where(name, ln));
+        if (nlp_ids_push(&x->ctx, eot)) cli_fail(NLP_ENOMEM);
+    }
+    if (x->cont.n >= (size_t)P)
+        cli_die(NLP_EXIT_FAILURE, "%s: the continuation has %zu tokens; the model's context of %d leaves none for "
+                "the context", where(name, ln), x->cont.n, P);
+    if (x->ctx.n + x->cont.n > (size_t)P) { /* the context's end is what the continuation follows */
+        const size_t keep = (size_t)P - x->cont.n, cut = x->ctx.n - keep;
+        cli_info("%s: the context loses its first %zu of %zu tokens: with the continuation's %zu they pass the "
+                 "model's context of %d", where(name, ln), cut, x->ctx.n, x->cont.n, P);
+        memmove(x->ctx.v, x->ctx.v + cut, keep * sizeof *x->ctx.v);
+        x->ctx.n = keep;
+    }
+    if (++npending == SCORE_ROWS) score_flush();
+}
+
+static void score_text(const char **inputs, size_t n)
+{
+    if (!tok && o.in_fmt == 0) mio_no_tokenizer(o.model, "", "tokenizer.json, vocab.json + merges.txt", ", or use --input-format id");
+    const int P = context_len("contexts");
+    for (size_t f = 0; f < n; f++) {
+        lines_in r;
+        lines_open(&r, inputs[f], (size_t)o.max_line_bytes);
+        const char *line;
+        size_t len;
+        for (;;) {
+            /* a batch while lines are waiting; what has come is answered before waiting for more */
+            int got = lines_next(&r, 0, &line, &len);
+            if (!got) {
+                score_flush();
+                if ((got = lines_next(&r, 1, &line, &len)) != 1) break;
+            }
+            if (len && line[len - 1] == '\r') len--;
+            score_add(line, len, inputs[f], r.lineno, P);
+        }
+        lines_close(&r);
+    }
+    score_flush();
+    for (int i = 0; i < SCORE_ROWS; i++) nlp_ids_free(&pending[i].ctx), nlp_ids_free(&pending[i].cont);
+}
+
+// --- in-context learning
+
+/* A JSON string into b. */
+static void json_str(nlp_buf *b, const char *s)
+{
+    if (nlp_json_string(b, s, 0)) cli_fail(NLP_ENOMEM);
+}
+
+static void eval_choices(void)
+{
+    if (!tok) mio_no_tokenizer(o.model, "", "tokenizer.json, vocab.json + merges.txt", "");
+    const int P = context_len("contexts");
+    nlp_icl_labels labels = {0};
+    nlp_icl_data train = {0}, eval = {0};
+    const nlp_icl_data *tr = NULL;
+    const size_t maxl = (size_t)o.max_line_bytes;
+    int rc;
+    if (o.shots_from) {
+        if ((rc = nlp_icl_read(&train, o.shots_from, NULL, &labels, maxl))) cli_fail(rc);
+        if (train.n) tr = &train;
+        else if (o.shots > 0)
+            cli_die(NLP_EXIT_FAILURE, "'%s' holds no examples: no shots to draw (--shots %ld)", train.path, o.shots);
+    }
+    if ((rc = nlp_icl_read(&eval, o.eval_choices, tr, &labels, maxl))) cli_fail(rc);
+    if (!eval.n) cli_die(NLP_EXIT_FAILURE, "'%s' holds no examples: nothing to evaluate", eval.path);
+    if (o.label_words) {
+        if (eval.shape == NLP_ICL_CHOICE)
+            cli_usage_error("--label-words names labels of classification data; '%s' is choice data (its candidates "
+                            "are its choices)", eval.path);
+        if (nlp_icl_labels_words(&labels, o.label_words)) cli_usage_error("--label-words: %s", nlp_errmsg());
+    }
+    nlp_icl_template tpl;
+    const char *ts = o.template ? o.template : nlp_icl_template_default(eval.shape);
+    if (nlp_icl_template_parse(&tpl, ts, eval.shape))
+        cli_usage_error("--template '%s': %s", ts, nlp_errmsg());
+    nlp_icl_opts io = {.shots = (int)o.shots, .seed = (uint64_t)o.seed, .norm = o.normalize, .max_len = P,
+                       .start = eot};
+    nlp_icl *e;
+    if ((rc = nlp_icl_new(&e, model, tok, tr, &eval, &labels, &tpl, &io))) {
+        if (rc == NLP_EINVAL) cli_usage_error("--normalize unconditional: %s", nlp_errmsg());
+        cli_fail(rc);
+    }
+    cli_debug("%zu %s items of '%s', %d candidates each, %ld shots from %s, context %d", eval.n,
+              nlp_icl_shape_name(eval.shape), eval.path, eval.shape == NLP_ICL_CHOICE ? eval.nf - 2 : labels.n,
+              o.shots, tr ? train.path : "none", P);
+    size_t correct = 0, lowered = 0, cut = 0, shots = 0, warned = 0, cwarned = 0;
+    nlp_buf b = {0};
+    double t0 = now();
+    for (size_t i = 0; i < eval.n; i++) {
+        nlp_icl_result r;
+        if ((rc = nlp_icl_item(e, i, &r))) cli_fail(rc);
+        correct += r.choice == r.gold;
+        shots += (size_t)r.shots;
+        const char *w = where(eval.path, eval.line[i]);
+        if (r.shots < o.shots) {
+            lowered++;
+            if (cli_verbosity > 0 || warned < 3)
+                cli_info("%s: --shots %ld lowered to %d: more shots and the item would pass the model's context of "
+                         "%d tokens", w, o.shots, r.shots, P);
+            else if (warned == 3)
+                cli_info("further items with fewer shots are counted, not named (-v names each)");
+            warned++;
+        }
+        if (r.cut) {
+            cut++;
+            if ((cli_verbosity > 0 || cwarned < 3) && r.cut_start)
+                cli_info("%s: the item's prompt loses its first %zu tokens: even without its text, with its longest "
+                         "candidate it passes the model's context of %d", w, r.cut, P);
+            else if (cli_verbosity > 0 || cwarned < 3)
+                cli_info("%s: the item's text loses its end (%zu tokens): with its longest candidate it passes the "
+                         "model's context of %d", w, r.cut, P);
+            else if (cwarned == 3)
+                cli_info("further items cut are counted, not named (-v names each)");
+            cwarned++;
+        }
+        if (cli_verbosity <= 0) continue;
+        /* the item: its line, gold and chosen answers, shots (TRAIN's lines) and each candidate's figures */
+        nlp_buf_reset(&b);
+        if (nlp_buf_printf(&b, "{\"line\": %llu, \"gold\": ", (unsigned long long)eval.line[i])) cli_fail(NLP_ENOMEM);
+        if (eval.shape == NLP_ICL_CHOICE) rc = nlp_buf_printf(&b, "%d, \"choice\": %d", r.gold, r.choice);
+        else {
+            json_str(&b, labels.name[r.gold]);
+            rc = nlp_buf_puts(&b, ", \"choice\": ");
+            json_str(&b, labels.name[r.choice]);
+        }
+        if (rc || nlp_buf_printf(&b, ", \"correct\": %s, \"shots\": [", r.choice == r.gold ? "true" : "false"))
+            cli_fail(NLP_ENOMEM);
+        for (int s = 0; s < r.shots; s++)
+            if (nlp_buf_printf(&b, "%s%llu", s ? ", " : "", (unsigned long long)train.line[r.shot[s]]))
+                cli_fail(NLP_ENOMEM);
+        if (nlp_buf_printf(&b, "], \"prompt_tokens\": %zu, \"logprob\": [", r.prompt_tokens)) cli_fail(NLP_ENOMEM);
+        for (int c = 0; c < r.k; c++)
+            if (nlp_buf_printf(&b, "%s%.6f", c ? ", " : "", r.logprob[c])) cli_fail(NLP_ENOMEM);
+        if (nlp_buf_puts(&b, "], \"tokens\": [")) cli_fail(NLP_ENOMEM);
+        for (int c = 0; c < r.k; c++)
+            if (nlp_buf_printf(&b, "%s%zu", c ? ", " : "", r.tokens[c])) cli_fail(NLP_ENOMEM);
+        if (nlp_buf_puts(&b, "], \"bytes\": [")) cli_fail(NLP_ENOMEM);
+        for (int c = 0; c < r.k; c++)
+            if (nlp_buf_printf(&b, "%s%zu", c ? ", " : "", r.bytes[c])) cli_fail(NLP_ENOMEM);
+        if (r.uncond) {
+            if (nlp_buf_puts(&b, "], \"unconditional\": [")) cli_fail(NLP_ENOMEM);
+            for (int c = 0; c < r.k; c++)
+                if (nlp_buf_printf(&b, "%s%.6f", c ? ", " : "", r.uncond[c])) cli_fail(NLP_ENOMEM);
+        }
+        if (nlp_buf_puts(&b, "], \"score\": [")) cli_fail(NLP_ENOMEM);
+        for (int c = 0; c < r.k; c++)
+            if (nlp_buf_printf(&b, "%s%.6f", c ? ", " : "", r.score[c])) cli_fail(NLP_ENOMEM);
+        if (nlp_buf_puts(&b, "]}\n")) cli_fail(NLP_ENOMEM);
+        out_write(b.data, b.len);
+        out_flush();
+    }
+    if (lowered)
+        cli_info("--shots %ld lowered on %zu of %zu items (the model's context of %d tokens): %.2f shots on average",
+                 o.shots, lowered, eval.n, P, (double)shots / (double)eval.n);
+    if (cut)
+        cli_info("%zu of %zu items cut: alone with their longest candidate they pass the model's context of %d "
+                 "tokens", cut, eval.n, P);
+    cli_debug("%zu items in %.2f s", eval.n, now() - t0);
+    nlp_buf_reset(&b);
+    if (nlp_buf_printf(&b, "{\"items\": %zu, \"correct\": %zu, \"accuracy\": %.6f, \"shots\": %ld, \"mean_shots\": "
+                       "%.4f, \"lowered\": %zu, \"cut\": %zu, \"candidates\": %d, \"normalize\": \"%s\"}\n",
+                       eval.n, correct, (double)correct / (double)eval.n, o.shots, (double)shots / (double)eval.n,
+                       lowered, cut, eval.shape == NLP_ICL_CHOICE ? eval.nf - 2 : labels.n, norms[o.normalize]))
+        cli_fail(NLP_ENOMEM);
+    out_write(b.data, b.len);
+    out_flush();
+    nlp_buf_free(&b);
+    nlp_icl_free(e);
+    nlp_icl_template_free(&tpl);
+    nlp_icl_data_free(&eval), nlp_icl_data_free(&train);
+    nlp_icl_labels_free(&labels);
+}
+
 int main(int argc, char **argv)
 {
     /* no nlp_threads_passive: decoding wants libgomp's bounded spinning (thread.h) */
@@ -455,15 +774,32 @@ int main(int argc, char **argv)
     if (!o.model) cli_usage_error("no model: give -m MODEL");
     if (o.prompt && (first < argc || o.input)) cli_usage_error("-p and input files exclude each other");
     if (o.prompt && o.batch) cli_usage_error("--batch reads prompts from input lines, not -p");
+    if (o.perplexity + o.score + !!o.eval_choices > 1)
+        cli_usage_error("--perplexity, --score and --eval-choices exclude each other");
     if (o.perplexity && (o.prompt || o.beam > 1 || o.echo))
         cli_usage_error("--perplexity scores input files; -p, --beam-size and --echo do not apply");
+    if (o.score && (o.prompt || o.batch || o.beam > 1 || o.echo || o.out_fmt == 1 || o.stop))
+        cli_usage_error("--score reads 'context<TAB>continuation' lines and prints JSON; -p, --batch, --beam-size, "
+                        "--echo, --output-format id and --stop do not apply");
+    if (o.eval_choices && (o.prompt || o.input || first < argc || o.batch || o.beam > 1 || o.echo || o.in_fmt == 1 ||
+                           o.out_fmt == 1 || o.stop))
+        cli_usage_error("--eval-choices reads its FILE (and --shots-from) and prints JSON; input files, -p, --batch, "
+                        "--beam-size, --echo, --input-format, --output-format and --stop do not apply");
+    if (!o.eval_choices) {
+        static const char *const icl[] = {"shots", "shots-from", "template", "normalize", "label-words"};
+        for (size_t i = 0; i < sizeof icl / sizeof *icl; i++)
+            if (cli_given(icl[i])) cli_usage_error("--%s is for --eval-choices FILE", icl[i]);
+    }
+    if (o.shots > 0 && !o.shots_from)
+        cli_usage_error("--shots %ld: the shots are drawn from --shots-from TRAIN; give it", o.shots);
     if (o.beam > 1 && o.rep != 1.0) cli_usage_error("--repetition-penalty applies to sampling and greedy search, not --beam-size");
     if (o.beam > 1 && !o.greedy && o.temperature > 0 && (o.temperature != 0.8 || o.top_k != 40 || o.top_p != 0.95))
         cli_usage_error("--beam-size searches; it does not sample: drop --temperature, --top-k and --top-p");
     if (o.greedy && ((cli_given("temperature") && o.temperature > 0) || cli_given("top-k") || cli_given("top-p")))
         cli_usage_error("--greedy takes the most probable token; it does not sample: drop --temperature, --top-k "
                         "and --top-p (or --greedy)");
-    if (o.max_length > 0 && !o.perplexity) cli_usage_error("--max-length is for --perplexity (-n bounds what is generated)");
+    if (o.max_length > 0 && !o.perplexity && !o.score && !o.eval_choices)
+        cli_usage_error("--max-length is for --perplexity, --score and --eval-choices (-n bounds what is generated)");
     if (o.bf16 && o.int8) cli_usage_error("--bf16 and --int8 exclude each other");
     int threads = nlp_threads_set((int)o.threads);
 
@@ -478,7 +814,7 @@ int main(int argc, char **argv)
     cli_debug("model '%s': %zu parameters, loaded in %.2f s%s", o.model, nlp_model_param_count(model), now() - t0,
               o.int8 ? " (int8 weights)" : o.bf16 ? " (bf16 weights)" : "");
     /* text needs the tokenizer; ids use it for the end-of-text token when there is one */
-    int need_tok = !o.perplexity && (o.in_fmt == 0 || o.out_fmt == 0);
+    int need_tok = o.eval_choices || (!o.perplexity && (o.in_fmt == 0 || (!o.score && o.out_fmt == 0)));
     if (o.tokenizer) tok = mio_load_tokenizer(o.tokenizer);
     else tok = mio_load_tokenizer_beside(o.model);
     if (!tok && need_tok)
@@ -509,6 +845,14 @@ int main(int argc, char **argv)
     if (o.perplexity) {
         if (o.in_fmt == 1) cli_usage_error("--perplexity reads text or token streams, not --input-format id");
         perplexity(inputs, ninputs, threads);
+        goto done;
+    }
+    if (o.score) {
+        score_text(inputs, ninputs);
+        goto done;
+    }
+    if (o.eval_choices) {
+        eval_choices();
         goto done;
     }
 

@@ -948,6 +948,31 @@ int nlp_cache_reorder(nlp_cache *c, const int32_t *rows)
     return NLP_OK;
 }
 
+int nlp_cache_share(nlp_cache *dst, const nlp_cache *src, int row)
+{
+    if (dst->m != src->m) return nlp_error(NLP_EINVAL, "cache share: the caches are of different models");
+    if (dst->n_cross || src->n_cross) return nlp_error(NLP_EINVAL, "cache share: a cache with a source side");
+    if (row < 0 || row >= src->B) return nlp_error(NLP_EINVAL, "cache share: row %d of a cache of %d", row, src->B);
+    if (src->len > dst->max_len)
+        return nlp_error(NLP_EINVAL, "cache share: %d positions do not fit a cache of %d", src->len, dst->max_len);
+    const int L = src->len;
+    const size_t C2 = 2 * (size_t)src->Ckv, ss = (size_t)src->max_len * C2, ds = (size_t)dst->max_len * C2;
+    for (int l = 0; l < src->n_self; l++) {
+        const float *sb = src->self + (size_t)l * src->B * ss;
+        float *db = dst->self + (size_t)l * dst->B * ds;
+        for (int p = 0; p < L; p++) {
+            const int from = src->moved ? src->rows[(size_t)row * src->max_len + p] : row;
+            memcpy(db + (size_t)p * C2, sb + (size_t)from * ss + (size_t)p * C2, C2 * sizeof(float));
+        }
+    }
+    /* every row reads row 0's positions (nlp_cache_reorder_self's table) */
+    for (int b = 0; b < dst->B; b++)
+        for (int p = 0; p < L; p++) dst->rows[(size_t)b * dst->max_len + p] = 0;
+    dst->len = L;
+    dst->moved = dst->B > 1 && L > 0;
+    return NLP_OK;
+}
+
 int nlp_model_encode(nlp_model *m, const nlp_batch *b, nlp_cache *c)
 {
     if (!m->ops->encode) return nlp_error(NLP_EINVAL, "a %s model has no encoder to run for decoding", nlp_arch_name(m->cfg.arch));

@@ -292,6 +292,17 @@ int nlp_cache_reorder(nlp_cache *c, const int32_t *rows);
  * same source. */
 int nlp_cache_reorder_self(nlp_cache *c, const int32_t *rows);
 
+/* Every row of dst continues row `row` of src: dst's positions become
+ * src's (dst's own are forgotten), so that a context decoded once in a
+ * one-row cache is continued in several rows (the choices of a question,
+ * each scored after the same prompt). The keys and values are copied once,
+ * into dst's row 0, and the other rows read them there through the table
+ * beam search reorders (no copy per row until a pass of many new
+ * positions needs each row's keys as one block). Both caches of the same
+ * decoder-only model (gpt, llama); src's length at most dst's max_len.
+ * 0, or NLP_EINVAL naming what does not match. */
+int nlp_cache_share(nlp_cache *dst, const nlp_cache *src, int row);
+
 /* transformer: runs the encoder over b->src [B,S] and stores every decoder
  * layer's cross-attention keys and values and the source padding mask in the
  * cache, whose length becomes 0. The cache's rows may be a multiple g of B:

@@ -121,6 +121,23 @@ void nlp_xent_forward(const nlp_xent *x, float *lse, nlp_xent_result *out)
     out->nll = count ? nll / d : 0;
 }
 
+void nlp_xent_rows(const nlp_xent *x, double *nll, uint8_t *top)
+{
+    const int N = x->N, V = x->V;
+#pragma omp parallel for schedule(dynamic, 8) if ((long)N * V > (1L << 15))
+    for (int i = 0; i < N; i++) {
+        nll[i] = 0;
+        if (top) top[i] = 0;
+        if (x->target[i] == x->ignore_index) continue;
+        const float *r = x->logits + (size_t)i * x->ld;
+        float l[2];
+        double loss;
+        row_lse(r, V, l, NULL);
+        row_loss(x, r[x->target[i]], l, 0, &loss, &nll[i]);
+        if (top) top[i] = r[x->target[i]] >= l[0];
+    }
+}
+
 void nlp_xent_backward(const nlp_xent *x, const float *lse, float scale, float *dlogits, long ld_d)
 {
     const int N = x->N, V = x->V;

@@ -51,6 +51,16 @@ typedef struct nlp_xent_result {
  * ignore_index are the caller's to reject beforehand. */
 void nlp_xent_forward(const nlp_xent *x, float *lse, nlp_xent_result *out);
 
+/* Each row's own term as nlp_xent_forward counts it, without smoothing:
+ * nll[i] = lse_i − x_{i,y}, the negative natural log-probability of the
+ * row's target (the same bits as the forward pass's per-row term, which
+ * nlp_xent_forward sums into its nll), and top[i] (top may be NULL) = 1
+ * when the target's logit is the row's largest (greedy decoding would have
+ * chosen it, ties included), else 0. Rows whose target is ignore_index are
+ * not read: nll 0, top 0. A row holding a NaN gives a NaN nll. norm and
+ * smoothing are not used. */
+void nlp_xent_rows(const nlp_xent *x, double *nll, uint8_t *top);
+
 /* dlogits [N, V] (row stride ld_d; may be the logits buffer itself) =
  * ∂(scale·mean loss)/∂logits, i.e. (softmax − q)·scale/count per counted row and
  * 0 on ignored rows; lse [N, 2] from the forward pass. */

@@ -2,11 +2,14 @@
  * test_decode.c — lib/decode and nn/gemv: few-row products against a
  * straightforward double-precision product (fp32 and bf16 weights, every
  * layout and stride), the sampler's distributions and limits, and beam search
- * against an exhaustive search on a tiny model.
+ * against an exhaustive search on a tiny model; continuation scores (full
+ * passes and the shared-context cache) against log-softmax of one forward
+ * pass per item.
  */
 #include "base/err.h"
 #include "base/rng.h"
 #include "decode/decode.h"
+#include "decode/score.h"
 #include "model/config.h"
 #include "model/model.h"
 #include "nn/gemv.h"
@@ -373,6 +376,101 @@ static void test_beam(void)
     beam_check("llama", llama);
 }
 
+/* Continuation scores: nlp_score_batch (rows of several items padded in
+ * one pass) and nlp_score_choices (one context in the cache, shared by the
+ * rows) against each item alone: one forward pass, log-softmax of the
+ * position before each continuation token. */
+static void score_check(const char *name, const char *const *ov)
+{
+    nlp_model_config cfg;
+    nlp_model *m = NULL;
+    if (!CHECK(nlp_model_config_build(&cfg, NULL, NULL, 0, ov) == 0)) return;
+    if (!CHECK(nlp_model_new(&m, &cfg, 5) == 0)) return;
+    const int V = cfg.vocab_size;
+    nlp_rng r;
+    nlp_rng_seed(&r, 3);
+    int bad = 0, badg = 0, badc = 0, items = 0;
+    for (int trial = 0; trial < 4; trial++) {
+        /* one context, k continuations of 1..7 tokens (up to 4 new rows a pass take the
+         * cache's few-row path, longer ones its block path) */
+        const int k = 5;
+        int32_t ctx[12];
+        const size_t nctx = trial == 0 ? 1 : 2 + nlp_rng_below(&r, 9);
+        for (size_t i = 0; i < nctx; i++) ctx[i] = (int32_t)nlp_rng_below(&r, (uint64_t)V);
+        nlp_ids cont[5] = {{0}};
+        nlp_score_item it[5];
+        size_t total = 0;
+        for (int c = 0; c < k; c++) {
+            const size_t n = 1 + (size_t)((c * 3 + trial) % 7);
+            for (size_t j = 0; j < n; j++) nlp_ids_push(&cont[c], (int32_t)nlp_rng_below(&r, (uint64_t)V));
+            it[c] = (nlp_score_item){ctx, nctx, cont[c].v, cont[c].n};
+            total += n;
+        }
+        double lb[40], lc[40], ref[40];
+        uint8_t gb[40], gc[40], gref[40];
+        /* two rows a pass, at most 24 positions: items split over passes of 1 and 2 rows */
+        if (!CHECK(nlp_score_batch(m, it, (size_t)k, 2, 24, lb, gb) == 0)) break;
+        size_t o = 0;
+        for (int c = 0; c < k; c++) {
+            int32_t ids[32];
+            memcpy(ids, ctx, nctx * sizeof *ids);
+            memcpy(ids + nctx, cont[c].v, cont[c].n * sizeof *ids);
+            nlp_batch b = {.B = 1, .T = (int)(nctx + cont[c].n), .ids = ids};
+            CHECK(nlp_model_forward(m, &b, NULL) == 0);
+            int rows, cols;
+            const float *lg = nlp_model_logits(m, &rows, &cols);
+            float row[64];
+            for (size_t j = 0; j < cont[c].n; j++, o++) {
+                const float *x = lg + (nctx - 1 + j) * (size_t)cols;
+                nlp_log_softmax(x, row, cols);
+                ref[o] = row[cont[c].v[j]];
+                gref[o] = nlp_argmax(x, cols) == cont[c].v[j];
+            }
+        }
+        for (size_t i = 0; i < total; i++) {
+            bad += fabs(lb[i] - ref[i]) > 1e-4;
+            badg += gb[i] != gref[i];
+        }
+        /* the shared context, two rows a pass (passes of 2, 2 and 1 rows) */
+        nlp_scorer *s = NULL;
+        if (!CHECK(nlp_scorer_new(&s, m, 2, 32) == 0)) break;
+        CHECK(nlp_score_choices(s, ctx, nctx, cont, k, lc, gc) == 0);
+        /* again: the scorer's caches serve the next context as the first */
+        CHECK(nlp_score_choices(s, ctx, nctx, cont, k, lc, gc) == 0);
+        for (size_t i = 0; i < total; i++) badc += fabs(lc[i] - lb[i]) > 1e-4 || gc[i] != gb[i];
+        nlp_scorer_free(s);
+        items += k;
+        for (int c = 0; c < k; c++) nlp_ids_free(&cont[c]);
+    }
+    CHECK_MSG(items == 20, "%s: %d items", name, items);
+    CHECK_MSG(bad == 0, "%s: %d batch scores differ from one forward pass each", name, bad);
+    CHECK_MSG(badg == 0, "%s: %d greedy flags differ", name, badg);
+    CHECK_MSG(badc == 0, "%s: %d shared-context scores differ from the batch's", name, badc);
+    /* misuse: an empty context or continuation, a context too long for the scorer */
+    int32_t one = 1;
+    nlp_score_item e = {&one, 0, &one, 1};
+    CHECK(nlp_score_batch(m, &e, 1, 0, 0, NULL, NULL) == NLP_EINVAL);
+    e = (nlp_score_item){&one, 1, &one, 0};
+    CHECK(nlp_score_batch(m, &e, 1, 0, 0, NULL, NULL) == NLP_EINVAL);
+    nlp_scorer *s = NULL;
+    CHECK(nlp_scorer_new(&s, m, 4, 4) == 0);
+    int32_t four[4] = {1, 2, 3, 4};
+    nlp_ids c1 = {four, 1, 1};
+    CHECK(nlp_score_choices(s, four, 4, &c1, 1, NULL, NULL) == NLP_EDATA);
+    nlp_scorer_free(s);
+    nlp_model_free(m);
+}
+
+static void test_score(void)
+{
+    const char *gpt[] = {"arch=gpt", "vocab-size=40", "d-model=16", "heads=2", "d-ff=32", "layers=2",
+                         "max-positions=32", "init-std=0.5", NULL};
+    score_check("gpt", gpt);
+    const char *llama[] = {"arch=llama", "vocab-size=40", "d-model=16", "heads=4", "kv-heads=2", "d-ff=32",
+                           "layers=2", "max-positions=32", "init-std=0.5", NULL};
+    score_check("llama", llama);
+}
+
 int main(int argc, char **argv)
 {
     TEST_INIT(argc, argv);
@@ -380,5 +478,6 @@ int main(int argc, char **argv)
     RUN(test_sampler);
     RUN(test_sampler_head);
     RUN(test_beam);
+    RUN(test_score);
     return TEST_END();
 }
