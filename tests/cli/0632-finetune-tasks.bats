@@ -34,6 +34,22 @@ for i, s in enumerate(en):
 open(w + '/choice.tsv', 'w', encoding='utf-8').write('\n'.join(rows[:160]) + '\n')
 open(w + '/choice-dev.tsv', 'w', encoding='utf-8').write('\n'.join(rows[160:]) + '\n')
 PY
+  # extractive QA over German sentences (accents, capitals): "first word"
+  # and "last word", their answers a word of the sentence
+  python3 - "$D" "$W" <<'PY'
+import json, re, sys
+d, w = sys.argv[1], sys.argv[2]
+de = [l.rstrip('\n') for l in open(d + '/tgt.de', encoding='utf-8')]
+paras = []
+for i, s in enumerate(de):
+    words = list(re.finditer(r"\w+", s))
+    qas = [{"id": "%s%d" % (k[0], i), "question": k + " word", "answers": [{"text": m.group(), "answer_start": m.start()}]}
+           for k, m in (("first", words[0]), ("last", words[-1]))]
+    paras.append({"context": s, "qas": qas})
+for name, part in (("qa.json", paras[:160]), ("qa-dev.json", paras[160:])):
+    json.dump({"version": "1.1", "data": [{"title": "de", "paragraphs": part}]}, open(w + "/" + name, "w", encoding="utf-8"),
+              ensure_ascii=False)
+PY
   # pairs: the same language (1) or not (0)
   paste -d'\t' <(sed 's/.*/1/' "$D/src.en") "$D/src.en" <(tail -n +2 "$D/src.en"; head -1 "$D/src.en") >"$W/pair.tsv"
   paste -d'\t' <(sed 's/.*/0/' "$D/src.en") "$D/src.en" "$D/tgt.de" >>"$W/pair.tsv"
@@ -166,4 +182,108 @@ with_sigint() {
   run_split finetune --init "$W/bert" --task similarity "${FT[@]}" -m "$T/x" "$W/pair.tsv"
   [ "$status" -eq 2 ]
   [[ "$stderr" == *"--task similarity is GPT's"* ]]
+}
+
+@test "finetune span: BERT learns extractive QA from SQuAD JSON; predict writes the passages' own text, eval SQuAD's figures" {
+  QA=(-t 1 -q -B 16 --max-length 48 --doc-stride 16 --lr 2e-3 --warmup 4)
+  run_split finetune --init "$W/bert" --valid "$W/qa-dev.json" --epochs 4 "${QA[@]/-q/-v}" --no-progress -m "$T/q" \
+    --log "$T/q.tsv" "$W/qa.json"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  [[ "$stderr" == *"qa.json': task span (it is JSON"* ]] || { echo "$stderr"; false; }
+  [[ "$stderr" == *"bert question answering: "*"320 training questions in "*" windows of 48 positions"* ]] || { echo "$stderr"; false; }
+  head -1 "$T/q.tsv" | grep -qx $'step\ttokens\tminutes\tlr\tloss\tgrad_norm\ttokens_per_s\tvalid_loss\tvalid_exact_match\tvalid_f1'
+  grep -qx 'task: span' "$T/q/latest/run.yaml"
+  grep -qx 'doc-stride: 16' "$T/q/latest/run.yaml"
+  grep -aq '"task":"span"' "$T/q/best/model.safetensors"
+  grep -aq 'qa_outputs.weight' "$T/q/best/model.safetensors"
+  # validation F1 (percent) rises over the epochs: the head learns something
+  awk -F'\t' 'NR > 1 && $10 != "" { f[++n] = $10 } END { exit !(n == 4 && f[4] > f[1] && f[4] >= 20 && f[4] <= 100) }' "$T/q.tsv" || { cat "$T/q.tsv"; false; }
+  # predict: one JSON object, every question's answer a substring of its own passage
+  run_split finetune predict -q -m "$T/q" --doc-stride 16 "$W/qa-dev.json"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  echo "$output" >"$T/pred.json"
+  python3 - "$W/qa-dev.json" "$T/pred.json" <<'PY'
+import json, sys
+data, pred = json.load(open(sys.argv[1], encoding="utf-8")), json.load(open(sys.argv[2], encoding="utf-8"))
+n = 0
+for a in data["data"]:
+    for p in a["paragraphs"]:
+        for q in p["qas"]:
+            n += 1
+            assert q["id"] in pred, q["id"]
+            assert pred[q["id"]] and pred[q["id"]] in p["context"], (pred[q["id"]], p["context"])
+assert len(pred) == n == 80
+PY
+  # eval: the best validation's figures (percent), text and JSON
+  best=$(awk -F'\t' 'NR > 1 && $10 != "" && $10 > b { b = $10; e = $9 } END { printf "%.2f %.2f", e, b }' "$T/q.tsv")
+  run_split finetune eval -q -m "$T/q" --doc-stride 16 "$W/qa-dev.json"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  [[ "$output" == *"qa-dev.json: 80 questions ("*" windows), exact match ${best% *}, F1 ${best#* }, loss "* ]] || { echo "$output / $best"; false; }
+  # question<TAB>passage lines, ids by line
+  run_split bash -c "printf 'first word\tGröße des Fensters ändern\nlast word\tDateien öffnen\n' | finetune predict -q -m '$T/q'"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  python3 -c 'import json, sys; p = json.loads(sys.stdin.read()); assert list(p) == ["1", "2"]; assert p["1"] in "Größe des Fensters ändern" and p["2"] in "Dateien öffnen"' <<<"$output"
+}
+
+@test "finetune span: eval's exact match and F1 are squad_eval.py's on the same predictions" {
+  need_shared
+  [ -f "$SHARED/data/qa/squad_eval.py" ] || skip "no squad_eval.py in $SHARED/data/qa"
+  run_split finetune --init "$W/bert" --epochs 2 -t 1 -q -B 16 --max-length 48 --doc-stride 16 --lr 2e-3 --warmup 4 \
+    -m "$T/q" "$W/qa.json"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  finetune predict -q -m "$T/q" --doc-stride 16 "$W/qa-dev.json" >"$T/pred.json"
+  run_split finetune eval --json -q -m "$T/q" --doc-stride 16 "$W/qa-dev.json"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  ref="$(python3 "$SHARED/data/qa/squad_eval.py" "$W/qa-dev.json" "$T/pred.json")"
+  python3 -c 'import json, sys; a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2]); assert abs(a["exact_match"] - b["exact_match"]) < 1e-9 and abs(a["f1"] - b["f1"]) < 1e-9, (a, b)' "$output" "$ref"
+}
+
+@test "finetune span: a run stopped by SIGINT resumes to the same losses and weights" {
+  args=(--init "$W/bert" --epochs 2 -t 1 -q -B 16 --max-length 48 --doc-stride 16 --lr 2e-3 --warmup 4 --dropout 0.1
+    --save-every 10 "$W/qa.json")
+  run_split finetune "${args[@]}" -m "$T/a" --log "$T/a.tsv" --keep 0
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  last=$(ls -d "$T"/a/step-* | tail -1)
+  (with_sigint "$NLPIPE_BIN/finetune" "${args[@]}" -m "$T/b" --log "$T/b.tsv" --keep 0 2>/dev/null &
+    p=$!; while [ ! -d "$T/b/step-00000020" ]; do sleep 0.05; done; kill -INT "$p"; rc=0; wait "$p" || rc=$?; echo "rc=$rc" >"$T/rc")
+  grep -qE 'rc=(0|130)' "$T/rc"
+  run_split finetune --resume "$T/b" -q
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  [ "$(losses "$T/a.tsv")" = "$(losses "$T/b.tsv" | awk '!seen[$1]++')" ]
+  cmp "$last/model.safetensors" "$T/b/${last##*/}/model.safetensors"
+}
+
+@test "finetune span: bad input names the file and the question; misuse is a usage error" {
+  # an answer_start that does not point at its text
+  python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1], encoding="utf-8"))
+d["data"][0]["paragraphs"][3]["qas"][1]["answers"][0]["answer_start"] += 1
+json.dump(d, open(sys.argv[2], "w", encoding="utf-8"), ensure_ascii=False)' "$W/qa.json" "$T/bad.json"
+  run_split finetune --init "$W/bert" -t 1 -q --max-length 48 -m "$T/x" "$T/bad.json"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"bad.json': question 'l3' (data[0].paragraphs[3].qas[1]) answer 1: '"*"' is not the context's text at character"* ]] || { echo "$stderr"; false; }
+  printf '{"data": [' >"$T/trunc.json"
+  run_split finetune --init "$W/bert" -t 1 -q --max-length 48 -m "$T/x" "$T/trunc.json"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"trunc.json' line 1 column"* ]] || { echo "$stderr"; false; }
+  # lines of question<TAB>passage have no answers to train on
+  printf 'first word\tHallo Welt\n' >"$T/q.tsv"
+  run_split finetune --init "$W/bert" --task span -t 1 -q --max-length 48 -m "$T/x" "$T/q.tsv"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"q.tsv' is not SQuAD JSON"* ]] || { echo "$stderr"; false; }
+  [ ! -e "$T/x" ]
+  # span is BERT's; its options are span's
+  run_split finetune --init "$W/gpt" -t 1 -q --max-length 32 -m "$T/x" "$W/qa.json"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"--task span is BERT's"* ]]
+  run_split finetune --init "$W/bert" --doc-stride 8 -t 1 -q -m "$T/x" "$W/pair.tsv"
+  [ "$status" -eq 2 ]
+  run_split finetune --init "$W/bert" --epochs 1 -t 1 -q -B 16 --max-length 48 -m "$T/q" "$W/qa.json"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  run_split finetune predict --all -q -m "$T/q" "$W/qa-dev.json"
+  [ "$status" -eq 2 ]
+  run_split finetune eval -q -m "$T/q" "$T/q.tsv"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"q.tsv' is not SQuAD JSON"* ]] || { echo "$stderr"; false; }
 }
