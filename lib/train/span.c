@@ -360,12 +360,15 @@ void nlp_span_data_free(nlp_span_data *d)
 
 // --- windows
 
-/* Question tokens a row keeps. */
+/* Question tokens a row keeps: at most max_query, and at most half the
+ * positions beside the special tokens, so that a long question leaves the
+ * passage windows of some size (not one token each, and a window per
+ * passage token). */
 static size_t query_len(const nlp_span_data *d, size_t q, const nlp_span_layout *l)
 {
     size_t n = d->qtok[q + 1] - d->qtok[q];
     if (n > (size_t)l->max_query) n = (size_t)l->max_query;
-    if (n > (size_t)l->enc.T - 4) n = (size_t)l->enc.T - 4;
+    if (n > ((size_t)l->enc.T - 3) / 2) n = ((size_t)l->enc.T - 3) / 2;
     return n;
 }
 

@@ -17,7 +17,8 @@
  * questions without offsets.
  *
  * Windows (Devlin et al.'s run_squad): a question keeps its first
- * max_query tokens (and no more than leaves one passage token), and the
+ * max_query tokens (and no more than half of the T - 3 positions beside
+ * the special tokens), and the
  * passage is cut into windows of at most T - 3 - (question tokens) tokens,
  * each starting `stride` tokens after the last (the last one ends with the
  * passage). A window is one row:

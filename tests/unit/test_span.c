@@ -342,13 +342,26 @@ static void test_windows(void)
     int ok = w.n == 4;
     for (size_t i = 0; ok && i < 4; i++) ok &= w.start[i] == starts[i] && w.len[i] == lens[i] && w.q[i] == 0;
     CHECK(ok);
-    /* a question longer than max_query keeps its first tokens */
+    /* a question longer than max_query keeps its first tokens; and no more
+     * than half the positions beside the special tokens (T 9: 3 of 6) */
     l.max_query = 1;
     nlp_span_windows w1;
     CHECK_EQ_INT(nlp_span_windows_make(&w1, &d, &l), 0);
     CHECK(w1.len[0] == 8);
     nlp_span_windows_free(&w1);
     l.max_query = 64;
+    nlp_span_layout l9 = l;
+    CHECK_EQ_INT(nlp_cls_encoder_bert(&l9.enc, tk, 9), 0);
+    char qlong[512];
+    snprintf(qlong, sizeof qlong, "{\"data\": [{\"paragraphs\": [{\"context\": \"%s\", \"qas\": [{\"id\": \"a\", "
+             "\"question\": \"where is the tower in paris\"}]}]}]}", ctx);
+    nlp_span_read_opts ou = {.tk = tk, .threads = 1};
+    nlp_span_data dq;
+    CHECK_EQ_INT(nlp_span_read(&dq, tmpfile_with("ql.json", qlong), &ou), 0);
+    CHECK_EQ_INT(nlp_span_windows_make(&w1, &dq, &l9), 0);
+    CHECK(w1.n == 7 && w1.len[0] == 3 && w1.start[6] == 18 && w1.len[6] == 2); /* 20 tokens: 0, 3, ... 18 */
+    nlp_span_windows_free(&w1);
+    nlp_span_data_free(&dq);
     /* the task's rows: targets inside a window, [CLS] outside */
     nlp_model_config cfg;
     CHECK(nlp_model_config_preset(&cfg, "tiny", NLP_ARCH_BERT) == 0);
