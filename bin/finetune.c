@@ -27,11 +27,15 @@
 #include "model/model.h"
 #include "nn/gemm.h"
 #include "tok/tokfiles.h"
+#include "eval/squad.h"
+#include "train/choice.h"
 #include "train/cls.h"
+#include "train/span.h"
 #include "common/dist.h"
 #include "train/loop.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -45,14 +49,31 @@ static const char usage[] =
     "  or:  finetune predict -m MODEL [OPTION]... [FILE]...\n"
     "  or:  finetune eval -m MODEL [OPTION]... FILE...\n"
     "Fine-tune a pretrained BERT, GPT or LLaMA-family model into a sequence\n"
-    "classifier, and label text with it.\n"
-    "TRAIN.tsv and labelled FILEs hold 'label<TAB>text' or 'label<TAB>text_a<TAB>text_b'\n"
-    "lines; predict reads 'text' or 'text_a<TAB>text_b' lines ('-' or no FILE:\n"
-    "standard input) and prints 'label<TAB>probability' for each; eval prints the\n"
-    "accuracy, macro-F1 and per-label precision and recall of a labelled FILE.\n"
-    "BERT classifies the pooled [CLS]; GPT reads '[START] text [EXTRACT]' (pairs:\n"
-    "'[START] a [DELIM] b [EXTRACT]', the three tokens added to the vocabulary) and\n"
-    "trains on L3 = L2 + lambda * L1, L1 its language-modelling loss.\n"
+    "classifier, a multiple-choice model or (BERT) a question-answering model, and\n"
+    "use it.\n"
+    "Tasks (--task; by default from the training data):\n"
+    "  classify    'label<TAB>text' or 'label<TAB>text_a<TAB>text_b' lines; predict\n"
+    "              reads 'text' or 'text_a<TAB>text_b' lines and prints\n"
+    "              'label<TAB>probability'; eval prints the accuracy, macro-F1 and\n"
+    "              per-label precision and recall\n"
+    "  choice      'label<TAB>context<TAB>choice_0<TAB>...<TAB>choice_k-1' lines (4\n"
+    "              fields or more), label the right choice's index from 0; each\n"
+    "              choice is scored with the context, a softmax over the k;\n"
+    "              predict reads 'context<TAB>choice_0...' lines and prints\n"
+    "              'index<TAB>probability'; eval prints the accuracy\n"
+    "  similarity  gpt: pairs as classify reads them, each read in both orders and\n"
+    "              the two states added before the classifier (symmetric in a, b)\n"
+    "  span        bert, extractive question answering: SQuAD v1.1 JSON (chosen when\n"
+    "              the file is JSON); '[CLS] question [SEP] passage [SEP]' in windows\n"
+    "              of the passage, start and end logits over its tokens; predict\n"
+    "              reads the same JSON (or 'question<TAB>passage' lines) and writes\n"
+    "              {\"id\": \"answer\"} JSON, the answers the passages' own text; eval\n"
+    "              prints SQuAD's exact match and F1\n"
+    "Predict and eval read '-' or no FILE as standard input. BERT classifies the\n"
+    "pooled [CLS] ('[CLS] a [SEP] b [SEP]'); GPT reads '[START] text [EXTRACT]'\n"
+    "(pairs and choices: '[START] a [DELIM] b [EXTRACT]', the three tokens added to\n"
+    "the vocabulary) and trains on L3 = L2 + lambda * L1, L1 its language-modelling\n"
+    "loss.\n"
     "\n"
     "Training:\n"
     "      --init PATH           the pretrained model: ours (a model file, checkpoint or\n"
@@ -65,13 +86,17 @@ static const char usage[] =
     "      --valid FILE          labelled validation data: loss, accuracy, macro-F1 and\n"
     "                            per-label precision and recall after every epoch; the\n"
     "                            best epoch's model goes to DIR/best\n"
+    "      --task T              auto (default: span for JSON, choice for lines of 4\n"
+    "                            fields or more, else classify), classify, choice,\n"
+    "                            similarity or span\n"
     "      --labels FILE         the label set, one per line, in this order (default:\n"
     "                            the training file's labels as they first appear)\n"
     "      --epochs N            passes over the training data (default 3)\n"
     "  -B, --batch-size N        examples per step (default 32)\n"
     "      --max-length N        positions per example, special tokens included\n"
-    "                            (default 128, or the model's positions if fewer;\n"
-    "                            longer texts are truncated, the longer text first;\n"
+    "                            (default 128, span 384, or the model's positions if\n"
+    "                            fewer; longer texts are truncated, the longer text\n"
+    "                            first, a span's passage is cut in windows;\n"
     "                            predict and eval: the length it was trained with)\n"
     "      --lr F                peak learning rate (default 5e-5; gpt 6.25e-5)\n"
     "      --warmup N            linear warm-up steps (default -1: 10% of the steps;\n"
@@ -84,6 +109,12 @@ static const char usage[] =
     "      --dropout F           dropout during fine-tuning (default: the model's)\n"
     "      --lm-weight F         gpt: lambda, the weight of the auxiliary language-\n"
     "                            modelling loss (default 0.5; 0: none)\n"
+    "      --doc-stride N        span: tokens from a passage window's start to the\n"
+    "                            next's (default 128; also predict and eval)\n"
+    "      --max-query-length N  span: question tokens kept (default 64; also\n"
+    "                            predict and eval)\n"
+    "      --max-answer-length N span: tokens of an answer at most (default 30;\n"
+    "                            predict, eval and validation)\n"
     "      --seed N              the classifier's initialisation, dropout and data\n"
     "                            order (default 0)\n"
     "  -m, --model DIR           run directory (default 'classifier'); predict and\n"
@@ -106,9 +137,11 @@ static const char usage[] =
     "                            available (default: refuse it, exit 1)\n"
     "Predict and eval:\n"
     "      --json                eval: one JSON object per FILE (accuracy, macro_f1,\n"
-    "                            per-label precision, recall, f1, support, confusion)\n"
-    "      --all                 predict: every label's probability, 'label:p' after the\n"
-    "                            best\n"
+    "                            per-label precision, recall, f1, support, confusion;\n"
+    "                            choice: examples, choices, accuracy, loss; span:\n"
+    "                            questions, windows, exact_match, f1, loss)\n"
+    "      --all                 predict: every label's (choice's) probability,\n"
+    "                            'label:p' after the best\n"
     "Common:\n"
     "      --max-line-bytes N    the longest line read (default 16777216 = 16 MiB); a\n"
     "                            longer one is an error naming the file and line\n"
@@ -137,11 +170,14 @@ static const char usage[] =
     "missing, unreadable or invalid config file (-c).\n";
 
 static const char *const schedules[] = {"cosine", "linear", "constant", NULL};
+/* --task: index = enum nlp_ft_task (auto: from the data) */
+static const char *const tasks[] = {"auto", "classify", "choice", "similarity", "span", NULL};
 
 static struct {
     const char *init, *tokenizer, *valid, *labels, *model, *resume, *log, *train;
-    int schedule, progress, json, all, from_scratch, dry_run, memory_check, force, bf16;
+    int schedule, progress, json, all, from_scratch, dry_run, memory_check, force, bf16, task;
     long epochs, batch_size, max_length, warmup, seed, keep, threads, save_every, max_line_bytes;
+    long doc_stride, max_answer, max_query;
     double lr, weight_decay, grad_clip, dropout, lm_weight;
 } o = {
     .schedule = 1,
@@ -157,6 +193,9 @@ static struct {
     .lm_weight = 0.5,
     .memory_check = 1,
     .max_line_bytes = CLI_MAX_LINE_BYTES,
+    .doc_stride = 128,
+    .max_answer = 30,
+    .max_query = 64,
 };
 
 static struct cli_opt opts[] = {
@@ -164,6 +203,7 @@ static struct cli_opt opts[] = {
     {.name = "from-scratch", .kind = CLI_BOOL, .dest = &o.from_scratch, .flags = CLI_NEGATABLE},
     {.name = "tokenizer", .kind = CLI_STR, .dest = &o.tokenizer},
     {.name = "valid", .kind = CLI_STR, .dest = &o.valid},
+    {.name = "task", .kind = CLI_CHOICE, .dest = &o.task, .choices = tasks},
     {.name = "labels", .kind = CLI_STR, .dest = &o.labels},
     {.name = "epochs", .kind = CLI_INT, .dest = &o.epochs, .min = 1, .max = 1e9},
     {.name = "batch-size", .key = 'B', .kind = CLI_INT, .dest = &o.batch_size, .min = 1, .max = 1 << 20},
@@ -176,6 +216,9 @@ static struct cli_opt opts[] = {
     {.name = "grad-clip", .kind = CLI_DOUBLE, .dest = &o.grad_clip, .min = 0, .max = 1e30},
     {.name = "dropout", .kind = CLI_DOUBLE, .dest = &o.dropout, .min = -1, .max = 0.999999},
     {.name = "lm-weight", .kind = CLI_DOUBLE, .dest = &o.lm_weight, .min = 0, .max = 1e6},
+    {.name = "doc-stride", .kind = CLI_INT, .dest = &o.doc_stride, .min = 1, .max = 1 << 20},
+    {.name = "max-answer-length", .kind = CLI_INT, .dest = &o.max_answer, .min = 1, .max = 1 << 20},
+    {.name = "max-query-length", .kind = CLI_INT, .dest = &o.max_query, .min = 1, .max = 1 << 20},
     {.name = "seed", .kind = CLI_INT, .dest = &o.seed, .min = 0, .max = 9.2e18},
     {.name = "model", .key = 'm', .kind = CLI_STR, .dest = &o.model},
     {.name = "save-every", .kind = CLI_INT, .dest = &o.save_every, .min = 0, .max = 1e15},
@@ -201,6 +244,11 @@ static const char *tk_name;
 static nlp_cls_labels labels;
 static nlp_cls_data dtrain, dvalid;
 static nlp_cls_task ctask;
+static nlp_choice_data chtrain, chvalid;
+static nlp_choice_task chtask;
+static nlp_span_data sptrain, spvalid;
+static nlp_span_task sptask;
+static enum nlp_ft_task task_kind; /* the run's task, or the model's */
 static char *run_yaml;
 static int live;
 static long steps_per_epoch;
@@ -261,8 +309,15 @@ static void report(void *ctx, const nlp_train_event *e)
         break;
     case NLP_TRAIN_EVAL:
         end_live();
-        fprintf(stderr, "finetune: epoch %ld valid loss %.4f accuracy %.4f macro-F1 %.4f%s\n", epoch, e->eval->v[0],
-                e->eval->v[1], e->eval->v[2], e->best ? " (best)" : "");
+        if (task_kind == NLP_FT_CHOICE)
+            fprintf(stderr, "finetune: epoch %ld valid loss %.4f accuracy %.4f%s\n", epoch, e->eval->v[0], e->eval->v[1],
+                    e->best ? " (best)" : "");
+        else if (task_kind == NLP_FT_SPAN)
+            fprintf(stderr, "finetune: epoch %ld valid loss %.4f exact match %.2f F1 %.2f%s\n", epoch, e->eval->v[0],
+                    e->eval->v[1], e->eval->v[2], e->best ? " (best)" : "");
+        else
+            fprintf(stderr, "finetune: epoch %ld valid loss %.4f accuracy %.4f macro-F1 %.4f%s\n", epoch, e->eval->v[0],
+                    e->eval->v[1], e->eval->v[2], e->best ? " (best)" : "");
         if (cli_verbosity > 0 && ctask.cm) label_table(ctask.cm, ctask.L);
         break;
     case NLP_TRAIN_SAVE:
@@ -323,6 +378,7 @@ static char *make_run_yaml(const char *train)
     if (nlp_buf_puts(&b, "# finetune options of this run: 'finetune --resume DIR' reads them first\n"))
         cli_fail(NLP_ENOMEM);
     yaml_path(&b, "init", o.init);
+    yaml_line(&b, "task", "%s", tasks[task_kind]);
     if (o.from_scratch) yaml_line(&b, "from-scratch", "true");
     yaml_path(&b, "train", train);
     yaml_path(&b, "valid", o.valid);
@@ -338,6 +394,11 @@ static char *make_run_yaml(const char *train)
     yaml_line(&b, "grad-clip", "%.17g", o.grad_clip);
     yaml_line(&b, "dropout", "%.17g", o.dropout);
     yaml_line(&b, "lm-weight", "%.17g", o.lm_weight);
+    if (task_kind == NLP_FT_SPAN) {
+        yaml_line(&b, "doc-stride", "%ld", o.doc_stride);
+        yaml_line(&b, "max-answer-length", "%ld", o.max_answer);
+        yaml_line(&b, "max-query-length", "%ld", o.max_query);
+    }
     yaml_line(&b, "seed", "%ld", o.seed);
     if (o.bf16) yaml_line(&b, "bf16", "true");
     yaml_line(&b, "save-every", "%ld", o.save_every);
@@ -450,13 +511,24 @@ static nlp_cls_encoder encoder_for(const nlp_model *m, int T)
     }
     if (rc == NLP_EFORMAT) cli_die(NLP_EXIT_FORMAT, "'%s': %s", tk_name, nlp_errmsg());
     if (rc) cli_fail(rc);
+    e.pair_sum = task_kind == NLP_FT_SIMILARITY;
     return e;
 }
 
 static int default_length(const nlp_model *m)
 {
-    int p = nlp_model_cfg(m)->max_positions, n = nlp_model_input_length(m);
-    return o.max_length > 0 ? (int)o.max_length : n > 0 ? n : p < 128 ? p : 128;
+    const int p = nlp_model_cfg(m)->max_positions, n = nlp_model_input_length(m);
+    const int d = task_kind == NLP_FT_SPAN ? 384 : 128; /* span: BERT's SQuAD windows */
+    return o.max_length > 0 ? (int)o.max_length : n > 0 ? n : p < d ? p : d;
+}
+
+/* The span task's layout: BERT's tokens, T positions, the windows' options. */
+static nlp_span_layout span_layout(const nlp_model *m, int T)
+{
+    nlp_span_layout l = {.enc = encoder_for(m, T), .stride = (int)o.doc_stride, .max_query = (int)o.max_query,
+                         .max_answer = (int)o.max_answer};
+    if (T < 5) cli_usage_error("--max-length %d: a question and a window of its passage need at least 5 positions", T);
+    return l;
 }
 
 static void check_arch(const nlp_model *m, const char *name)
@@ -496,6 +568,112 @@ static void read_label_file(const char *path)
     }
     free(text);
     if (!nlp_cls_labels_count(&labels)) cli_die(NLP_EXIT_FAILURE, "'%s': no labels", path);
+}
+
+/* The task a training file's data say when --task does not: JSON (SQuAD)
+ * is question answering, lines of 4 fields or more (a label, a context and
+ * 2 choices or more) multiple choice, the rest classification (a pair is
+ * classified as it is: GPT's similarity is asked for by name). Standard
+ * input is not read ahead. */
+static enum nlp_ft_task sniff_task(const char *path)
+{
+    if (strcmp(path, "-") == 0) return NLP_FT_CLASSIFY;
+    FILE *f = fopen(path, "rb");
+    if (!f) return NLP_FT_CLASSIFY; /* the reader says why */
+    char buf[65536];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    size_t i = 0;
+    while (i < n && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r')) i++;
+    if (i < n && buf[i] == '{') return NLP_FT_SPAN; /* SQuAD JSON */
+    int fields = 1;
+    for (i = 0; i < n && buf[i] != '\n'; i++) fields += buf[i] == '\t';
+    return fields >= 4 ? NLP_FT_CHOICE : NLP_FT_CLASSIFY;
+}
+
+/* The run's task: a resumed run's (its checkpoint's model says it; --task
+ * may only repeat it), else --task, else what the training data look like. */
+static enum nlp_ft_task resolve_task(const char *train, const nlp_model *resumed, const char *from)
+{
+    if (resumed) {
+        enum nlp_ft_task t = nlp_model_task(resumed);
+        if (t == NLP_FT_NONE) t = NLP_FT_CLASSIFY; /* a run of before tasks were recorded */
+        if (o.task != NLP_FT_NONE && (enum nlp_ft_task)o.task != t)
+            cli_usage_error("--task %s: the run in '%s' is of task %s", tasks[o.task], from, tasks[t]);
+        return t;
+    }
+    if (o.task != NLP_FT_NONE) return (enum nlp_ft_task)o.task;
+    enum nlp_ft_task t = sniff_task(train);
+    if (t != NLP_FT_CLASSIFY)
+        cli_info("'%s': task %s (%s; --task says otherwise)", train, tasks[t],
+                 t == NLP_FT_SPAN ? "it is JSON" : "its lines' fields");
+    return t;
+}
+
+/* Classification (and similarity) data: the training file, its labels (a
+ * resumed run's in its order, or --labels), --valid; the number of labels. */
+static int read_cls_data(const char *train, int threads, const char *resume_ck)
+{
+    if (o.labels) read_label_file(o.labels);
+    nlp_cls_read_opts ro = {.tk = tok, .labelled = 1, .labels = &labels, .add_labels = !o.labels,
+                            .labels_from = o.labels, .threads = threads, .max_line = (size_t)o.max_line_bytes};
+    if (task_kind == NLP_FT_SIMILARITY) ro.texts = 2;
+    if (o.resume) { /* the checkpoint's labels, in its order */
+        char name[4096];
+        for (int k = 0; k < nlp_model_cfg(model)->num_labels && !o.labels; k++) {
+            nlp_model_label(model, k, name, sizeof name);
+            if (nlp_cls_labels_add(&labels, name, strlen(name), NULL)) cli_fail(NLP_ENOMEM);
+        }
+        ro.add_labels = 0, ro.labels_from = resume_ck;
+    }
+    int rc = nlp_cls_read(&dtrain, train, &ro);
+    if (rc) cli_fail(rc);
+    if (!dtrain.n) cli_die(NLP_EXIT_FAILURE, "'%s': no examples", train);
+    const int L = nlp_cls_labels_count(&labels);
+    if (L < 2) cli_die(NLP_EXIT_FAILURE, "'%s': one label ('%s'): nothing to tell apart", train, nlp_cls_labels_name(&labels, 0));
+    if (o.valid) {
+        ro.add_labels = 0, ro.texts = dtrain.pair ? 2 : 1;
+        if (!ro.labels_from) ro.labels_from = train;
+        if ((rc = nlp_cls_read(&dvalid, o.valid, &ro))) cli_fail(rc);
+        if (!dvalid.n) cli_die(NLP_EXIT_FAILURE, "'%s': no examples", o.valid);
+    }
+    if (dtrain.repaired + dvalid.repaired)
+        cli_warn("%llu fields of invalid UTF-8 repaired (U+FFFD)", (unsigned long long)(dtrain.repaired + dvalid.repaired));
+    return L;
+}
+
+/* Question answering: SQuAD JSON to train on, and --valid. */
+static void read_span_data(const char *train, int threads)
+{
+    if (o.labels) cli_usage_error("--labels: question answering has no label set (answers are spans of the passage)");
+    nlp_span_read_opts ro = {.tk = tok, .labelled = 1, .threads = threads, .max_line = (size_t)o.max_line_bytes};
+    int rc = nlp_span_read(&sptrain, train, &ro);
+    if (rc == NLP_EINVAL) cli_die(NLP_EXIT_FORMAT, "'%s': %s", tk_name, nlp_errmsg()); /* no offsets */
+    if (rc) cli_fail(rc);
+    if (!sptrain.n) cli_die(NLP_EXIT_FAILURE, "'%s': no questions", train);
+    if (o.valid) {
+        if ((rc = nlp_span_read(&spvalid, o.valid, &ro))) cli_fail(rc);
+        if (!spvalid.n) cli_die(NLP_EXIT_FAILURE, "'%s': no questions", o.valid);
+    }
+}
+
+/* Multiple-choice data: the training file and --valid, with as many choices. */
+static void read_choice_data(const char *train, int threads)
+{
+    if (o.labels) cli_usage_error("--labels: multiple choice has no label set (a label is the right choice's index)");
+    nlp_choice_read_opts ro = {.tk = tok, .labelled = 1, .threads = threads, .max_line = (size_t)o.max_line_bytes};
+    int rc = nlp_choice_read(&chtrain, train, &ro);
+    if (rc) cli_fail(rc);
+    if (!chtrain.n) cli_die(NLP_EXIT_FAILURE, "'%s': no examples", train);
+    if (chtrain.k + 1 > NLP_MAX_INPUT_TEXTS)
+        cli_die(NLP_EXIT_FAILURE, "'%s': %d choices per example, more than %d", train, chtrain.k, NLP_MAX_INPUT_TEXTS - 1);
+    if (o.valid) {
+        ro.k = chtrain.k;
+        if ((rc = nlp_choice_read(&chvalid, o.valid, &ro))) cli_fail(rc);
+        if (!chvalid.n) cli_die(NLP_EXIT_FAILURE, "'%s': no examples", o.valid);
+    }
+    if (chtrain.repaired + chvalid.repaired)
+        cli_warn("%llu fields of invalid UTF-8 repaired (U+FFFD)", (unsigned long long)(chtrain.repaired + chvalid.repaired));
 }
 
 static int train_main(int argc, char **argv, int explicit_sub)
@@ -553,34 +731,50 @@ static int train_main(int argc, char **argv, int explicit_sub)
     if (!tok) mio_no_tokenizer(from, "", "tokenizer.json, vocab.json + merges.txt, vocab.txt", "");
     if (o.lr < 0) o.lr = gpt ? 6.25e-5 : 5e-5;
 
-    /* labels and data */
-    if (o.labels) read_label_file(o.labels);
-    nlp_cls_read_opts ro = {.tk = tok, .labelled = 1, .labels = &labels, .add_labels = !o.labels,
-                            .labels_from = o.labels, .threads = threads, .max_line = (size_t)o.max_line_bytes};
-    if (o.resume) { /* the checkpoint's labels, in its order */
-        char name[4096];
-        for (int k = 0; k < nlp_model_cfg(model)->num_labels && !o.labels; k++) {
-            nlp_model_label(model, k, name, sizeof name);
-            if (nlp_cls_labels_add(&labels, name, strlen(name), NULL)) cli_fail(NLP_ENOMEM);
-        }
-        ro.add_labels = 0, ro.labels_from = resume_ck;
+    /* the task: the resumed run's, --task, or what the data look like */
+    task_kind = resolve_task(train, o.resume ? model : NULL, from);
+    if (task_kind == NLP_FT_SIMILARITY && !gpt)
+        cli_usage_error("--task similarity is GPT's (both orders of a pair, their states added): '%s' holds a %s "
+                        "model, whose classifier reads a pair as it is (--task classify)", from,
+                        nlp_arch_name(nlp_model_cfg(model)->arch));
+    if (task_kind != NLP_FT_SPAN &&
+        (cli_given("doc-stride") == 2 || cli_given("max-answer-length") == 2 || cli_given("max-query-length") == 2))
+        cli_usage_error("--doc-stride, --max-answer-length and --max-query-length are for --task span");
+    if (task_kind == NLP_FT_SPAN && gpt)
+        cli_usage_error("--task span is BERT's (start and end logits over the passage): '%s' holds a %s model", from,
+                        nlp_arch_name(nlp_model_cfg(model)->arch));
+
+    /* the data, and the head they need: L outputs, rows per example */
+    int rc, L, rows = 1;
+    size_t n_train;
+    uint64_t data_bytes;
+    if (task_kind == NLP_FT_CHOICE) {
+        read_choice_data(train, threads);
+        L = 1, rows = chtrain.k, n_train = chtrain.n;
+        data_bytes = 4 * (uint64_t)(chtrain.tokens + chvalid.tokens) + 8 * (uint64_t)(chtrain.k + 2) * (chtrain.n + chvalid.n);
+    } else if (task_kind == NLP_FT_SPAN) {
+        read_span_data(train, threads);
+        L = 2, n_train = sptrain.n; /* questions; the steps count windows (below) */
+        const nlp_span_data *sd[2] = {&sptrain, &spvalid};
+        data_bytes = 0;
+        for (int k = 0; k < 2; k++)
+            if (sd[k]->n) /* text, tokens with their offsets, questions */
+                data_bytes += sd[k]->ptext[sd[k]->np] + 12 * (uint64_t)sd[k]->ptok[sd[k]->np] +
+                              4 * (uint64_t)sd[k]->qtok[sd[k]->n] + 64 * (uint64_t)sd[k]->n;
+    } else {
+        L = read_cls_data(train, threads, resume_ck);
+        rows = task_kind == NLP_FT_SIMILARITY ? 2 : 1, n_train = dtrain.n;
+        data_bytes = 4 * (uint64_t)(dtrain.tokens + dvalid.tokens) + 24 * (uint64_t)(dtrain.n + dvalid.n);
     }
-    int rc = nlp_cls_read(&dtrain, train, &ro);
-    if (rc) cli_fail(rc);
-    if (!dtrain.n) cli_die(NLP_EXIT_FAILURE, "'%s': no examples", train);
-    const int L = nlp_cls_labels_count(&labels);
-    if (L < 2) cli_die(NLP_EXIT_FAILURE, "'%s': one label ('%s'): nothing to tell apart", train, nlp_cls_labels_name(&labels, 0));
-    if (o.valid) {
-        ro.add_labels = 0, ro.texts = dtrain.pair ? 2 : 1;
-        if (!ro.labels_from) ro.labels_from = train;
-        if ((rc = nlp_cls_read(&dvalid, o.valid, &ro))) cli_fail(rc);
-        if (!dvalid.n) cli_die(NLP_EXIT_FAILURE, "'%s': no examples", o.valid);
-    }
-    if (dtrain.repaired + dvalid.repaired)
-        cli_warn("%llu fields of invalid UTF-8 repaired (U+FFFD)", (unsigned long long)(dtrain.repaired + dvalid.repaired));
 
     /* the head (and GPT's tokens), unless the checkpoint has them */
     const nlp_model_config *mc = nlp_model_cfg(model);
+    if (mc->num_labels > 0 && !o.resume && mc->head == NLP_HEAD_SPAN)
+        cli_die(NLP_EXIT_FORMAT, "'%s' is a question-answering model already: fine-tune its pretrained model instead, "
+                "or continue its run with --resume", from);
+    if (mc->num_labels > 0 && !o.resume && nlp_model_task(model) == NLP_FT_CHOICE)
+        cli_die(NLP_EXIT_FORMAT, "'%s' is a multiple-choice model already: fine-tune its pretrained model instead, or "
+                "continue its run with --resume", from);
     if (mc->num_labels > 0 && !o.resume)
         cli_die(NLP_EXIT_FORMAT, "'%s' is a classifier already (%d labels): fine-tune its pretrained model instead, or "
                 "continue its run with --resume", from, mc->num_labels);
@@ -590,15 +784,16 @@ static int train_main(int argc, char **argv, int explicit_sub)
     {
         nlp_model_config nc = *mc;
         nc.num_labels = L;
+        if (task_kind == NLP_FT_SPAN) nc.head = NLP_HEAD_SPAN;
         if (gpt && !o.resume) nc.vocab_size += 3;
         if (o.max_length > mc->max_positions)
             cli_usage_error("--max-length %ld: the model has %d positions", o.max_length, mc->max_positions);
-        const uint64_t data = 4 * (uint64_t)(dtrain.tokens + dvalid.tokens) + 24 * (uint64_t)(dtrain.n + dvalid.n);
-        mio_memory_check(&nc, (int)o.batch_size, default_length(model), 0, data, o.dry_run, o.memory_check);
+        mio_memory_check(&nc, (int)o.batch_size * rows, default_length(model), 0, data_bytes, o.dry_run, o.memory_check);
     }
     if (!o.resume) {
         nlp_model_config nc = *mc;
         nc.num_labels = L;
+        if (task_kind == NLP_FT_SPAN) nc.head = NLP_HEAD_SPAN;
         if (gpt) {
             int32_t id[3];
             gpt_token_ids(tok, id);
@@ -615,12 +810,15 @@ static int train_main(int argc, char **argv, int explicit_sub)
         if ((rc = nlp_model_extend(&m2, model, &nc, (uint64_t)o.seed))) cli_fail(rc);
         nlp_model_free(model);
         model = m2;
-        const char **names = nlp_calloc((size_t)L, sizeof *names);
-        if (!names) cli_fail(NLP_ENOMEM);
-        for (int k = 0; k < L; k++) names[k] = nlp_cls_labels_name(&labels, k);
-        rc = nlp_model_set_labels(model, names, L);
-        free(names);
-        if (rc) cli_fail(rc);
+        if (task_kind != NLP_FT_CHOICE && task_kind != NLP_FT_SPAN) { /* the label names; a choice is its index */
+            const char **names = nlp_calloc((size_t)L, sizeof *names);
+            if (!names) cli_fail(NLP_ENOMEM);
+            for (int k = 0; k < L; k++) names[k] = nlp_cls_labels_name(&labels, k);
+            rc = nlp_model_set_labels(model, names, L);
+            free(names);
+            if (rc) cli_fail(rc);
+        }
+        if ((rc = nlp_model_set_task(model, task_kind))) cli_fail(rc);
     } else {
         mio_check_vocab(tok, tk_name, model, from);
     }
@@ -630,23 +828,41 @@ static int train_main(int argc, char **argv, int explicit_sub)
     if (o.max_length > mc->max_positions)
         cli_usage_error("--max-length %ld: the model has %d positions", o.max_length, mc->max_positions);
     o.max_length = default_length(model);
-    if ((rc = nlp_model_set_input_length(model, (int)o.max_length)) ||
-        (rc = nlp_model_set_input_texts(model, dtrain.pair ? 2 : 1)))
+    const int texts = task_kind == NLP_FT_CHOICE ? chtrain.k + 1 : task_kind == NLP_FT_SPAN ? 2 : dtrain.pair ? 2 : 1;
+    if ((rc = nlp_model_set_input_length(model, (int)o.max_length)) || (rc = nlp_model_set_input_texts(model, texts)))
         cli_fail(rc);
     nlp_cls_encoder enc = encoder_for(model, (int)o.max_length);
-    size_t cut = nlp_cls_truncated(&enc, &dtrain);
-    if (cut) cli_info("%zu of %zu training examples truncated to %ld positions (--max-length)", cut, dtrain.n, o.max_length);
+    size_t cut = task_kind == NLP_FT_CHOICE ? nlp_choice_truncated(&enc, &chtrain)
+                 : task_kind == NLP_FT_SPAN ? 0 : nlp_cls_truncated(&enc, &dtrain);
+    if (cut) cli_info("%zu of %zu training examples truncated to %ld positions (--max-length)", cut, n_train, o.max_length);
 
     nlp_task task;
-    if ((rc = nlp_cls_task_init(&ctask, &task, &dtrain, o.valid ? &dvalid : NULL, &enc, mc, (int)o.batch_size)))
-        cli_fail(rc);
-    ctask.macro_f1 = nlp_classify_macro_f1;
-    steps_per_epoch = (long)((dtrain.n + (size_t)o.batch_size - 1) / (size_t)o.batch_size);
+    size_t n_steps = n_train; /* what an epoch draws: examples, or span windows */
+    if (task_kind == NLP_FT_SPAN) {
+        nlp_span_layout sl = span_layout(model, (int)o.max_length);
+        rc = nlp_span_task_init(&sptask, &task, &sptrain, o.valid ? &spvalid : NULL, &sl, mc, (int)o.batch_size,
+                                nlp_squad_score_max);
+        n_steps = sptask.wtrain.n;
+    } else if (task_kind == NLP_FT_CHOICE) {
+        rc = nlp_choice_task_init(&chtask, &task, &chtrain, o.valid ? &chvalid : NULL, &enc, mc, (int)o.batch_size);
+    } else {
+        rc = nlp_cls_task_init(&ctask, &task, &dtrain, o.valid ? &dvalid : NULL, &enc, mc, (int)o.batch_size);
+        ctask.macro_f1 = nlp_classify_macro_f1;
+    }
+    if (rc) cli_fail(rc);
+    steps_per_epoch = (long)((n_steps + (size_t)o.batch_size - 1) / (size_t)o.batch_size);
     const long total = steps_per_epoch * o.epochs;
     if (o.warmup < 0) o.warmup = (long)ceil(total * (gpt ? 0.002 : 0.1));
-    cli_info("%s classifier: %zu parameters, %d labels, %zu training examples%s (%ld steps per epoch)",
-             nlp_arch_name(mc->arch), nlp_model_param_count(model), L, dtrain.n,
-             dtrain.pair ? " of text pairs" : "", steps_per_epoch);
+    if (task_kind == NLP_FT_SPAN)
+        cli_info("bert question answering: %zu parameters, %zu training questions in %zu windows of %ld positions "
+                 "(%ld steps per epoch)", nlp_model_param_count(model), n_train, n_steps, o.max_length, steps_per_epoch);
+    else if (task_kind == NLP_FT_CHOICE)
+        cli_info("%s multiple choice: %zu parameters, %zu training examples of %d choices (%ld steps per epoch)",
+                 nlp_arch_name(mc->arch), nlp_model_param_count(model), n_train, chtrain.k, steps_per_epoch);
+    else
+        cli_info("%s %s: %zu parameters, %d labels, %zu training examples%s (%ld steps per epoch)",
+                 nlp_arch_name(mc->arch), task_kind == NLP_FT_SIMILARITY ? "similarity classifier" : "classifier",
+                 nlp_model_param_count(model), L, n_train, dtrain.pair ? " of text pairs" : "", steps_per_epoch);
     if (!(run_yaml = make_run_yaml(train))) cli_fail(NLP_ENOMEM);
 
     nlp_optim_config oc = nlp_optim_default();
@@ -691,9 +907,11 @@ static int train_main(int argc, char **argv, int explicit_sub)
     } else {
         cli_info("done: %ld epoch%s, checkpoint '%s'", o.epochs, o.epochs == 1 ? "" : "s", res.last_checkpoint);
         if (task.evaluate && !isnan(res.best))
-            cli_info("best validation accuracy %.4f: '%s/best'", res.best, o.model);
+            cli_info("best validation %s %.4f: '%s/best'", task.eval_names[task.best_metric], res.best, o.model);
     }
     nlp_cls_task_free(&ctask);
+    nlp_choice_task_free(&chtask);
+    nlp_span_task_free(&sptask);
     free(run_yaml);
     return status;
 }
@@ -709,6 +927,14 @@ static void use_path(const char *m, char *buf, size_t cap)
     if (nlp_is_dir(m) && nlp_is_dir(best)) snprintf(buf, cap, "%s", best);
     else mio_resolve(m, buf, cap);
 }
+
+/* What eval adds up over a file's batches. */
+typedef struct file_sum {
+    uint64_t examples, repaired, correct;
+    double loss_sum;
+    uint64_t *cm; /* classification: the confusion matrix [L·L] */
+    int fields;   /* the fields (classification) or choices every line has; 0 until line 1 is read */
+} file_sum;
 
 static void load_classifier(void)
 {
@@ -726,6 +952,14 @@ static void load_classifier(void)
     tok = o.tokenizer ? mio_load_tokenizer(o.tokenizer) : mio_load_tokenizer_beside(path);
     if (!tok) mio_no_tokenizer(path, "", "tokenizer.json, vocab.json + merges.txt, vocab.txt", "");
     mio_check_vocab(tok, tk_name, model, path);
+    task_kind = nlp_model_task(model) ? nlp_model_task(model) : NLP_FT_CLASSIFY;
+    if (task_kind == NLP_FT_CHOICE && (nlp_model_cfg(model)->num_labels != 1 || nlp_model_input_texts(model) < 3))
+        cli_die(NLP_EXIT_FORMAT, "'%s': a multiple-choice model needs a head of one unit and its number of choices "
+                "(input_texts in its metadata)", path);
+    if (task_kind == NLP_FT_SPAN && nlp_model_cfg(model)->head != NLP_HEAD_SPAN)
+        cli_die(NLP_EXIT_FORMAT, "'%s': its task is span but it has no span head", path);
+    if (nlp_model_cfg(model)->head == NLP_HEAD_SPAN) task_kind = NLP_FT_SPAN; /* a HF BertForQuestionAnswering */
+    if (task_kind == NLP_FT_CHOICE || task_kind == NLP_FT_SPAN) return; /* no label names */
     /* the model's labels, for reading labelled files against them */
     char name[4096];
     for (int k = 0; k < nlp_model_cfg(model)->num_labels; k++) {
@@ -829,8 +1063,132 @@ static void eval_report(const char *file, uint64_t n, const uint64_t *cm, int L,
     }
 }
 
+/* One batch of classification lines: parsed (lines line0 + 1 ... of file),
+ * predicted into out (predict) or added to sum (eval). */
+static void cls_lines(const char **ptr, const size_t *len, size_t nb, const char *file, uint64_t line0, int eval,
+                      const nlp_cls_encoder *enc, int threads, int L, file_sum *sum, nlp_buf *out)
+{
+    nlp_cls_read_opts ro = {.tk = tok, .labelled = eval, .labels = &labels, .labels_from = o.model, .threads = threads};
+    if (task_kind == NLP_FT_SIMILARITY) ro.texts = 2;
+    nlp_cls_data d;
+    int rc = nlp_cls_parse(&d, ptr, len, nb, file, line0, &sum->fields, &ro);
+    if (rc) cli_fail(rc);
+    check_texts(&d, file, eval);
+    predict_batch(&d, enc, eval, L, sum->cm, &sum->loss_sum, out);
+    sum->repaired += d.repaired;
+    sum->examples += d.n;
+    nlp_cls_data_free(&d);
+}
+
+/* The same for multiple choice: 'index<TAB>probability' lines (--all: every
+ * choice's 'i:p' after them), or the right choices counted. */
+static void choice_lines(const char **ptr, const size_t *len, size_t nb, const char *file, uint64_t line0, int eval,
+                         const nlp_cls_encoder *enc, int threads, file_sum *sum, nlp_buf *out)
+{
+    const int k = nlp_model_input_texts(model) - 1;
+    nlp_choice_read_opts ro = {.tk = tok, .labelled = eval, .threads = threads};
+    /* a line of the wrong number of fields: a labelled file given to
+     * predict, or examples of another number of choices than trained */
+    for (size_t i = 0; i < nb; i++) {
+        int f = 1;
+        for (size_t j = 0; j < len[i]; j++) f += ptr[i][j] == '\t';
+        if (len[i] && f != k + 1 + eval)
+            cli_die(NLP_EXIT_FAILURE, "'%s' line %llu has %d fields, but '%s' was fine-tuned on %d choices: it reads %s "
+                    "lines%s", file, (unsigned long long)(line0 + i + 1), f, o.model, k,
+                    eval ? "'label<TAB>context<TAB>choice_0...'" : "'context<TAB>choice_0...'",
+                    !eval && f == k + 2 ? " (is it a labelled file? 'finetune eval' scores one)" : "");
+    }
+    nlp_choice_data d;
+    int rc = nlp_choice_parse(&d, ptr, len, nb, file, line0, &sum->fields, &ro);
+    if (rc) cli_fail(rc);
+    int32_t *pred = nlp_calloc(d.n ? d.n : 1, sizeof *pred);
+    float *prob = nlp_calloc(d.n ? d.n : 1, sizeof *prob);
+    float *probs = o.all ? nlp_calloc((d.n ? d.n : 1) * (size_t)k, sizeof *probs) : NULL;
+    if (!pred || !prob || (o.all && !probs)) cli_fail(NLP_ENOMEM);
+    uint64_t ok = 0;
+    double loss = NAN;
+    if ((rc = nlp_choice_predict(model, enc, &d, (int)o.batch_size, pred, prob, probs, eval ? &ok : NULL,
+                                 eval ? &loss : NULL)))
+        cli_fail(rc);
+    for (size_t i = 0; i < d.n; i++)
+        if (isnan(prob[i])) cli_die(NLP_EXIT_FAILURE, "the model's scores are not finite (NaN): are its weights corrupt?");
+    for (size_t i = 0; !eval && i < d.n; i++) {
+        if (nlp_buf_printf(out, "%d\t%.6f", (int)pred[i], prob[i])) cli_fail(NLP_ENOMEM);
+        for (int c = 0; probs && c < k; c++)
+            if (nlp_buf_printf(out, "\t%d:%.6f", c, probs[i * (size_t)k + (size_t)c])) cli_fail(NLP_ENOMEM);
+        if (nlp_buf_putc(out, '\n')) cli_fail(NLP_ENOMEM);
+    }
+    if (eval) sum->correct += ok, sum->loss_sum += loss * (double)d.n;
+    sum->repaired += d.repaired;
+    sum->examples += d.n;
+    free(pred), free(prob), free(probs);
+    nlp_choice_data_free(&d);
+}
+
+/* eval's report of a file of multiple-choice examples. */
+static void choice_report(const char *file, const file_sum *sum, nlp_buf *out)
+{
+    const double acc = (double)sum->correct / (double)sum->examples, loss = sum->loss_sum / (double)sum->examples;
+    int rc = o.json ? nlp_buf_printf(out, "{\"examples\": %llu, \"choices\": %d, \"accuracy\": %.6f, \"loss\": %.6f}\n",
+                                     (unsigned long long)sum->examples, nlp_model_input_texts(model) - 1, acc, loss)
+                    : nlp_buf_printf(out, "%s: %llu examples of %d choices, accuracy %.4f, loss %.4f\n", file,
+                                     (unsigned long long)sum->examples, nlp_model_input_texts(model) - 1, acc, loss);
+    if (rc) cli_fail(NLP_ENOMEM);
+}
+
+/* Question answering: each FILE (SQuAD JSON, or question<TAB>passage
+ * lines for predict) read whole, its questions answered; predict writes
+ * {"id": "answer", ...}, eval the exact match and F1. */
+static void span_files(const char *const *files, int nfiles, int eval, int threads)
+{
+    nlp_span_layout l = span_layout(model, default_length(model));
+    nlp_buf out = {0};
+    for (int f = 0; f < nfiles; f++) {
+        const char *name = strcmp(files[f], "-") ? files[f] : "standard input";
+        nlp_span_read_opts ro = {.tk = tok, .labelled = eval, .threads = threads, .max_line = (size_t)o.max_line_bytes};
+        nlp_span_data d;
+        nlp_span_windows w;
+        int rc = nlp_span_read(&d, files[f], &ro);
+        if (rc == NLP_EINVAL) cli_die(NLP_EXIT_FORMAT, "'%s': %s", tk_name, nlp_errmsg());
+        if (rc) cli_fail(rc);
+        if (eval && !d.n) cli_die(NLP_EXIT_FAILURE, "'%s' holds no questions: nothing to evaluate", name);
+        if ((rc = nlp_span_windows_make(&w, &d, &l))) cli_fail(rc);
+        nlp_span_answer *ans = nlp_malloc((d.n ? d.n : 1) * sizeof *ans);
+        if (!ans) cli_fail(NLP_ENOMEM);
+        double loss = NAN;
+        if ((rc = nlp_span_predict(model, &l, &d, &w, (int)o.batch_size, ans, eval ? &loss : NULL))) cli_fail(rc);
+        for (size_t q = 0; q < d.n; q++)
+            if (isnan(ans[q].score)) cli_die(NLP_EXIT_FAILURE, "the model's scores are not finite (NaN): are its weights corrupt?");
+        if (eval) {
+            double em, f1;
+            if ((rc = nlp_span_score(&d, ans, nlp_squad_score_max, &em, &f1))) cli_fail(rc);
+            rc = o.json ? nlp_buf_printf(&out, "{\"questions\": %zu, \"windows\": %zu, \"exact_match\": %.17g, \"f1\": "
+                                         "%.17g, \"loss\": %.6f}\n", d.n, w.n, em, f1, loss)
+                        : nlp_buf_printf(&out, "%s: %zu questions (%zu windows), exact match %.2f, F1 %.2f, loss %.4f\n",
+                                         files[f], d.n, w.n, em, f1, loss);
+            if (rc) cli_fail(NLP_ENOMEM);
+        } else { /* {"id": "answer"}: the passage's own bytes */
+            json_t *obj = json_object();
+            for (size_t q = 0; obj && q < d.n; q++) {
+                const char *p = d.text + d.ptext[d.passage[q]] + ans[q].beg;
+                json_t *v = json_stringn(p, ans[q].end - ans[q].beg);
+                if (!v || json_object_set_new(obj, d.str + d.qid[q], v)) obj = (json_decref(obj), NULL);
+            }
+            char *js = obj ? json_dumps(obj, JSON_PRESERVE_ORDER) : NULL;
+            if (!js || nlp_buf_printf(&out, "%s\n", js)) cli_fail(NLP_ENOMEM);
+            free(js);
+            json_decref(obj);
+        }
+        free(ans);
+        nlp_span_windows_free(&w);
+        nlp_span_data_free(&d);
+        put_out(&out);
+    }
+    nlp_buf_free(&out);
+}
+
 /* The training options (given as flags, they mean nothing to predict and eval). */
-static const char *const training_only[] = {"init", "from-scratch", "valid", "labels", "resume", "log", "dry-run",
+static const char *const training_only[] = {"init", "from-scratch", "task", "valid", "labels", "resume", "log", "dry-run",
                                             "epochs", "lr", "warmup", "schedule", "weight-decay", "grad-clip",
                                             "dropout", "lm-weight", "seed", "save-every", "keep", "force", NULL};
 
@@ -855,6 +1213,16 @@ static int predict_main(int argc, char **argv, int eval)
     const int L = nlp_model_cfg(model)->num_labels;
     if (o.max_length > nlp_model_cfg(model)->max_positions)
         cli_usage_error("--max-length %ld: the model has %d positions", o.max_length, nlp_model_cfg(model)->max_positions);
+    if (task_kind != NLP_FT_SPAN && (cli_given("doc-stride") == 2 || cli_given("max-answer-length") == 2 ||
+                                      cli_given("max-query-length") == 2))
+        cli_usage_error("--doc-stride, --max-answer-length and --max-query-length are for question answering (a span model)");
+    if (task_kind == NLP_FT_SPAN) {
+        if (o.all) cli_usage_error("--all is for classifiers and multiple choice: a span model answers with its best span");
+        const char *stdin_only[] = {"-"};
+        span_files(first < argc ? (const char *const *)argv + first : stdin_only, first < argc ? argc - first : 1, eval,
+                   threads);
+        return 0;
+    }
     nlp_cls_encoder enc = encoder_for(model, default_length(model));
     const char *stdin_only[] = {"-"};
     const char *const *files = first < argc ? (const char *const *)argv + first : stdin_only;
@@ -866,8 +1234,8 @@ static int predict_main(int argc, char **argv, int eval)
     static uint64_t *cm;
     ptr = nlp_malloc((size_t)o.batch_size * sizeof *ptr);
     len = nlp_malloc((size_t)o.batch_size * sizeof *len), at = nlp_malloc((size_t)o.batch_size * sizeof *at);
-    cm = eval ? nlp_calloc((size_t)L * L, sizeof *cm) : NULL;
-    if (!ptr || !len || !at || (eval && !cm)) cli_fail(NLP_ENOMEM);
+    cm = eval && task_kind != NLP_FT_CHOICE ? nlp_calloc((size_t)L * L, sizeof *cm) : NULL;
+    if (!ptr || !len || !at || (eval && task_kind != NLP_FT_CHOICE && !cm)) cli_fail(NLP_ENOMEM);
     for (int f = 0; f < nfiles; f++) {
         /* streamed: lines gathered while more are waiting (up to -B), each
          * batch answered and flushed before the next is read, so a line
@@ -875,11 +1243,8 @@ static int predict_main(int argc, char **argv, int eval)
          * a batch, whatever the input */
         lines_in r;
         lines_open(&r, files[f], (size_t)o.max_line_bytes);
-        nlp_cls_read_opts ro = {.tk = tok, .labelled = eval, .labels = &labels, .labels_from = o.model,
-                                .threads = threads};
-        int fields = 0;
-        uint64_t line0 = 0, examples = 0, repaired = 0;
-        double loss_sum = 0;
+        file_sum sum = {.cm = cm};
+        uint64_t line0 = 0;
         size_t nb = 0;
         if (cm) memset(cm, 0, (size_t)L * L * sizeof *cm);
         nlp_buf_reset(&held);
@@ -895,27 +1260,23 @@ static int predict_main(int argc, char **argv, int eval)
             }
             if ((!got || nb == (size_t)o.batch_size) && nb) {
                 for (size_t i = 0; i < nb; i++) ptr[i] = held.data + at[i];
-                nlp_cls_data d;
-                int rc = nlp_cls_parse(&d, ptr, len, nb, files[f], line0, &fields, &ro);
-                if (rc) cli_fail(rc);
-                check_texts(&d, files[f], eval);
-                predict_batch(&d, &enc, eval, L, cm, &loss_sum, &out);
-                repaired += d.repaired;
-                examples += d.n;
+                if (task_kind == NLP_FT_CHOICE) choice_lines(ptr, len, nb, files[f], line0, eval, &enc, threads, &sum, &out);
+                else cls_lines(ptr, len, nb, files[f], line0, eval, &enc, threads, L, &sum, &out);
                 line0 += nb;
                 nb = 0;
                 nlp_buf_reset(&held);
-                nlp_cls_data_free(&d);
                 if (!eval) put_out(&out);
             }
             if (!got && lines_done(&r)) break;
         }
         lines_close(&r);
-        if (repaired) cli_warn("'%s': %llu fields of invalid UTF-8 repaired (U+FFFD)", files[f], (unsigned long long)repaired);
-        if (eval && !examples)
+        if (sum.repaired)
+            cli_warn("'%s': %llu fields of invalid UTF-8 repaired (U+FFFD)", files[f], (unsigned long long)sum.repaired);
+        if (eval && !sum.examples)
             cli_die(NLP_EXIT_FAILURE, "'%s' holds no examples: nothing to evaluate",
                     strcmp(files[f], "-") ? files[f] : "standard input");
-        if (eval) eval_report(files[f], examples, cm, L, loss_sum / (double)examples, &out);
+        if (eval && task_kind == NLP_FT_CHOICE) choice_report(files[f], &sum, &out);
+        else if (eval) eval_report(files[f], sum.examples, cm, L, sum.loss_sum / (double)sum.examples, &out);
     }
     put_out(&out);
     nlp_buf_free(&out), nlp_buf_free(&held);
@@ -937,6 +1298,10 @@ int main(int argc, char **argv)
     else status = train_main(argc, argv, sub != NULL);
     nlp_cls_data_free(&dtrain);
     nlp_cls_data_free(&dvalid);
+    nlp_choice_data_free(&chtrain);
+    nlp_choice_data_free(&chvalid);
+    nlp_span_data_free(&sptrain);
+    nlp_span_data_free(&spvalid);
     nlp_cls_labels_free(&labels);
     nlp_model_free(model);
     nlp_tokenizer_free(tok);

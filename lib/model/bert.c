@@ -66,8 +66,10 @@ static int bert_build(nlp_model *m)
         return nlp_errcode();
     if ((rc = nlp_net_layernorm(p, "cls.predictions.transform.LayerNorm", C, &m->mlm_ln_g, &m->mlm_ln_b))) return rc;
     if ((m->nsp = nlp_net_linear(p, "cls.seq_relationship", C, 2, NLP_W_OUT_IN, 1)).w < 0) return nlp_errcode();
-    /* finetune: BertForSequenceClassification's head on the pooled [CLS] */
-    if (c->num_labels > 0 && (m->cls = nlp_net_linear(p, "classifier", C, c->num_labels, NLP_W_OUT_IN, 1)).w < 0)
+    /* finetune: BertForSequenceClassification's (and BertForMultipleChoice's)
+     * head on the pooled [CLS], or BertForQuestionAnswering's at every position */
+    const char *head = c->head == NLP_HEAD_SPAN ? "qa_outputs" : "classifier";
+    if (c->num_labels > 0 && (m->cls = nlp_net_linear(p, head, C, c->num_labels, NLP_W_OUT_IN, 1)).w < 0)
         return nlp_errcode();
     return NLP_OK;
 }
@@ -114,7 +116,14 @@ static size_t bert_layout(nlp_model *m, float *base, int B, int T, int S)
     m->target = (int32_t *)nlp_bump_take(&b, N);
     m->cls_logits = m->cls_lse = NULL;
     m->cls_target = NULL;
-    if (m->cfg.num_labels > 0) {
+    m->span_out = m->span_logits = m->span_lse = NULL;
+    m->span_target = NULL;
+    if (m->cfg.head == NLP_HEAD_SPAN) {
+        m->span_out = nlp_bump_take(&b, 2 * N);
+        m->span_logits = nlp_bump_take(&b, 2 * N);
+        m->span_lse = nlp_bump_take(&b, 4 * (size_t)B);
+        m->span_target = (int32_t *)nlp_bump_take(&b, 2 * (size_t)B);
+    } else if (m->cfg.num_labels > 0) {
         m->cls_logits = nlp_bump_take(&b, (size_t)B * m->cfg.num_labels);
         m->cls_lse = nlp_bump_take(&b, 2 * (size_t)B);
         m->cls_target = (int32_t *)nlp_bump_take(&b, (size_t)B);
@@ -133,7 +142,18 @@ static int bert_check(const nlp_model *m, const nlp_batch *b)
     if (!rc && b->labels) rc = nlp_net_check_ids(b->labels, b->B, b->T, m->cfg.vocab_size, IGNORE, "MLM label");
     if (!rc && b->nsp_labels) rc = nlp_net_check_ids(b->nsp_labels, b->B, 1, 2, IGNORE, "NSP label");
     if (!rc && b->cls_labels && m->cfg.num_labels <= 0) rc = nlp_error(NLP_EINVAL, "class labels for a model without a classification head");
-    if (!rc && b->cls_labels) rc = nlp_net_check_ids(b->cls_labels, b->B, 1, m->cfg.num_labels, INT32_MIN, "class label");
+    const int g = nlp_batch_group(b), K = b->choices > 1 ? b->choices : m->cfg.num_labels;
+    if (!rc && b->cls_labels) rc = nlp_net_check_ids(b->cls_labels, b->B / g, 1, K, INT32_MIN, b->choices > 1 ? "choice" : "class label");
+    if (!rc && b->pair_sum) rc = nlp_error(NLP_EINVAL, "pair sums are gpt's similarity head, not bert's");
+    if (!rc && b->span_start) rc = nlp_net_check_ids(b->span_start, b->B, 1, b->T, IGNORE, "span start");
+    if (!rc && b->span_end) rc = nlp_net_check_ids(b->span_end, b->B, 1, b->T, IGNORE, "span end");
+    for (int i = 0; !rc && b->span_start && b->span_mask && i < b->B; i++) /* a gold position the mask allows */
+        for (int k = 0; k < 2 && !rc; k++) {
+            const int32_t p = (k ? b->span_end : b->span_start)[i];
+            if (p != IGNORE && !b->span_mask[(size_t)i * b->T + p])
+                rc = nlp_error(NLP_EDATA, "row %d: the span %s %d is at a position the mask excludes", i,
+                               k ? "end" : "start", (int)p);
+        }
     return rc;
 }
 
@@ -149,11 +169,55 @@ static nlp_xent nsp_xent(const nlp_model *m)
                       .ignore_index = IGNORE, .norm = m->loss_norm[1]};
 }
 
+/* The classification loss over B rows: one row of logits each, or with
+ * choices the examples' groups of one-unit scores (model.h). */
 static nlp_xent cls_xent(const nlp_model *m, int B)
 {
-    const int L = m->cfg.num_labels;
-    return (nlp_xent){.N = B, .V = L, .logits = m->cls_logits, .ld = L, .target = m->cls_target, .ignore_index = IGNORE,
-                      .norm = m->loss_norm[1]};
+    const int g = m->choices > 1 ? m->choices : 1, L = g > 1 ? g : m->cfg.num_labels;
+    return (nlp_xent){.N = B / g, .V = L, .logits = m->cls_logits, .ld = L, .target = m->cls_target,
+                      .ignore_index = IGNORE, .norm = m->loss_norm[1]};
+}
+
+/* The span head's loss k (0 start, 1 end): a softmax over each row's T positions. */
+static nlp_xent span_xent(const nlp_model *m, int k)
+{
+    const size_t BT = (size_t)m->B * m->T;
+    return (nlp_xent){.N = m->B, .V = m->T, .logits = m->span_logits + k * BT, .ld = m->T,
+                      .target = m->span_target + k * m->B, .ignore_index = IGNORE, .norm = m->loss_norm[1]};
+}
+
+#define SPAN_MASKED (-10000.0f)
+
+/* Extractive QA (HF BertForQuestionAnswering): qa_outputs at every position,
+ * its two columns laid out as start and end logits, masked; with gold
+ * positions, the mean of the two cross-entropies. */
+static void bert_span(nlp_model *m, const nlp_batch *b, const float *seq, nlp_losses *out)
+{
+    const int B = b->B, T = b->T, C = m->cfg.d_model, N = B * T;
+    nlp_linear qa = nlp_net_lin(m, &m->cls);
+    nlp_linear_forward(&qa, N, seq, C, m->span_out, 2);
+    for (int i = 0; i < N; i++) {
+        const int ok = !b->span_mask || b->span_mask[i];
+        m->span_logits[i] = ok ? m->span_out[2 * i] : SPAN_MASKED;
+        m->span_logits[(size_t)N + i] = ok ? m->span_out[2 * i + 1] : SPAN_MASKED;
+    }
+    m->in_span_mask = b->span_mask;
+    m->span_count = 0;
+    if (!b->span_start) return;
+    memcpy(m->span_target, b->span_start, (size_t)B * sizeof(int32_t));
+    memcpy(m->span_target + B, b->span_end, (size_t)B * sizeof(int32_t));
+    double loss = 0;
+    for (int k = 0; k < 2; k++) {
+        nlp_xent x = span_xent(m, k);
+        nlp_xent_result res;
+        nlp_xent_forward(&x, m->span_lse + 2 * (size_t)k * B, &res);
+        loss += 0.5 * res.loss;
+        m->span_count = res.count;
+    }
+    out->loss = out->nll = out->cls_loss = loss;
+    out->tokens = 0;
+    for (int i = 0; i < N; i++) out->tokens += m->mask_a[i];
+    m->have_loss = m->span_count > 0;
 }
 
 static int bert_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
@@ -184,13 +248,17 @@ static int bert_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
     nlp_linear_forward(&pool, B, seq, T * C, m->pool_pre, C);
     nlp_act_forward(NLP_ACT_TANH, m->pooled, m->pool_pre, (size_t)B * C);
     nlp_linear_forward(&nsp, B, m->pooled, C, m->nsp_logits, 2);
-    m->mlm_count = m->nsp_count = m->cls_count = 0;
-    if (m->cfg.num_labels > 0) { /* the classifier on the pooled [CLS] */
+    m->mlm_count = m->nsp_count = m->cls_count = m->span_count = 0;
+    m->choices = b->choices > 1 ? b->choices : 0, m->pair_sum = 0;
+    if (m->cfg.head == NLP_HEAD_SPAN) {
+        bert_span(m, b, seq, out); /* no MLM or NSP beside it */
+        return NLP_OK;
+    } else if (m->cfg.num_labels > 0) { /* the classifier on the pooled [CLS] */
         nlp_linear cls = nlp_net_lin(m, &m->cls);
         nlp_linear_forward(&cls, B, m->pooled, C, m->cls_logits, m->cfg.num_labels);
         if (!b->labels) { /* a classifier needs the MLM head only for an MLM loss */
             if (b->cls_labels) {
-                memcpy(m->cls_target, b->cls_labels, (size_t)B * sizeof(int32_t));
+                memcpy(m->cls_target, b->cls_labels, (size_t)(B / nlp_batch_group(b)) * sizeof(int32_t));
                 nlp_xent x = cls_xent(m, B);
                 nlp_xent_result res;
                 nlp_xent_forward(&x, m->cls_lse, &res);
@@ -297,13 +365,27 @@ static int bert_backward(nlp_model *m)
         if (m->cls_count) {
             const int L = m->cfg.num_labels;
             nlp_xent x = cls_xent(m, B);
-            nlp_xent_backward(&x, m->cls_lse, 1.0f, m->cls_logits, L);
+            nlp_xent_backward(&x, m->cls_lse, 1.0f, m->cls_logits, x.ld);
             nlp_linear cls = nlp_net_lin_bwd(m, &m->cls);
             nlp_linear_backward(&cls, B, m->pooled, C, m->cls_logits, L, t1, C, m->nsp_count ? 1.0f : 0.0f);
         }
         nlp_linear pool = nlp_net_lin_bwd(m, &m->pool);
         nlp_act_backward(NLP_ACT_TANH, t1, t1, m->pool_pre, (size_t)B * C, 0);
         nlp_linear_backward(&pool, B, seq, T * C, t1, C, dres, T * C, 1);
+    }
+    if (m->span_count) { /* the span head at every position; masked logits were constants */
+        float *dqa = m->span_out;
+        for (int k = 0; k < 2; k++) {
+            nlp_xent x = span_xent(m, k);
+            nlp_xent_backward(&x, m->span_lse + 2 * (size_t)k * B, 0.5f, m->span_logits + (size_t)k * N, T);
+        }
+        for (int i = 0; i < N; i++) {
+            const int ok = !m->in_span_mask || m->in_span_mask[i];
+            dqa[2 * i] = ok ? m->span_logits[i] : 0.0f;
+            dqa[2 * i + 1] = ok ? m->span_logits[(size_t)N + i] : 0.0f;
+        }
+        nlp_linear qa = nlp_net_lin_bwd(m, &m->cls);
+        nlp_linear_backward(&qa, N, seq, C, dqa, 2, dres, C, 1.0f);
     }
     nlp_run r = {.m = m, .B = B, .T = T, .self_mask = m->mask_a};
     int rc = nlp_net_stack_backward(&r, st, dres);
@@ -326,9 +408,13 @@ static void bert_counts(const nlp_model *m, const nlp_batch *b, double n[2])
 {
     const size_t N = (size_t)b->B * b->T;
     n[0] = n[1] = 0;
+    if (m->cfg.head == NLP_HEAD_SPAN) {
+        for (int i = 0; b->span_start && i < b->B; i++) n[1] += b->span_start[i] != IGNORE;
+        return;
+    }
     if (m->cfg.num_labels > 0 && !b->labels) {
         if (b->cls_labels)
-            for (int i = 0; i < b->B; i++) n[1] += b->cls_labels[i] != IGNORE;
+            for (int i = 0; i < b->B / nlp_batch_group(b); i++) n[1] += b->cls_labels[i] != IGNORE;
         return;
     }
     if (b->labels)

@@ -28,6 +28,7 @@ static const char *const NORMS[] = {"post", "pre", NULL};
 static const char *const POSS[] = {"sinusoidal", "learned", "rope", NULL};
 static const char *const ROPES[] = {"half", "interleaved", NULL};
 static const char *const SMOOTHS[] = {"uniform", "others", NULL};
+static const char *const HEADS[] = {"sequence", "span", NULL}; /* = enum nlp_head */
 
 #define OFF(f) offsetof(nlp_model_config, f)
 
@@ -68,6 +69,7 @@ static const struct key {
     {"smoothing-mode", KT_CHOICE, OFF(smoothing_mode), SMOOTHS, 0, 0, A_TR},
     {"init-std", KT_DOUBLE, OFF(init_std), NULL, 0, 10, A_LM | A_BERT},
     {"num-labels", KT_INT, OFF(num_labels), NULL, 0, 1 << 20, A_LM | A_BERT},
+    {"head", KT_CHOICE, OFF(head), HEADS, 0, 0, A_BERT},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -429,6 +431,11 @@ int nlp_model_config_validate(const nlp_model_config *c)
                          c->d_model / c->heads, c->d_model, c->heads);
     if ((unsigned)c->positions > NLP_POS_ROPE || (unsigned)c->rope_layout > NLP_ROPE_INTERLEAVED)
         return nlp_error(NLP_EINVAL, "unknown positions or rope layout");
+    if ((unsigned)c->head > NLP_HEAD_SPAN) return nlp_error(NLP_EINVAL, "unknown head");
+    if (c->head == NLP_HEAD_SPAN && c->arch != NLP_ARCH_BERT)
+        return nlp_error(NLP_EINVAL, "head span is bert's (extractive question answering), not %s's", ARCHS[c->arch]);
+    if (c->head == NLP_HEAD_SPAN && c->num_labels != 2)
+        return nlp_error(NLP_EINVAL, "head span has 2 outputs (start and end), so num-labels 2, not %d", c->num_labels);
     if (c->arch == NLP_ARCH_GPT && c->positions == NLP_POS_SINUSOIDAL)
         return nlp_error(NLP_EINVAL, "gpt positions are learned or rope, not sinusoidal");
     if (c->arch == NLP_ARCH_LLAMA && (c->positions != NLP_POS_ROPE || c->rope_layout != NLP_ROPE_HALF))
@@ -468,7 +475,7 @@ int nlp_model_config_equal(const nlp_model_config *a, const nlp_model_config *b)
            a->shared_vocab == b->shared_vocab && a->tie_output == b->tie_output &&
            a->pad_id == b->pad_id && a->bos_id == b->bos_id && a->eos_id == b->eos_id &&
            a->label_smoothing == b->label_smoothing && a->smoothing_mode == b->smoothing_mode &&
-           a->init_std == b->init_std && a->num_labels == b->num_labels;
+           a->init_std == b->init_std && a->num_labels == b->num_labels && a->head == b->head;
 }
 
 int nlp_format_double(char *buf, size_t cap, double v)
@@ -491,6 +498,7 @@ int nlp_model_config_dump(const nlp_model_config *c, nlp_buf *out)
         if (c->arch == NLP_ARCH_TRANSFORMER && strcmp(k->name, "layers") == 0) continue;
         if (c->arch == NLP_ARCH_TRANSFORMER && c->shared_vocab && strcmp(k->name, "src-vocab-size") == 0) continue;
         if (c->positions != NLP_POS_ROPE && strncmp(k->name, "rope-", 5) == 0) continue;
+        if (c->head == NLP_HEAD_SEQUENCE && strcmp(k->name, "head") == 0) continue; /* the default, unnamed */
         const void *f = (const char *)c + k->off;
         char num[40];
         switch (k->type) {
@@ -559,9 +567,9 @@ int nlp_model_config_to_json(const nlp_model_config *c, nlp_buf *j, const char *
                               "{\"vocab_size\": %d, \"hidden_size\": %d, \"num_hidden_layers\": %d, "
                               "\"num_attention_heads\": %d, \"intermediate_size\": %d, "
                               "\"max_position_embeddings\": %d, \"type_vocab_size\": %d, \"layer_norm_eps\": %s, "
-                              "\"dropout\": %s%s}",
+                              "\"dropout\": %s%s%s}",
                               c->vocab_size, c->d_model, c->layers, c->heads, c->d_ff, c->max_positions,
-                              c->type_vocab_size, eps, dr, nl);
+                              c->type_vocab_size, eps, dr, nl, c->head == NLP_HEAD_SPAN ? ", \"head\": \"span\"" : "");
     case NLP_ARCH_TRANSFORMER: {
         *kind = "encdec";
         /* the reference has one dropout; a different attention dropout
@@ -639,6 +647,16 @@ static int j_labels(json_t *o, int *out, const char *origin)
     json_t *m = json_object_get(o, "id2label");
     if (!rc && !json_object_get(o, "num_labels") && json_is_object(m)) *out = (int)json_object_size(m);
     return rc;
+}
+
+/* 1 when HF's "architectures" list names `name`. */
+static int has_architecture(json_t *o, const char *name)
+{
+    json_t *a = json_object_get(o, "architectures"), *v;
+    size_t i;
+    if (!json_is_array(a)) return 0;
+    json_array_foreach(a, i, v) if (json_is_string(v) && strcmp(json_string_value(v), name) == 0) return 1;
+    return 0;
 }
 
 /* A false or absent boolean: `key` true asks for what this build does not compute. */
@@ -791,6 +809,8 @@ int nlp_model_config_from_json(nlp_model_config *c, const char *kind, const char
         TRY(j_choice(o, "hidden_act", (int *)&c->activation, ACTS, act_alias, act_val, origin));
         TRY(j_dbl(o, "initializer_range", &c->init_std, origin));
         TRY(j_labels(o, &c->num_labels, origin));
+        TRY(j_choice(o, "head", &c->head, HEADS, NULL, NULL, origin));
+        if (has_architecture(o, "BertForQuestionAnswering")) c->head = NLP_HEAD_SPAN, c->num_labels = 2;
         break;
     case NLP_ARCH_TRANSFORMER: {
         TRY(j_int(o, "src_vocab", &c->src_vocab_size, origin));

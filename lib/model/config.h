@@ -31,6 +31,10 @@
  *   pad-id, bos-id, eos-id, label-smoothing, smoothing-mode (uniform | others)   transformer
  *   init-std           gpt, bert: standard deviation of the N(0, σ) initialisation
  *   num-labels         gpt, bert: classes of the sequence-classification head (0: none)
+ *   head               bert: what num-labels sizes: sequence (the classifier on the pooled [CLS],
+ *                      HF BertForSequenceClassification and BertForMultipleChoice) | span (start
+ *                      and end logits at every position, HF BertForQuestionAnswering's
+ *                      qa_outputs: num-labels 2); the dump names it only when it is span
  *
  * Resolution: the architecture's defaults (those of `small`), then the preset,
  * then every setting in the order given (YAML files in order, then overrides);
@@ -83,6 +87,12 @@ enum nlp_arch {
 /* Decoder-only language models: gpt and llama. */
 static inline int nlp_arch_is_lm(enum nlp_arch a) { return a == NLP_ARCH_GPT || a == NLP_ARCH_LLAMA; }
 
+/* What a bert model's head of num-labels outputs reads (config key head). */
+enum nlp_head {
+    NLP_HEAD_SEQUENCE = 0, /* one row of logits per sequence */
+    NLP_HEAD_SPAN = 1,     /* start and end logits at every position (extractive QA) */
+};
+
 enum nlp_positions {
     NLP_POS_SINUSOIDAL = 0,
     NLP_POS_LEARNED = 1,
@@ -114,6 +124,7 @@ typedef struct nlp_model_config {
     enum nlp_smoothing smoothing_mode;
     double init_std;
     int num_labels;       /* gpt, bert: classes of a sequence-classification head (0 = none: finetune adds it) */
+    int head;             /* bert: enum nlp_head (span: num_labels 2) */
 } nlp_model_config;
 
 /* One key = value with where it came from: `origin` (a file name, or a text

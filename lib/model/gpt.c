@@ -176,7 +176,8 @@ static int gpt_check(const nlp_model *m, const nlp_batch *b)
     int rc = nlp_net_check_ids(b->ids, b->B, b->T, m->cfg.vocab_size, INT32_MIN, "input");
     if (!rc && b->labels) rc = nlp_net_check_ids(b->labels, b->B, b->T, m->cfg.vocab_size, IGNORE, "label");
     if (!rc && b->cls_labels && m->cfg.num_labels <= 0) rc = nlp_error(NLP_EINVAL, "class labels for a model without a classification head");
-    if (!rc && b->cls_labels) rc = nlp_net_check_ids(b->cls_labels, b->B, 1, m->cfg.num_labels, INT32_MIN, "class label");
+    const int g = nlp_batch_group(b), K = b->choices > 1 ? b->choices : m->cfg.num_labels;
+    if (!rc && b->cls_labels) rc = nlp_net_check_ids(b->cls_labels, b->B / g, 1, K, INT32_MIN, b->choices > 1 ? "choice" : "class label");
     if (!rc && m->cfg.num_labels > 0 && !b->cls_pos) rc = nlp_error(NLP_EINVAL, "gpt classification needs the [EXTRACT] positions");
     if (!rc && b->cls_pos) rc = nlp_net_check_ids(b->cls_pos, b->B, 1, b->T, INT32_MIN, "[EXTRACT] position");
     return rc;
@@ -188,11 +189,14 @@ static nlp_xent gpt_xent(const nlp_model *m)
                       .target = m->target, .ignore_index = IGNORE, .norm = m->loss_norm[0]};
 }
 
+/* The classification loss over B rows: one row of logits each, or with
+ * choices the examples' groups of one-unit scores (model.h). */
 static nlp_xent cls_xent(const nlp_model *m, int B)
 {
-    const int L = m->cfg.num_labels;
-    return (nlp_xent){.N = B, .V = L, .logits = m->cls_logits, .ld = L, .target = m->cls_target, .ignore_index = IGNORE,
-                      .norm = m->loss_norm[1]};
+    const int g = m->choices > 1 ? m->choices : m->pair_sum ? 2 : 1;
+    const int L = m->choices > 1 ? m->choices : m->cfg.num_labels;
+    return (nlp_xent){.N = B / g, .V = L, .logits = m->cls_logits, .ld = L, .target = m->cls_target,
+                      .ignore_index = IGNORE, .norm = m->loss_norm[1]};
 }
 
 /* The output projection: the tied embedding, or llama's lm_head. */
@@ -229,13 +233,24 @@ static int gpt_logits(nlp_model *m, const int32_t *ids, int B, int T, int offset
 static void gpt_classify(nlp_model *m, const nlp_batch *b, const float *h, nlp_losses *out)
 {
     const int B = b->B, T = b->T, C = m->cfg.d_model, L = m->cfg.num_labels;
-    for (int i = 0; i < B; i++)
-        memcpy(m->cls_h + (size_t)i * C, h + ((size_t)i * T + b->cls_pos[i]) * C, (size_t)C * sizeof(float));
+    int R = B; /* rows the head reads */
+    if (b->pair_sum) { /* similarity: the two orders' states added (a + b = b + a, bit for bit) */
+        R = B / 2;
+        for (int i = 0; i < R; i++) {
+            const float *x = h + ((size_t)(2 * i) * T + b->cls_pos[2 * i]) * C;
+            const float *y = h + ((size_t)(2 * i + 1) * T + b->cls_pos[2 * i + 1]) * C;
+            float *d = m->cls_h + (size_t)i * C;
+            for (int c = 0; c < C; c++) d[c] = x[c] + y[c];
+        }
+    } else {
+        for (int i = 0; i < B; i++)
+            memcpy(m->cls_h + (size_t)i * C, h + ((size_t)i * T + b->cls_pos[i]) * C, (size_t)C * sizeof(float));
+    }
     nlp_linear l = nlp_net_lin(m, &m->cls);
-    nlp_linear_forward(&l, B, m->cls_h, C, m->cls_logits, L);
+    nlp_linear_forward(&l, R, m->cls_h, C, m->cls_logits, L);
     m->cls_count = 0;
     if (!b->cls_labels) return;
-    memcpy(m->cls_target, b->cls_labels, (size_t)B * sizeof(int32_t));
+    memcpy(m->cls_target, b->cls_labels, (size_t)(B / nlp_batch_group(b)) * sizeof(int32_t));
     nlp_xent x = cls_xent(m, B);
     nlp_xent_result res;
     nlp_xent_forward(&x, m->cls_lse, &res);
@@ -249,6 +264,7 @@ static int gpt_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
     m->in_ids = b->ids;
     m->in_cls_pos = b->cls_pos;
     m->cls_count = m->lm_count = 0;
+    m->choices = b->choices > 1 ? b->choices : 0, m->pair_sum = b->pair_sum != 0;
     const int classify = m->cfg.num_labels > 0;
     /* a classifier computes the vocabulary's logits only for its auxiliary LM loss */
     const int lm = !classify || (b->labels && m->lm_weight > 0);
@@ -300,15 +316,16 @@ static int gpt_backward(nlp_model *m)
         memset(m->dres, 0, (size_t)N * C * sizeof(float));
     }
     if (m->cls_count) { /* the classifier, into the rows it read */
-        const int L = m->cfg.num_labels;
+        const int L = m->cfg.num_labels, R = m->pair_sum ? B / 2 : B;
         nlp_xent x = cls_xent(m, B);
-        nlp_xent_backward(&x, m->cls_lse, 1.0f, m->cls_logits, L);
+        nlp_xent_backward(&x, m->cls_lse, 1.0f, m->cls_logits, x.ld);
         float *dh = m->tmp[0];
         nlp_linear l = nlp_net_lin_bwd(m, &m->cls);
-        nlp_linear_backward(&l, B, m->cls_h, C, m->cls_logits, L, dh, C, 0);
-        for (int i = 0; i < B; i++) {
+        nlp_linear_backward(&l, R, m->cls_h, C, m->cls_logits, L, dh, C, 0);
+        for (int i = 0; i < B; i++) { /* a pair sum's gradient goes to both of its rows */
             float *d = m->dres + ((size_t)i * T + m->in_cls_pos[i]) * C;
-            for (int c = 0; c < C; c++) d[c] += dh[(size_t)i * C + c];
+            const float *s = dh + (size_t)(m->pair_sum ? i / 2 : i) * C;
+            for (int c = 0; c < C; c++) d[c] += s[c];
         }
     }
     nlp_run r = {.m = m, .B = B, .T = T};
@@ -331,7 +348,7 @@ static void gpt_counts(const nlp_model *m, const nlp_batch *b, double n[2])
         for (int i = 0; i < B; i++)
             for (int t = 0; t + 1 < T; t++) n[0] += b->labels[(size_t)i * T + t + 1] != IGNORE;
     if (classify && b->cls_labels)
-        for (int i = 0; i < B; i++) n[1] += b->cls_labels[i] != IGNORE;
+        for (int i = 0; i < B / nlp_batch_group(b); i++) n[1] += b->cls_labels[i] != IGNORE;
 }
 
 const nlp_arch_ops nlp_gpt_ops = {gpt_build, gpt_init, gpt_layout, gpt_check, gpt_forward, gpt_backward, gpt_counts,

@@ -18,6 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* enum nlp_ft_task's names, as the metadata holds them */
+static const char *const FT_TASKS[] = {"", "classify", "choice", "similarity", "span"};
+
 static const nlp_arch_ops *ops_of(enum nlp_arch a)
 {
     switch (a) {
@@ -289,9 +292,21 @@ int nlp_model_load(nlp_model **out, const char *path)
     if (!rc && labels && cfg.num_labels > 0) rc = nlp_model_set_labels_text(m, labels, file);
     const char *len = nlp_st_meta(f[0], "input_length"), *texts = nlp_st_meta(f[0], "input_texts");
     if (!rc && texts) {
-        if (strcmp(texts, "1") && strcmp(texts, "2"))
-            rc = nlp_error(NLP_EFORMAT, "'%s': input_texts '%s' is not 1 or 2", file, texts);
-        else m->input_texts = texts[0] - '0';
+        char *end;
+        long v = strtol(texts, &end, 10);
+        if (*end || end == texts || v < 1 || v > NLP_MAX_INPUT_TEXTS)
+            rc = nlp_error(NLP_EFORMAT, "'%s': input_texts '%s' is not a number of texts from 1 to %d", file, texts,
+                           NLP_MAX_INPUT_TEXTS);
+        else m->input_texts = (int)v;
+    }
+    const char *task = nlp_st_meta(f[0], "task");
+    if (task && !rc) {
+        int t = nlp_ft_task_from_name(task);
+        if (t < 0 || (t == NLP_FT_SPAN) != (cfg.head == NLP_HEAD_SPAN))
+            rc = nlp_error(NLP_EFORMAT, "'%s': task '%s' is not %s", file, task,
+                           cfg.head == NLP_HEAD_SPAN ? "span (the model has a span head)"
+                                                     : "classify, choice or similarity");
+        else m->ft_task = t;
     }
     if (len && !rc) {
         char *end;
@@ -355,7 +370,10 @@ int nlp_model_save_meta(const nlp_model *m, const char *path, enum nlp_dtype dty
             snprintf(len, sizeof len, "%d", m->input_length);
             meta[k++] = "input_length", meta[k++] = len;
         }
-        if (m->input_texts > 0) meta[k++] = "input_texts", meta[k++] = m->input_texts == 2 ? "2" : "1";
+        char texts[16];
+        snprintf(texts, sizeof texts, "%d", m->input_texts);
+        if (m->input_texts > 0) meta[k++] = "input_texts", meta[k++] = texts;
+        if (m->ft_task > 0) meta[k++] = "task", meta[k++] = FT_TASKS[m->ft_task];
         for (int i = 0; extra && extra[i] && extra[i + 1] && k < 30; i += 2) meta[k++] = extra[i], meta[k++] = extra[i + 1];
         meta[k] = NULL;
         rc = nlp_params_save(m->params, file, meta, dtype);
@@ -392,6 +410,20 @@ static int check_shape(const nlp_model *m, const nlp_batch *b)
 {
     if (b->B < 1 || b->T < 1) return nlp_error(NLP_EINVAL, "empty batch (%d x %d)", b->B, b->T);
     if (m->cfg.arch == NLP_ARCH_TRANSFORMER && b->S < 1) return nlp_error(NLP_EINVAL, "empty source batch");
+    const int g = nlp_batch_group(b);
+    if (b->choices < 0 || (b->choices > 1 && b->pair_sum))
+        return nlp_error(NLP_EINVAL, "a batch of %d choices and pair sums", b->choices);
+    if (b->B % g) return nlp_error(NLP_EINVAL, "a batch of %d rows is no whole number of examples of %d rows", b->B, g);
+    const int span = m->cfg.head == NLP_HEAD_SPAN;
+    if (b->choices > 1 && (m->cfg.num_labels != 1 || span))
+        return nlp_error(NLP_EINVAL, "multiple choice needs a head of one output, the model has %d", m->cfg.num_labels);
+    if (b->pair_sum && (!nlp_arch_is_lm(m->cfg.arch) || m->cfg.num_labels <= 0))
+        return nlp_error(NLP_EINVAL, "pair sums are gpt's similarity head: the model is a %s %s", nlp_arch_name(m->cfg.arch),
+                         m->cfg.num_labels > 0 ? "classifier" : "without a classification head");
+    if ((b->span_start || b->span_end || b->span_mask) && !span)
+        return nlp_error(NLP_EINVAL, "span positions for a model without a span head");
+    if (!b->span_start != !b->span_end) return nlp_error(NLP_EINVAL, "span start positions without end positions");
+    if (span && (b->cls_labels || g > 1)) return nlp_error(NLP_EINVAL, "class labels or groups for a span head");
     return NLP_OK;
 }
 
@@ -636,7 +668,12 @@ const float *nlp_model_logits(const nlp_model *m, int *rows, int *cols)
 
 const float *nlp_model_nsp_logits(const nlp_model *m) { return m->nsp_logits; }
 
-const float *nlp_model_cls_logits(const nlp_model *m) { return m->cfg.num_labels > 0 ? m->cls_logits : NULL; }
+const float *nlp_model_cls_logits(const nlp_model *m)
+{
+    return m->cfg.num_labels > 0 && m->cfg.head != NLP_HEAD_SPAN ? m->cls_logits : NULL;
+}
+
+const float *nlp_model_span_logits(const nlp_model *m) { return m->cfg.head == NLP_HEAD_SPAN ? m->span_logits : NULL; }
 
 void nlp_model_set_lm_weight(nlp_model *m, double lambda) { m->lm_weight = lambda; }
 
@@ -672,13 +709,18 @@ nlp_batch nlp_batch_rows(const nlp_batch *b, int r0, int r1)
     ROWS(src, S);
     ROWS(tgt_in, T);
     ROWS(tgt_out, T);
-    ROWS(cls_labels, 1);
     ROWS(cls_pos, 1);
+    ROWS(span_start, 1);
+    ROWS(span_end, 1);
+    ROWS(span_mask, T);
 #undef ROWS
+    s.cls_labels = b->cls_labels ? b->cls_labels + r / (size_t)nlp_batch_group(b) : NULL; /* one per example */
     s.B = r1 - r0;
     s.row0 = b->row0 + r0;
     return s;
 }
+
+int nlp_batch_group(const nlp_batch *b) { return b->choices > 1 ? b->choices : b->pair_sum ? 2 : 1; }
 
 int nlp_model_set_labels_text(nlp_model *m, const char *text, const char *origin)
 {
@@ -729,12 +771,34 @@ int nlp_model_input_length(const nlp_model *m) { return m->input_length; }
 
 int nlp_model_set_input_texts(nlp_model *m, int n)
 {
-    if (n != 1 && n != 2) return nlp_error(NLP_EINVAL, "%d texts per example: 1 or 2 (a pair)", n);
+    if (n < 1 || n > NLP_MAX_INPUT_TEXTS)
+        return nlp_error(NLP_EINVAL, "%d texts per example: 1, 2 (a pair) or up to %d (a context and its choices)", n,
+                         NLP_MAX_INPUT_TEXTS);
     m->input_texts = n;
     return NLP_OK;
 }
 
 int nlp_model_input_texts(const nlp_model *m) { return m->input_texts; }
+
+const char *nlp_ft_task_name(enum nlp_ft_task t) { return (unsigned)t <= NLP_FT_SPAN ? FT_TASKS[t] : ""; }
+
+int nlp_ft_task_from_name(const char *s)
+{
+    for (int t = NLP_FT_CLASSIFY; t <= NLP_FT_SPAN; t++)
+        if (strcmp(s, FT_TASKS[t]) == 0) return t;
+    return -1;
+}
+
+int nlp_model_set_task(nlp_model *m, enum nlp_ft_task t)
+{
+    if ((unsigned)t > NLP_FT_SPAN) return nlp_error(NLP_EINVAL, "unknown fine-tuning task %d", (int)t);
+    if ((t == NLP_FT_SPAN) != (m->cfg.head == NLP_HEAD_SPAN) && t != NLP_FT_NONE)
+        return nlp_error(NLP_EINVAL, "the task %s needs %s head", FT_TASKS[t], t == NLP_FT_SPAN ? "a span" : "a sequence");
+    m->ft_task = t;
+    return NLP_OK;
+}
+
+enum nlp_ft_task nlp_model_task(const nlp_model *m) { return (enum nlp_ft_task)m->ft_task; }
 
 int nlp_model_label(const nlp_model *m, int i, char *buf, size_t cap)
 {
@@ -782,6 +846,7 @@ int nlp_model_extend(nlp_model **out, const nlp_model *src, const nlp_model_conf
     m->lm_weight = src->lm_weight;
     m->input_length = src->input_length <= cfg->max_positions ? src->input_length : 0;
     m->input_texts = src->input_texts;
+    m->ft_task = src->ft_task;
     *out = m;
     return NLP_OK;
 }

@@ -57,9 +57,29 @@ typedef struct nlp_batch {
     const int32_t *tgt_in;      /* transformer: [B,T] decoder input (BOS y1 ...) */
     const int32_t *tgt_out;     /* transformer: [B,T] targets (y1 ... EOS), pad-id ignored; NULL = no loss */
     /* sequence classification (a model with num-labels > 0: finetune) */
-    const int32_t *cls_labels;  /* [B] label index in [0, num-labels); NULL = no classification loss */
+    const int32_t *cls_labels;  /* [B] label index in [0, num-labels); NULL = no classification loss
+                                   (with choices or pair_sum: one per example, [B/g]) */
     const int32_t *cls_pos;     /* gpt: [B] the position whose final hidden state is classified (the
                                    [EXTRACT] token); bert classifies [CLS] at position 0 (NULL) */
+    /* Examples of several rows (g = nlp_batch_group: B a multiple of g):
+     * choices   multiple choice: an example is `choices` consecutive rows,
+     *           one per candidate; the head (num-labels 1) scores each row
+     *           and the softmax runs over the example's scores: cls_labels
+     *           holds the right candidate (0 .. choices-1) and the
+     *           classification logits are [B/choices, choices] (0 or 1:
+     *           rows are examples)
+     * pair_sum  similarity (gpt): an example is two rows, a pair in both
+     *           orders, whose final states at cls_pos are added before the
+     *           head (Radford et al. 2018): logits [B/2, num-labels],
+     *           symmetric in the two rows by construction */
+    int choices, pair_sum;
+    /* bert with head span (extractive QA): the start and end logits at every
+     * position; span_start, span_end [B] the gold positions (-100 = ignore;
+     * NULL = no loss: the mean of the two cross-entropies over the row's
+     * positions); span_mask [B,T] 1 where an answer may start or end (NULL:
+     * everywhere), elsewhere the logits are -10000 (no probability, no
+     * gradient) */
+    const int32_t *span_start, *span_end, *span_mask;
     int row0;                   /* rows of a larger batch before these (a rank's share of a batch split
                                    for data-parallel training, nlp_batch_rows): dropout draws the masks
                                    the whole batch would, so the shares train as the whole; 0 otherwise */
@@ -68,6 +88,10 @@ typedef struct nlp_batch {
 /* Rows [r0, r1) of b, as a batch of their own (pointers into b's arrays;
  * row0 set): one rank's share in data-parallel training. */
 nlp_batch nlp_batch_rows(const nlp_batch *b, int r0, int r1);
+
+/* Rows per example of b: b->choices (> 1), 2 with pair_sum, else 1. A
+ * share of a batch (nlp_batch_rows) must start and end at examples. */
+int nlp_batch_group(const nlp_batch *b);
 
 typedef struct nlp_losses {
     double loss;      /* the loss the backward pass differentiates */
@@ -200,8 +224,13 @@ const float *nlp_model_logits(const nlp_model *m, int *rows, int *cols);
 /* bert: NSP logits [B,2] of the last forward. */
 const float *nlp_model_nsp_logits(const nlp_model *m);
 /* Classification logits [B, num-labels] of the last forward pass (a model
- * with a classification head: finetune), or NULL. */
+ * with a classification head: finetune), or NULL; with choices or pair_sum
+ * one row per example (model.h's nlp_batch). NULL for a span head. */
 const float *nlp_model_cls_logits(const nlp_model *m);
+/* A span head's logits of the last forward pass: [2, B, T], the start
+ * logits of every row, then the end logits (-10000 where span_mask is 0);
+ * NULL for other models. */
+const float *nlp_model_span_logits(const nlp_model *m);
 
 /* Sequence classification (num-labels > 0). BERT classifies the pooled
  * [CLS] ("classifier", HF BertForSequenceClassification); GPT the final
@@ -248,12 +277,30 @@ int nlp_model_label(const nlp_model *m, int i, char *buf, size_t cap);
  * 1..max-positions (NLP_EINVAL). */
 int nlp_model_set_input_length(nlp_model *m, int n);
 int nlp_model_input_length(const nlp_model *m);
-/* The texts per example a classifier was trained on: 1 (single texts) or 2
- * (pairs), saved with the model ("input_texts") so that using it can refuse
- * the other kind of input (a labelled file given to predict reads as
- * pairs); 0 when not recorded. n must be 1 or 2 (NLP_EINVAL). */
+/* The texts per example a classifier was trained on: 1 (single texts), 2
+ * (pairs), or 1 + k for multiple choice (a context and k choices), saved
+ * with the model ("input_texts") so that using it can refuse the other kind
+ * of input (a labelled file given to predict reads as pairs); 0 when not
+ * recorded. n must lie in 1 .. NLP_MAX_INPUT_TEXTS (NLP_EINVAL). */
+#define NLP_MAX_INPUT_TEXTS 1024
 int nlp_model_set_input_texts(nlp_model *m, int n);
 int nlp_model_input_texts(const nlp_model *m);
+/* The task a fine-tuned model was trained for, saved with it ("task" in the
+ * metadata: classify, choice, similarity, span) so that using it reads its
+ * kind of input; NLP_FT_NONE when not recorded (a classifier of before). */
+enum nlp_ft_task {
+    NLP_FT_NONE = 0,
+    NLP_FT_CLASSIFY,   /* label<TAB>text (or a pair): one row per example */
+    NLP_FT_CHOICE,     /* a context and k candidates: nlp_batch.choices */
+    NLP_FT_SIMILARITY, /* a pair in both orders: nlp_batch.pair_sum */
+    NLP_FT_SPAN,       /* extractive QA: a span head */
+};
+int nlp_model_set_task(nlp_model *m, enum nlp_ft_task t);
+enum nlp_ft_task nlp_model_task(const nlp_model *m);
+/* "classify", "choice", "similarity", "span" ("" for NLP_FT_NONE), and back
+ * (-1 for an unknown name). */
+const char *nlp_ft_task_name(enum nlp_ft_task t);
+int nlp_ft_task_from_name(const char *s);
 
 /* A new model of configuration cfg (same architecture) initialised from
  * seed, then every tensor of src copied in by name: a tensor that grew in

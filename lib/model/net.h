@@ -168,6 +168,14 @@ struct nlp_model {
     char *label_names;        /* the head's labels, '\n'-joined (NULL: unnamed) */
     int input_length;         /* positions per example it was trained on (0: not recorded) */
     int input_texts;          /* texts per example it was trained on: 1 or 2 (a pair; 0: not recorded) */
+    int ft_task;              /* enum nlp_ft_task it was fine-tuned for (0: not recorded) */
+    int choices, pair_sum;    /* of the last forward (nlp_batch) */
+    float *span_out;          /* bert span head: qa_outputs [N, 2] of the last forward */
+    float *span_logits;       /* [2, B, T]: start, then end logits (masked), their gradient in backward */
+    float *span_lse;          /* [2, B, 2] */
+    int32_t *span_target;     /* [2, B] */
+    const int32_t *in_span_mask;
+    int span_count;           /* rows in the span loss */
     const int32_t *in_cls_pos;
     int32_t *nsp_target;
     float *mlm_h1, *mlm_h2, *mlm_ln, *mlm_mean, *mlm_rstd;

@@ -646,6 +646,163 @@ int nlp_tokenizer_encode_ids(const nlp_tokenizer *tk, nlp_tok_state *st, const c
     return segment(tk, st, s + pos, n - pos, split_special, pos == 0, out);
 }
 
+// --- offsets
+
+/* The normalized text of s[0..n) with, for each of its bytes, the bytes of
+ * s it comes from (a unit [from, to) of s). Units are first a character
+ * with the combining marks that follow it (the normalizers in use work on
+ * such units: case, accents, NFC/NFD, BERT's cleaning), each normalized on
+ * its own; when their concatenation is not what the whole text normalizes
+ * to, units are words with their trailing white space, and else the whole
+ * text (always right, and coarse). `base` is added to every offset. */
+static int norm_map(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n, size_t base, nlp_buf *N,
+                    uint32_t **from, uint32_t **to, size_t cap[2])
+{
+    nlp_buf whole = {0};
+    int rc = tk->s.n_norm ? nlp_normalize(tk->s.norm, tk->s.n_norm, s, n, &whole, &st->ntmp) : nlp_buf_append(&whole, s, n);
+    for (int level = 0; level < 3 && !rc; level++) {
+        nlp_buf_reset(N);
+        for (size_t u0 = 0, u1; u0 < n && !rc; u0 = u1) {
+            u1 = u0;
+            if (level == 2) u1 = n;
+            else {
+                int32_t cp = nlp_utf8_next(s, n, &u1); /* the unit's first character */
+                for (size_t q = u1; q < n;) {
+                    size_t r = q;
+                    int32_t c = nlp_utf8_next(s, n, &r);
+                    int more = level == 0 ? nlp_uc_cat_is_mark(nlp_uc_category(c))
+                                          : !(nlp_uc_is_white_space(cp) && !nlp_uc_is_white_space(c));
+                    if (!more) break;
+                    cp = c, q = u1 = r;
+                }
+            }
+            const size_t at = N->len;
+            if (tk->s.n_norm) {
+                if ((rc = nlp_normalize(tk->s.norm, tk->s.n_norm, s + u0, u1 - u0, &st->norm, &st->ntmp))) break;
+                rc = nlp_buf_append(N, st->norm.data ? st->norm.data : "", st->norm.len);
+            } else {
+                rc = nlp_buf_append(N, s + u0, u1 - u0);
+            }
+            if (rc || nlp_grow(from, &cap[0], N->len + 1, sizeof **from) || nlp_grow(to, &cap[1], N->len + 1, sizeof **to)) {
+                rc = rc ? rc : NLP_ENOMEM;
+                break;
+            }
+            for (size_t k = at; k < N->len; k++) (*from)[k] = (uint32_t)(base + u0), (*to)[k] = (uint32_t)(base + u1);
+        }
+        if (!rc && N->len == whole.len && (!N->len || memcmp(N->data, whole.data, N->len) == 0)) break;
+    }
+    nlp_buf_free(&whole);
+    return rc;
+}
+
+/* The model's tokens of one piece p[0..pn) of N (at N offset at) and their
+ * offsets: each token's text walked along the piece (a continuing prefix
+ * or end-of-word suffix taken off); a piece its tokens do not spell (an
+ * unknown token, byte fallback) gives each of them the whole piece. */
+static int piece_offsets(const nlp_tokenizer *tk, nlp_tok_state *st, const char *p, size_t pn, size_t at,
+                         const uint32_t *from, const uint32_t *to, nlp_ids *ids, nlp_ids *off)
+{
+    const size_t k0 = ids->n;
+    int rc = model_word(tk, st, p, pn, ids);
+    if (rc) return rc;
+    const int wp = tk->s.model == NLP_MODEL_WORDPIECE;
+    const char *pre = wp ? (tk->s.wp.continuing_subword_prefix ? tk->s.wp.continuing_subword_prefix : NLP_WORDPIECE_PREFIX)
+                         : tk->s.bpe.continuing_subword_prefix;
+    const char *suf = wp ? NULL : tk->s.bpe.end_of_word_suffix;
+    const size_t plen = pre ? strlen(pre) : 0, slen = suf ? strlen(suf) : 0;
+    size_t pos = 0;
+    int spelled = 1;
+    for (size_t i = k0; i < ids->n && spelled; i++) {
+        size_t tn;
+        const char *t = nlp_vocab_token(tk->s.vocab, ids->v[i], &tn);
+        if (!t) {
+            spelled = 0;
+            break;
+        }
+        if (i > k0 && plen && tn > plen && memcmp(t, pre, plen) == 0) t += plen, tn -= plen;
+        if (slen && tn > slen && memcmp(t + tn - slen, suf, slen) == 0 && pos + tn - slen == pn) tn -= slen;
+        if (!tn || tn > pn - pos || memcmp(p + pos, t, tn) != 0) spelled = 0;
+        else pos += tn;
+    }
+    spelled &= pos == pn;
+    pos = 0;
+    for (size_t i = k0; i < ids->n; i++) {
+        size_t a = 0, b = pn; /* the token's bytes in the piece */
+        if (spelled) {
+            size_t tn;
+            const char *t = nlp_vocab_token(tk->s.vocab, ids->v[i], &tn);
+            if (i > k0 && plen && tn > plen && memcmp(t, pre, plen) == 0) tn -= plen;
+            if (slen && tn > slen && memcmp(t + tn - slen, suf, slen) == 0 && pos + tn - slen == pn) tn -= slen;
+            a = pos, b = pos + tn, pos = b;
+        }
+        if ((rc = nlp_ids_push(off, (int32_t)from[at + a])) || (rc = nlp_ids_push(off, (int32_t)to[at + b - 1])))
+            return rc;
+    }
+    return NLP_OK;
+}
+
+/* One segment s[0..n) between raw added tokens (at byte base of the whole
+ * text): normalized with its map, normalized added tokens cut out, the rest
+ * pre-tokenized and through the model. */
+static int segment_offsets(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n, size_t base,
+                           int at_start, nlp_ids *ids, nlp_ids *off)
+{
+    if (!n) return NLP_OK;
+    nlp_buf N = {0};
+    uint32_t *from = NULL, *to = NULL;
+    size_t cap[2] = {0, 0};
+    int rc = norm_map(tk, st, s, n, base, &N, &from, &to, cap);
+    size_t pos = 0, ms = 0, me = 0;
+    int32_t id;
+    while (!rc && pos <= N.len) {
+        int hit = nlp_added_next(tk->norm, N.data ? N.data : "", N.len, pos, pos, 1, &ms, &me, &id);
+        if (!hit) ms = me = N.len;
+        if (ms > pos) { /* the words before it */
+            st->pieces.n = 0;
+            rc = nlp_pretok_run_at(tk->s.pretok, tk->s.n_pretok, N.data + pos, ms - pos, &st->work, &st->pieces,
+                                   at_start && pos == 0);
+            for (size_t i = 0; i < st->pieces.n && !rc; i++) {
+                const nlp_piece *pc = &st->pieces.v[i];
+                if (pc->p < N.data || pc->p + pc->n > N.data + N.len)
+                    rc = nlp_error(NLP_EINVAL, "token offsets: the pre-tokenizer rewrites the text (byte-level, "
+                                   "metaspace), so its pieces are not the text's bytes");
+                else if (pc->n)
+                    rc = piece_offsets(tk, st, pc->p, pc->n, (size_t)(pc->p - N.data), from, to, ids, off);
+            }
+        }
+        if (!hit || rc) break;
+        if (!(rc = nlp_ids_push(ids, id)) && !(rc = nlp_ids_push(off, (int32_t)from[ms])))
+            rc = nlp_ids_push(off, (int32_t)to[me - 1]);
+        pos = me;
+    }
+    nlp_buf_free(&N);
+    free(from), free(to);
+    return rc;
+}
+
+int nlp_tokenizer_encode_offsets(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n, nlp_ids *ids,
+                                 nlp_ids *off)
+{
+    if (tk->spm || (tk->s.model != NLP_MODEL_WORDPIECE && tk->s.model != NLP_MODEL_BPE))
+        return nlp_error(NLP_EINVAL, "token offsets are computed for WordPiece and BPE tokenizers, not sentencepiece "
+                         "or unigram ones");
+    if (n > INT32_MAX) return nlp_error(NLP_EINVAL, "token offsets: a text of %zu bytes (at most 2 GiB)", n);
+    const int passthrough = st->passthrough;
+    st->passthrough = 0;
+    int rc = NLP_OK;
+    size_t pos = 0, ms, me;
+    int32_t id;
+    while (!rc && nlp_added_next(tk->raw, s, n, pos, pos, 1, &ms, &me, &id)) {
+        rc = segment_offsets(tk, st, s + pos, ms - pos, pos, pos == 0, ids, off);
+        if (!rc && !(rc = nlp_ids_push(ids, id)) && !(rc = nlp_ids_push(off, (int32_t)ms)))
+            rc = nlp_ids_push(off, (int32_t)me);
+        pos = me;
+    }
+    if (!rc) rc = segment_offsets(tk, st, s + pos, n - pos, pos, pos == 0, ids, off);
+    st->passthrough = passthrough;
+    return rc;
+}
+
 static int encode_one(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n, int split_special,
                       int type_id, nlp_encoding *e)
 {

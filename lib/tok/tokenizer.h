@@ -185,6 +185,23 @@ void nlp_tok_state_free(nlp_tok_state *st);
 int nlp_tokenizer_encode_ids(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n,
                              int split_special, nlp_ids *out);
 
+/* The same ids as nlp_tokenizer_encode_ids with split_special (special
+ * tokens' text is ordinary text), with the bytes of s each token comes
+ * from: off gets two values per token, [start, end) in s, through the
+ * normalizer (a token that comes from part of a character's normalized
+ * form covers the whole character, and its combining marks), the
+ * pre-tokenizer and the model (a WordPiece or BPE token covers the bytes
+ * its text spells; an unknown token, which stands for a whole word, the
+ * whole word). Exact for normalizers that work on a character and its
+ * marks (BERT's, lowercase, strip accents, NFC/NFD/NFKC/NFKD); with
+ * others, words (or the whole text) are the units. Errors: NLP_EINVAL for
+ * sentencepiece and unigram models and byte-level or metaspace
+ * pre-tokenizers (their pieces are not the text's bytes) and for texts
+ * over 2 GiB; NLP_EDATA, NLP_ENOMEM as nlp_tokenizer_encode_ids. ids and
+ * off are appended to. */
+int nlp_tokenizer_encode_offsets(const nlp_tokenizer *tk, nlp_tok_state *st, const char *s, size_t n, nlp_ids *ids,
+                                 nlp_ids *off);
+
 typedef struct nlp_encode_opts {
     int add_special;              /* apply the template's special tokens */
     int split_special;            /* special tokens' text is ordinary text */

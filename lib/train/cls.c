@@ -54,28 +54,6 @@ void nlp_cls_labels_free(nlp_cls_labels *l)
 
 // --- reading
 
-/* Line starts and lengths (without the newline and a CR before it); a last
- * line without a newline counts, an empty file has no line (as mt.c). */
-static int split_lines(char *text, size_t len, char ***line, size_t **llen, size_t *n)
-{
-    size_t cap = 0, lcap = 0, k = 0;
-    char **l = NULL;
-    size_t *ll = NULL;
-    for (size_t i = 0; i < len;) {
-        if (nlp_grow(&l, &cap, k + 1, sizeof *l) || nlp_grow(&ll, &lcap, k + 1, sizeof *ll)) {
-            free(l), free(ll);
-            return NLP_ENOMEM;
-        }
-        const char *e = memchr(text + i, '\n', len - i);
-        size_t end = e ? (size_t)(e - text) : len, m = end - i;
-        if (m && text[i + m - 1] == '\r') m--;
-        l[k] = text + i, ll[k] = m, k++;
-        i = e ? end + 1 : len;
-    }
-    *line = l, *llen = ll, *n = k;
-    return 0;
-}
-
 static int count_fields(const char *s, size_t n)
 {
     int f = 1;
@@ -276,7 +254,7 @@ int nlp_cls_read(nlp_cls_data *d, const char *path, const nlp_cls_read_opts *o)
     while ((rc = nlp_text_blocks_next(&blk, &text, &len, &first)) == 1) {
         free(line), free(llen);
         line = NULL, llen = NULL;
-        if ((rc = split_lines((char *)text, len, &line, &llen, &k)) ||
+        if ((rc = nlp_split_lines((char *)text, len, &line, &llen, &k)) ||
             (rc = parse_lines(&part, (const char *const *)line, llen, k, path, first, &fields, o, &unknown)))
             goto out;
         if (!unknown) {
@@ -438,34 +416,63 @@ size_t nlp_cls_truncated(const nlp_cls_encoder *e, const nlp_cls_data *d)
     return k;
 }
 
-/* Batch arrays for B rows of T positions, carved from one block. */
-static int32_t *batch_buf(int B, int T)
+/* Rows per example: 2 for similarity's two orders. */
+static int rows_per(const nlp_cls_encoder *e) { return e->pair_sum ? 2 : 1; }
+
+/* Batch arrays for B examples of T positions, carved from one block. */
+static int32_t *batch_buf(const nlp_cls_encoder *e, int B, int T)
 {
-    return nlp_malloc(((size_t)4 * B * T + 2 * (size_t)B) * sizeof(int32_t));
+    const size_t R = (size_t)B * rows_per(e);
+    return nlp_malloc(((size_t)4 * R * T + 2 * R) * sizeof(int32_t));
+}
+
+/* Ids a[0..na) before b[0..nb) (the first id that differs, else the
+ * shorter first). */
+static int ids_before(const int32_t *a, size_t na, const int32_t *b, size_t nb)
+{
+    for (size_t i = 0; i < na && i < nb; i++)
+        if (a[i] != b[i]) return a[i] < b[i];
+    return na < nb;
 }
 
 /* Fills b with examples ex(0..n) of d (ex(j) = order[first + j], or
- * first + j without an order), padded to the longest; lm: GPT's LM labels. */
+ * first + j without an order), padded to the longest; lm: GPT's LM labels.
+ * Similarity: example j is rows 2j (x·y) and 2j+1 (y·x), x the text whose
+ * ids come first (ids_before): (a, b) and (b, a) give the same rows, and so
+ * the same numbers whatever the matrix kernels do with a row's place. */
 static int fill(int32_t *buf, const nlp_cls_encoder *e, const nlp_cls_data *d, const uint32_t *order, size_t first,
                 int n, int lm, nlp_batch *b)
 {
     int W = 0;
+    const int g = rows_per(e);
     for (int j = 0; j < n; j++) {
         size_t i = order ? order[first + j] : first + j;
         int l = nlp_cls_encoded_len(e, alen(d, i), blen(d, i), d->pair);
         if (l > W) W = l;
     }
-    const size_t nw = (size_t)n * W;
-    int32_t *ids = buf, *type = ids + nw, *mask = type + nw, *lab = mask + nw, *cl = lab + nw, *cp = cl + n;
+    const int R = n * g;
+    const size_t nw = (size_t)R * W;
+    int32_t *ids = buf, *type = ids + nw, *mask = type + nw, *lab = mask + nw, *cl = lab + nw, *cp = cl + R;
     for (int j = 0; j < n; j++) {
-        size_t i = order ? order[first + j] : first + j, o = (size_t)j * W;
-        int rc = nlp_cls_encode(e, d->a + d->a_off[i], alen(d, i), d->pair ? d->b + d->b_off[i] : NULL, blen(d, i),
-                                W, ids + o, type + o, mask + o, lab + o, cp + j);
-        if (rc < 0) return rc;
+        size_t i = order ? order[first + j] : first + j;
+        const int32_t *ta = d->a + d->a_off[i], *tb = d->pair ? d->b + d->b_off[i] : NULL;
+        size_t na = alen(d, i), nb = blen(d, i);
+        if (g == 2 && ids_before(tb, nb, ta, na)) { /* similarity: the pair in its own order */
+            const int32_t *tt = ta;
+            ta = tb, tb = tt;
+            na = blen(d, i), nb = alen(d, i);
+        }
+        for (int k = 0; k < g; k++) { /* the second row of a similarity pair: y·x */
+            const size_t r = (size_t)j * g + k, o = r * W;
+            int rc = nlp_cls_encode(e, k ? tb : ta, k ? nb : na, k ? ta : tb, k ? na : nb, W, ids + o, type + o,
+                                    mask + o, lab + o, cp + r);
+            if (rc < 0) return rc;
+        }
         if (d->labelled) cl[j] = d->label[i];
     }
     memset(b, 0, sizeof *b);
-    b->B = n, b->T = W;
+    b->B = R, b->T = W;
+    b->pair_sum = e->pair_sum;
     b->ids = ids;
     if (e->kind == NLP_CLS_BERT) {
         b->type_ids = type, b->mask = mask;
@@ -518,6 +525,8 @@ static int check_model(const nlp_model_config *cfg, const nlp_cls_encoder *e, co
                          nlp_arch_name(cfg->arch));
     if (e->T > nlp_model_config_max_len(cfg))
         return nlp_error(NLP_EINVAL, "inputs of %d positions for a model of %d", e->T, cfg->max_positions);
+    if (e->pair_sum && (e->kind != NLP_CLS_GPT || (d && !d->pair)))
+        return nlp_error(NLP_EDATA, "similarity reads pairs of texts (label<TAB>text_a<TAB>text_b) with gpt");
     if (d && d->labelled)
         for (size_t i = 0; i < d->n; i++)
             if (d->label[i] < 0 || d->label[i] >= cfg->num_labels)
@@ -535,7 +544,7 @@ int nlp_cls_predict(nlp_model *m, const nlp_cls_encoder *e, const nlp_cls_data *
     if (B < 1) return nlp_error(NLP_EINVAL, "a batch needs at least 1 row, not %d", B);
     int rc = check_model(cfg, e, d);
     if (rc) return rc;
-    int32_t *buf = batch_buf(B, e->T);
+    int32_t *buf = batch_buf(e, B, e->T);
     if (!buf) return NLP_ENOMEM;
     nlp_model_set_training(m, 0);
     double nll = 0;
@@ -580,7 +589,7 @@ int nlp_cls_predict(nlp_model *m, const nlp_cls_encoder *e, const nlp_cls_data *
     return rc;
 }
 
-// --- the training task
+// --- epochs
 
 /* Epoch order from its seed: a Fisher-Yates shuffle of 0..n-1. */
 static void shuffle(uint32_t *order, size_t n, uint64_t seed)
@@ -595,39 +604,72 @@ static void shuffle(uint32_t *order, size_t n, uint64_t seed)
     }
 }
 
+int nlp_epochs_init(nlp_epochs *e, size_t n, const char *what)
+{
+    memset(e, 0, sizeof *e);
+    if (!n) return nlp_error(NLP_EDATA, "no %s", what);
+    if (n > UINT32_MAX) return nlp_error(NLP_EDATA, "more than %u %s", (unsigned)UINT32_MAX, what);
+    e->n = n;
+    return (e->order = nlp_malloc(n * sizeof *e->order)) ? 0 : NLP_ENOMEM;
+}
+
+int nlp_epochs_next(nlp_epochs *e, nlp_rng *r, int B, const uint32_t **ex)
+{
+    if (!e->epoch || e->pos >= e->n) {
+        e->epoch++;
+        e->pos = 0;
+        e->seed = nlp_rng_u64(r);
+        shuffle(e->order, e->n, e->seed);
+    }
+    int k = e->n - e->pos < (size_t)B ? (int)(e->n - e->pos) : B;
+    *ex = e->order + e->pos;
+    e->pos += (uint64_t)k;
+    return k;
+}
+
+void nlp_epochs_get_state(const nlp_epochs *e, uint64_t s[4])
+{
+    s[0] = e->epoch, s[1] = e->pos, s[2] = e->seed, s[3] = e->n;
+}
+
+int nlp_epochs_set_state(nlp_epochs *e, const uint64_t s[4], const char *what)
+{
+    if (s[3] != e->n)
+        return nlp_error(NLP_EDATA, "the checkpoint was trained on %llu %s, the training data has %zu: "
+                         "resume with the same data", (unsigned long long)s[3], what, e->n);
+    if (s[1] > s[3]) return nlp_error(NLP_EFORMAT, "the checkpoint's data position %llu is beyond its %llu %s",
+                                      (unsigned long long)s[1], (unsigned long long)s[3], what);
+    e->epoch = s[0], e->pos = s[1], e->seed = s[2];
+    if (e->epoch) shuffle(e->order, e->n, e->seed);
+    return 0;
+}
+
+void nlp_epochs_free(nlp_epochs *e)
+{
+    free(e->order);
+    memset(e, 0, sizeof *e);
+}
+
+// --- the training task
+
 static int cls_next(void *ctx, nlp_rng *r, nlp_batch *b)
 {
     nlp_cls_task *t = ctx;
-    const size_t n = t->train->n;
-    if (!t->epoch || t->pos >= n) {
-        t->epoch++;
-        t->pos = 0;
-        t->epoch_seed = nlp_rng_u64(r);
-        shuffle(t->order, n, t->epoch_seed);
-    }
-    int k = n - t->pos < (size_t)t->B ? (int)(n - t->pos) : t->B;
-    int rc = fill(t->buf, &t->enc, t->train, t->order, (size_t)t->pos, k, 1, b);
-    if (!rc) t->pos += (uint64_t)k;
-    return rc;
+    const uint32_t *ex;
+    int k = nlp_epochs_next(&t->ep, r, t->B, &ex);
+    return fill(t->buf, &t->enc, t->train, ex, 0, k, 1, b);
 }
 
 static void cls_get_state(void *ctx, uint64_t s[4])
 {
     nlp_cls_task *t = ctx;
-    s[0] = t->epoch, s[1] = t->pos, s[2] = t->epoch_seed, s[3] = t->train->n;
+    nlp_epochs_get_state(&t->ep, s);
 }
 
 static int cls_set_state(void *ctx, const uint64_t s[4])
 {
     nlp_cls_task *t = ctx;
-    if (s[3] != t->train->n)
-        return nlp_error(NLP_EDATA, "the checkpoint was trained on %llu examples, the training data has %zu: "
-                         "resume with the same data", (unsigned long long)s[3], t->train->n);
-    if (s[1] > s[3]) return nlp_error(NLP_EFORMAT, "the checkpoint's data position %llu is beyond its %llu examples",
-                                      (unsigned long long)s[1], (unsigned long long)s[3]);
-    t->epoch = s[0], t->pos = s[1], t->epoch_seed = s[2];
-    if (t->epoch) shuffle(t->order, t->train->n, t->epoch_seed);
-    return 0;
+    return nlp_epochs_set_state(&t->ep, s, "examples");
 }
 
 static int cls_eval(void *ctx, nlp_model *m, nlp_eval *out)
@@ -675,8 +717,8 @@ int nlp_cls_task_init(nlp_cls_task *t, nlp_task *task, const nlp_cls_data *train
     if (e->kind == NLP_CLS_BERT && train->pair && cfg->type_vocab_size < 2)
         return nlp_error(NLP_EINVAL, "pairs of texts need 2 token types, the model has %d", cfg->type_vocab_size);
     t->train = train, t->valid = valid, t->enc = *e, t->B = B, t->L = cfg->num_labels;
-    if (!(t->order = nlp_malloc(train->n * sizeof *t->order)) || !(t->buf = batch_buf(B, e->T)) ||
-        !(t->cm = nlp_calloc((size_t)t->L * t->L, sizeof *t->cm))) {
+    if ((rc = nlp_epochs_init(&t->ep, train->n, "training examples"))) return rc;
+    if (!(t->buf = batch_buf(e, B, e->T)) || !(t->cm = nlp_calloc((size_t)t->L * t->L, sizeof *t->cm))) {
         nlp_cls_task_free(t);
         return NLP_ENOMEM;
     }
@@ -693,6 +735,7 @@ int nlp_cls_task_init(nlp_cls_task *t, nlp_task *task, const nlp_cls_data *train
 
 void nlp_cls_task_free(nlp_cls_task *t)
 {
-    free(t->order), free(t->buf), free(t->cm);
+    nlp_epochs_free(&t->ep);
+    free(t->buf), free(t->cm);
     memset(t, 0, sizeof *t);
 }

@@ -45,6 +45,15 @@
  * (max = T - 3), the longer one the larger part (on equal lengths text_b).
  * Truncation keeps the start of a text.
  *
+ * Similarity (GPT, encoder pair_sum): a pair is laid out twice, as
+ * [START] x [DELIM] y [EXTRACT] and [START] y [DELIM] x [EXTRACT], two
+ * consecutive rows of a batch whose final states at [EXTRACT] the model
+ * adds before the head (Radford et al. 2018: similarity has no inherent
+ * order); x is the text whose ids come first (the first id that differs,
+ * else the shorter), so (a, b) and (b, a) make the same two rows: the
+ * prediction is symmetric to the bit, whatever a kernel does with a row's
+ * place in a batch.
+ *
  * Training batches: B examples, in an order shuffled at the start of each
  * epoch with a seed drawn from the generator next_batch is given (the
  * loop's data generator, saved in checkpoints), padded to the longest
@@ -143,6 +152,9 @@ typedef enum nlp_cls_kind {
 typedef struct nlp_cls_encoder {
     nlp_cls_kind kind;
     int T;                          /* positions at most, special tokens included */
+    int pair_sum;                   /* GPT's similarity: a pair (a, b) is read in both orders, a·b and
+                                       b·a, two rows whose states at [EXTRACT] the model adds before
+                                       its head (nlp_batch.pair_sum) */
     int32_t pad;                    /* padding id */
     int32_t cls, sep;               /* BERT */
     int32_t start, delim, extract;  /* GPT */
@@ -154,7 +166,7 @@ typedef struct nlp_cls_encoder {
  * tokenizer). */
 int nlp_cls_encoder_bert(nlp_cls_encoder *e, const nlp_tokenizer *tk, int T);
 /* GPT: the caller's [START], [DELIM], [EXTRACT] and padding ids (>= 0), T >= 4;
- * NLP_EINVAL otherwise. */
+ * NLP_EINVAL otherwise. (Set pair_sum afterwards for similarity.) */
 int nlp_cls_encoder_gpt(nlp_cls_encoder *e, int32_t start, int32_t delim, int32_t extract, int32_t pad, int T);
 
 /* Longest-first truncation (see above) of texts of na and nb ids (nb = 0:
@@ -206,22 +218,48 @@ int nlp_cls_score_logits(const float *logits, int B, int L, const int32_t *gold,
 int nlp_cls_predict(nlp_model *m, const nlp_cls_encoder *e, const nlp_cls_data *d, int B, int32_t *pred, float *prob,
                     float *probs, uint64_t *cm, double *loss);
 
+// --- epochs of shuffled examples
+
+/* The order training draws examples 0..n-1 in, shared by the classification,
+ * multiple-choice and span tasks: epoch after epoch, each in an order
+ * shuffled (Fisher-Yates) with a seed drawn from the loop's data generator
+ * when it starts, B at a time, the last batch of an epoch holding the rest.
+ * Its state (epoch, position, seed, n) goes into checkpoints, so that a
+ * resumed run draws the same batches. Zero-initialize, then
+ * nlp_epochs_init; free with nlp_epochs_free. */
+typedef struct nlp_epochs {
+    size_t n;
+    uint64_t epoch;            /* 1-based; 0 = none yet */
+    uint64_t pos;              /* examples of it drawn */
+    uint64_t seed;             /* its order's seed */
+    uint32_t *order;           /* [n] its order */
+} nlp_epochs;
+
+/* n examples (1 .. UINT32_MAX: NLP_EDATA otherwise, naming `what`, e.g.
+ * "training examples"); NLP_ENOMEM. */
+int nlp_epochs_init(nlp_epochs *e, size_t n, const char *what);
+/* The next batch: *ex gets its example indices (into e->order, valid until
+ * the next call), the return value their number (1 .. B). */
+int nlp_epochs_next(nlp_epochs *e, nlp_rng *r, int B, const uint32_t **ex);
+void nlp_epochs_get_state(const nlp_epochs *e, uint64_t s[4]);
+/* Restores a saved state: NLP_EDATA when it was saved for another number
+ * of examples ("the checkpoint was trained on N <what>, ..."), NLP_EFORMAT
+ * for a position beyond them. */
+int nlp_epochs_set_state(nlp_epochs *e, const uint64_t s[4], const char *what);
+void nlp_epochs_free(nlp_epochs *e);
+
 // --- the training task
 
 typedef struct nlp_cls_task {
     const nlp_cls_data *train, *valid;
     nlp_cls_encoder enc;
-    int B, L;                  /* rows per micro-batch, the model's labels */
+    int B, L;                  /* examples per micro-batch, the model's labels */
     /* validation's macro-F1 from the confusion matrix (gold-major [L·L]):
      * eval/classify.h's nlp_classify_macro_f1, which this layer cannot
      * call itself; NULL: the figure is NaN */
     double (*macro_f1)(const uint64_t *cm, int L, int *used);
     uint64_t *cm;              /* [L·L] of the last validation */
-    /* the epoch being drawn */
-    uint64_t epoch;            /* 1-based; 0 = none yet */
-    uint64_t pos;              /* examples of it drawn */
-    uint64_t epoch_seed;       /* its order's seed */
-    uint32_t *order;           /* [n] its order */
+    nlp_epochs ep;             /* the examples' order */
     int32_t *buf;              /* batch arrays */
 } nlp_cls_task;
 

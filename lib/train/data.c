@@ -231,6 +231,26 @@ static size_t block_size = NLP_TEXT_BLOCK;
 
 void nlp_text_blocks_set_size(size_t bytes) { block_size = bytes ? bytes : NLP_TEXT_BLOCK; }
 
+int nlp_split_lines(char *text, size_t len, char ***line, size_t **llen, size_t *n)
+{
+    size_t cap = 0, lcap = 0, k = 0;
+    char **l = NULL;
+    size_t *ll = NULL;
+    for (size_t i = 0; i < len;) {
+        if (nlp_grow(&l, &cap, k + 1, sizeof *l) || nlp_grow(&ll, &lcap, k + 1, sizeof *ll)) {
+            free(l), free(ll);
+            return NLP_ENOMEM;
+        }
+        const char *e = memchr(text + i, '\n', len - i);
+        size_t end = e ? (size_t)(e - text) : len, m = end - i;
+        if (m && text[i + m - 1] == '\r') m--;
+        l[k] = text + i, ll[k] = m, k++;
+        i = e ? end + 1 : len;
+    }
+    *line = l, *llen = ll, *n = k;
+    return 0;
+}
+
 int nlp_text_blocks_next(nlp_text_blocks *tb, const char **text, size_t *len, uint64_t *first_line)
 {
     /* the last block out: its lines counted, its bytes dropped */

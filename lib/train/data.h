@@ -260,6 +260,11 @@ int nlp_text_blocks_open(nlp_text_blocks *tb, const char *path);
  * or an error. The block stays valid until the next call. */
 int nlp_text_blocks_next(nlp_text_blocks *tb, const char **text, size_t *len, uint64_t *first_line);
 const char *nlp_text_blocks_name(const nlp_text_blocks *tb);
+/* The lines of text[0..len) (a block): line[i] its start, llen[i] its
+ * length without the newline and a CR before it; a last line without a
+ * newline counts, an empty text has no line. *line and *llen are the
+ * caller's to free (the lines point into text). 0 or NLP_ENOMEM. */
+int nlp_split_lines(char *text, size_t len, char ***line, size_t **llen, size_t *n);
 void nlp_text_blocks_close(nlp_text_blocks *tb);
 
 /* Tokenizes the lines of text[0..len) with tk in parallel, one document per

@@ -341,9 +341,12 @@ int nlp_train(nlp_model **mp, const nlp_task *task, const nlp_train_opts *o, con
                 double cnt[2];
                 nlp_model_loss_counts(m, &b, cnt);
                 nlp_model_set_loss_norm(m, cnt);
-                b = nlp_batch_rows(&b, (int)((long)b.B * par.rank / par.ranks), (int)((long)b.B * (par.rank + 1) / par.ranks));
+                /* whole examples: a multiple-choice example's rows (or a pair's
+                 * two orders) stay together */
+                const long g = nlp_batch_group(&b), E = b.B / g;
+                b = nlp_batch_rows(&b, (int)(g * (E * par.rank / par.ranks)), (int)(g * (E * (par.rank + 1) / par.ranks)));
                 nlp_model_set_grad_hook(m, a == o->accum - 1 ? dp_hook : NULL, &par);
-                if (!b.B) { /* fewer rows than ranks: none for this one */
+                if (!b.B) { /* fewer examples than ranks: none for this one */
                     nlp_model_skip_forward(m);
                     continue;
                 }

@@ -23,28 +23,6 @@
 
 // --- reading
 
-/* Line starts and lengths (without the newline and a CR before it); a
- * last line without a newline counts, an empty file has no line. */
-static int split_lines(char *text, size_t len, char ***line, size_t **llen, size_t *n)
-{
-    size_t cap = 0, k = 0;
-    char **l = NULL;
-    size_t *ll = NULL, lcap = 0;
-    for (size_t i = 0; i < len;) {
-        if (nlp_grow(&l, &cap, k + 1, sizeof *l) || nlp_grow(&ll, &lcap, k + 1, sizeof *ll)) {
-            free(l), free(ll);
-            return NLP_ENOMEM;
-        }
-        const char *e = memchr(text + i, '\n', len - i);
-        size_t end = e ? (size_t)(e - text) : len, m = end - i;
-        if (m && text[i + m - 1] == '\r') m--;
-        l[k] = text + i, ll[k] = m, k++;
-        i = e ? end + 1 : len;
-    }
-    *line = l, *llen = ll, *n = k;
-    return 0;
-}
-
 /* nlp_tokenize_lines, its messages' line numbers from first + 1. */
 static int tokenize_lines_at(const nlp_tokenizer *tk, const char *const *line, const size_t *len, size_t n,
                              const char *path, uint64_t first, int threads, int32_t **ids_out, size_t **off_out,
@@ -163,11 +141,11 @@ int nlp_pairs_read(nlp_pairs *p, const char *src_path, const char *tgt_path, con
     const char *tname = tgt_path ? tgt_path : src_path;
     int rc;
     if ((rc = nlp_read_file_lines(src_path, o->max_line, &st, &sl)) ||
-        (rc = split_lines(st, sl, &sline, &slen, &ns)))
+        (rc = nlp_split_lines(st, sl, &sline, &slen, &ns)))
         goto out;
     if (tgt_path) {
         if ((rc = nlp_read_file_lines(tgt_path, o->max_line, &tt, &tl)) ||
-            (rc = split_lines(tt, tl, &tline, &tlen, &nt)))
+            (rc = nlp_split_lines(tt, tl, &tline, &tlen, &nt)))
             goto out;
         if (ns != nt) {
             rc = nlp_error(NLP_EDATA, "'%s' has %zu line%s and '%s' has %zu: the files of a parallel corpus must "
@@ -419,7 +397,7 @@ static int side_file(side *s, const char *path, const nlp_tokenizer *tk, int thr
     if (rc) return rc;
     tb.max_line = max_line;
     while ((rc = nlp_text_blocks_next(&tb, &text, &len, &line)) == 1) {
-        if ((rc = split_lines((char *)text, len, &l, &ll, &n)) ||
+        if ((rc = nlp_split_lines((char *)text, len, &l, &ll, &n)) ||
             (rc = side_add(s, tk, (const char *const *)l, ll, n, path, line, threads, repaired, dir)))
             break;
         free(l), free(ll);
@@ -444,7 +422,7 @@ static int sides_tsv(side *a, side *b, const char *path, const nlp_pairs_opts *o
     if (rc) return rc;
     tb.max_line = o->max_line;
     while ((rc = nlp_text_blocks_next(&tb, &text, &len, &line)) == 1) {
-        if ((rc = split_lines((char *)text, len, &sl, &slen, &n))) break;
+        if ((rc = nlp_split_lines((char *)text, len, &sl, &slen, &n))) break;
         if (!(tl = nlp_malloc((n ? n : 1) * sizeof *tl)) || !(tlen = nlp_malloc((n ? n : 1) * sizeof *tlen))) {
             rc = NLP_ENOMEM;
             break;

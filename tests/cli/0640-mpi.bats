@@ -27,6 +27,27 @@ setup_file() {
   awk 'NR % 5 != 0' "$W/lang.tsv" >"$W/cls-train.tsv"
   "$NLPIPE_BIN/pretrain" --arch bert --preset tiny -t 1 -q --tokenizer "$W/wp.json" --steps 20 -B 8 --max-length 48 \
     --lr 1e-3 --warmup 5 -m "$W/bert" "$W/docs.txt"
+  # multiple choice (4 rows an example) and SQuAD JSON for finetune's other tasks
+  python3 - "$D" "$W" <<'PY'
+import json, random, re, sys
+d, w = sys.argv[1], sys.argv[2]
+r = random.Random(1)
+en = [l.rstrip('\n') for l in open(d + '/src.en', encoding='utf-8')][:60]
+de = [l.rstrip('\n') for l in open(d + '/tgt.de', encoding='utf-8')][:60]
+rows = []
+for i, s in enumerate(en):
+    wrong = r.sample([x for j, x in enumerate(en) if j != i], 3)
+    k = r.randrange(4)
+    rows.append('\t'.join([str(k), s] + wrong[:k] + [de[i]] + wrong[k:]))
+open(w + '/choice.tsv', 'w', encoding='utf-8').write('\n'.join(rows) + '\n')
+paras = []
+for i, s in enumerate(de[:30]):
+    m = list(re.finditer(r"\w+", s))
+    paras.append({"context": s, "qas": [{"id": "%s%d" % (k, i), "question": k + " word", "answers": [{"text": x.group(),
+                  "answer_start": x.start()}]} for k, x in (("first", m[0]), ("last", m[-1]))]})
+json.dump({"version": "1.1", "data": [{"title": "de", "paragraphs": paras}]}, open(w + '/qa.json', 'w', encoding='utf-8'),
+          ensure_ascii=False)
+PY
 }
 
 setup() {
@@ -131,6 +152,24 @@ same_run() {
   run_split mpi 2 finetune eval -m "$T/c2" -q "$W/cls-dev.tsv"
   [ "$status" -eq 2 ]
   grep -q 'eval runs in one process' <<<"$stderr"
+}
+
+@test "mpirun -np 3 finetune choice and span match one process (a choice example's rows on one rank)" {
+  # 60 examples of 4 rows, batches of 7 examples (28 rows) over 3 ranks: 2, 2 and 3 examples each
+  ch=(--init "$W/bert" --valid "$W/choice.tsv" --epochs 2 -t 1 -q -B 7 --max-length 48 --lr 2e-3 --warmup 4
+    --dropout 0.1 "$W/choice.tsv")
+  run_split finetune "${ch[@]}" -m "$T/h1" --log "$T/h1.tsv"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  run_split mpi 3 finetune "${ch[@]}" -m "$T/h3" --log "$T/h3.tsv"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  same_run "$T/h1.tsv" "$T/h3.tsv"
+  sp=(--init "$W/bert" --valid "$W/qa.json" --epochs 2 -t 1 -q -B 8 --max-length 48 --doc-stride 16 --lr 2e-3
+    --warmup 4 --dropout 0.1 "$W/qa.json")
+  run_split finetune "${sp[@]}" -m "$T/s1" --log "$T/s1.tsv"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  run_split mpi 3 finetune "${sp[@]}" -m "$T/s3" --log "$T/s3.tsv"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  same_run "$T/s1.tsv" "$T/s3.tsv"
 }
 
 @test "mpirun: a run resumes at the same number of ranks exactly, and at another with a warning" {

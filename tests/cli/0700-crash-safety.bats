@@ -31,6 +31,29 @@ setup_file() {
   awk 'NR % 5 != 0' "$W/lang.tsv" >"$W/cls.tsv"
   "$NLPIPE_BIN/pretrain" --arch bert --preset tiny -t 1 -q --tokenizer "$W/wp.json" --steps 5 -B 8 --max-length 48 \
     -m "$W/bert" "$W/docs.txt"
+  # finetune's other tasks (issue 30): multiple choice (an English sentence,
+  # its German translation among English ones) and SQuAD JSON (the first and
+  # last word of a German sentence)
+  python3 - "$D" "$W" <<'PY'
+import json, random, re, sys
+d, w = sys.argv[1], sys.argv[2]
+r = random.Random(1)
+en = [l.rstrip('\n') for l in open(d + '/src.en', encoding='utf-8')][:64]
+de = [l.rstrip('\n') for l in open(d + '/tgt.de', encoding='utf-8')][:64]
+rows = []
+for i, s in enumerate(en):
+    wrong = r.sample([x for j, x in enumerate(en) if j != i], 3)
+    k = r.randrange(4)
+    rows.append('\t'.join([str(k), s] + wrong[:k] + [de[i]] + wrong[k:]))
+open(w + '/choice.tsv', 'w', encoding='utf-8').write('\n'.join(rows) + '\n')
+paras = []
+for i, s in enumerate(de[:40]):
+    m = list(re.finditer(r"\w+", s))
+    paras.append({"context": s, "qas": [{"id": "%s%d" % (k, i), "question": k + " word", "answers": [{"text": x.group(),
+                  "answer_start": x.start()}]} for k, x in (("first", m[0]), ("last", m[-1]))]})
+json.dump({"version": "1.1", "data": [{"title": "de", "paragraphs": paras}]}, open(w + '/qa.json', 'w', encoding='utf-8'),
+          ensure_ascii=False)
+PY
 }
 
 setup() {
@@ -183,6 +206,30 @@ kill_loop() {
   cut -f2 "$W/dev.tsv" >"$T/dev.txt"
   [ "$(finetune predict -m "$T/ref" -t 1 "$T/dev.txt" 2>&1)" = "$(finetune predict -m "$K" -t 1 "$T/dev.txt" 2>&1)" ]
   no_temporaries "$K"
+}
+
+@test "finetune choice and span: SIGKILL at random moments and during checkpoint writes; resumed, the same final bytes" {
+  asan_skip
+  for task in choice span; do
+    if [ "$task" = choice ]; then
+      args=(-t 1 -q -B 16 --max-length 48 --lr 2e-3 --warmup 2 --init "$W/bert" --epochs 2 --save-every 1 --keep 2
+        "$W/choice.tsv")
+    else
+      args=(-t 1 -q -B 16 --max-length 48 --doc-stride 16 --lr 2e-3 --warmup 2 --init "$W/bert" --epochs 1
+        --save-every 1 --keep 2 "$W/qa.json")
+    fi
+    run_split finetune "${args[@]}" -m "$T/ref-$task" --log "$T/ref-$task.tsv"
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    total=$(readlink "$T/ref-$task/latest" | sed 's/^step-0*//') # choice 2 x 4 steps, span its windows' steps
+    K="$T/k-$task"
+    FRESH=(finetune "${args[@]}" -m "$K" --log "$T/k-$task.tsv")
+    RESUME=(finetune --resume "$K" -t 1 -q)
+    kill_loop 6 "$total"
+    cmp "$T/ref-$task/latest/model.safetensors" "$K/latest/model.safetensors"
+    [ "$(losses "$T/ref-$task.tsv")" = "$(losses "$T/k-$task.tsv")" ]
+    no_temporaries "$K"
+    rm -f "$T/never" "$T/err"
+  done
 }
 
 # kill_at_syscalls SYSCALL...: a run killed at the 1st, 2nd, 3rd... call of

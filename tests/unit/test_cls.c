@@ -523,7 +523,7 @@ static void test_task_bert(void)
         for (int i = 0; i < N; i++) once &= seen[i] == 1;
         CHECK(once);
         CHECK_EQ_INT(rows, N);
-        CHECK_EQ_INT(t.epoch, ep + 1);
+        CHECK_EQ_INT(t.ep.epoch, ep + 1);
     }
     CHECK(narrow > 0); /* padding to the batch, not always to T */
     CHECK(first_of_epoch[0] != first_of_epoch[1] || first_of_epoch[1] != first_of_epoch[2]);
@@ -714,6 +714,115 @@ static void check_model_eval(enum nlp_arch arch)
     nlp_model_free(m);
 }
 
+/* GPT's similarity: a pair in both orders, the two rows' states added.
+ * Batches hold an example as rows a·b, b·a; the prediction of (b, a) is
+ * that of (a, b) bit for bit, wherever the pair sits in a batch and
+ * whatever pads it; and it differs from a classifier of the one order. */
+static void test_similarity(void)
+{
+    enum { N = 7, L = 3, T = 24, START = 200, DELIM = 201, EXTRACT = 202 };
+    nlp_model_config cfg;
+    CHECK(nlp_model_config_preset(&cfg, "tiny", NLP_ARCH_GPT) == 0);
+    cfg.num_labels = L;
+    cfg.dropout = cfg.attention_dropout = 0;
+    cfg.init_std = 0.2; /* states that differ from row to row */
+    nlp_model *m = NULL;
+    CHECK(nlp_model_new(&m, &cfg, 5) == 0);
+    if (!m) return;
+    nlp_cls_data d, sw;
+    make_data(&d, N, 9, 1, L, 4);
+    make_data(&sw, N, 9, 1, L, 4);
+    /* sw: every pair swapped, and in the reverse order (other batches, other padding) */
+    int32_t *ta = sw.a, *tb = sw.b;
+    size_t *oa = sw.a_off, *ob = sw.b_off;
+    sw.a = malloc((d.a_off[N] + d.b_off[N]) * sizeof *sw.a), sw.b = malloc((d.a_off[N] + d.b_off[N]) * sizeof *sw.b);
+    sw.a_off = malloc((N + 1) * sizeof *sw.a_off), sw.b_off = malloc((N + 1) * sizeof *sw.b_off);
+    sw.a_off[0] = sw.b_off[0] = 0;
+    for (size_t i = 0; i < N; i++) {
+        const size_t j = N - 1 - i, la = d.a_off[j + 1] - d.a_off[j], lb = d.b_off[j + 1] - d.b_off[j];
+        memcpy(sw.a + sw.a_off[i], d.b + d.b_off[j], lb * sizeof *sw.a);
+        memcpy(sw.b + sw.b_off[i], d.a + d.a_off[j], la * sizeof *sw.b);
+        sw.a_off[i + 1] = sw.a_off[i] + lb, sw.b_off[i + 1] = sw.b_off[i] + la;
+        sw.label[i] = d.label[j];
+    }
+    free(ta), free(tb), free(oa), free(ob);
+    nlp_cls_encoder e;
+    CHECK(nlp_cls_encoder_gpt(&e, START, DELIM, EXTRACT, 0, T) == 0);
+    e.pair_sum = 1;
+    /* the layout: two rows per example, b·a after a·b */
+    nlp_cls_task t;
+    nlp_task task;
+    CHECK(nlp_cls_task_init(&t, &task, &d, NULL, &e, &cfg, 3) == 0);
+    nlp_rng r;
+    nlp_rng_seed(&r, 1);
+    nlp_batch b;
+    CHECK(task.next_batch(task.ctx, &r, &b) == 0);
+    CHECK(b.B == 6 && b.pair_sum == 1 && b.cls_pos && b.labels);
+    int ok = 1;
+    for (int j = 0; j < 3; j++) { /* text_b's ids (5..94) come before text_a's (100 + i ...): b·a, then a·b */
+        const int32_t *x = b.ids + (size_t)(2 * j) * b.T, *y = x + b.T;
+        int i = -1, la = 0, lb = 0;
+        for (int q = 0; q < b.T; q++)
+            if (y[q] >= 100 && y[q] < 100 + N) i = y[q] - 100;
+        if (i < 0) {
+            ok = 0;
+            continue;
+        }
+        la = (int)(d.a_off[i + 1] - d.a_off[i]), lb = (int)(d.b_off[i + 1] - d.b_off[i]);
+        ok &= x[0] == START && x[1 + lb] == DELIM && x[2 + lb] == 100 + i && x[2 + la + lb] == EXTRACT;
+        ok &= memcmp(x + 1, d.b + d.b_off[i], (size_t)lb * sizeof *x) == 0 && b.cls_pos[2 * j] == 2 + la + lb;
+        ok &= y[0] == START && y[1] == 100 + i && y[1 + la] == DELIM && y[2 + la + lb] == EXTRACT;
+        ok &= b.cls_pos[2 * j + 1] == 2 + la + lb && b.cls_labels[j] == d.label[i];
+    }
+    CHECK_MSG(ok, "similarity rows are not y·x, x·y in the order of their ids");
+    nlp_cls_task_free(&t);
+    /* the pairs swapped in place: the very same batches (the kernels see
+     * the same rows in the same places) */
+    nlp_cls_data s1 = d;
+    s1.a = d.b, s1.b = d.a, s1.a_off = d.b_off, s1.b_off = d.a_off;
+    nlp_cls_task t1, t2;
+    nlp_task k1, k2;
+    CHECK(nlp_cls_task_init(&t1, &k1, &d, NULL, &e, &cfg, 3) == 0);
+    CHECK(nlp_cls_task_init(&t2, &k2, &s1, NULL, &e, &cfg, 3) == 0);
+    nlp_rng r1, r2;
+    nlp_rng_seed(&r1, 4), nlp_rng_seed(&r2, 4);
+    int same_rows = 1;
+    for (int q = 0; q < 3; q++) {
+        nlp_batch b1, b2;
+        CHECK(k1.next_batch(k1.ctx, &r1, &b1) == 0 && k2.next_batch(k2.ctx, &r2, &b2) == 0);
+        same_rows &= b1.B == b2.B && b1.T == b2.T && !memcmp(b1.ids, b2.ids, (size_t)b1.B * b1.T * sizeof *b1.ids);
+        same_rows &= !memcmp(b1.cls_pos, b2.cls_pos, (size_t)b1.B * sizeof *b1.cls_pos);
+    }
+    CHECK_MSG(same_rows, "(a, b) and (b, a) make different rows");
+    nlp_cls_task_free(&t1), nlp_cls_task_free(&t2);
+    /* predictions: the same bits, in batches of 3 and of 2 */
+    float p1[N * L], p2[N * L];
+    int32_t y1[N], y2[N];
+    CHECK(nlp_cls_predict(m, &e, &d, 3, y1, NULL, p1, NULL, NULL) == 0);
+    CHECK(nlp_cls_predict(m, &e, &sw, 2, y2, NULL, p2, NULL, NULL) == 0);
+    int same = 1, spread = 0;
+    for (int i = 0; i < N; i++) {
+        same &= memcmp(p1 + i * L, p2 + (N - 1 - i) * L, L * sizeof *p1) == 0 && y1[i] == y2[N - 1 - i];
+        spread |= fabsf(p1[i * L] - p1[0]) > 1e-6f;
+    }
+    CHECK_MSG(same, "swapping a and b changed a similarity prediction");
+    CHECK(spread); /* the model tells the examples apart: not a constant */
+    /* one order alone is not symmetric */
+    e.pair_sum = 0;
+    CHECK(nlp_cls_predict(m, &e, &d, 3, y1, NULL, p1, NULL, NULL) == 0);
+    CHECK(nlp_cls_predict(m, &e, &sw, 2, y2, NULL, p2, NULL, NULL) == 0);
+    int differ = 0;
+    for (int i = 0; i < N; i++) differ |= memcmp(p1 + i * L, p2 + (N - 1 - i) * L, L * sizeof *p1) != 0;
+    CHECK(differ);
+    /* similarity is GPT's, on pairs */
+    e.pair_sum = 1;
+    d.pair = 0;
+    CHECK_EQ_INT(nlp_cls_predict(m, &e, &d, 3, y1, NULL, NULL, NULL, NULL), NLP_EDATA);
+    d.pair = 1;
+    nlp_cls_data_free(&d), nlp_cls_data_free(&sw);
+    nlp_model_free(m);
+}
+
 static void test_model_bert(void) { check_model_eval(NLP_ARCH_BERT); }
 static void test_model_gpt(void) { check_model_eval(NLP_ARCH_GPT); }
 
@@ -732,5 +841,6 @@ int main(int argc, char **argv)
     RUN(test_task_gpt);
     RUN(test_model_bert);
     RUN(test_model_gpt);
+    RUN(test_similarity);
     return TEST_END();
 }

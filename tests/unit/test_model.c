@@ -233,13 +233,19 @@ static void test_json(void)
 
 typedef struct tbatch {
     nlp_batch b;
-    int32_t ids[64], labels[64], types[64], mask[64], nsp[4], src[64], tin[64], tout[64], cls[4], pos[4];
+    int32_t ids[64], labels[64], types[64], mask[64], nsp[4], src[64], tin[64], tout[64], cls[8], pos[8];
+    int32_t sstart[8], send[8], smask[64];
 } tbatch;
+
+/* The kind of classifier batch make_batch draws: rows of their own, 2
+ * examples of 3 choices (6 rows, a head of one unit), 2 pairs summed (4
+ * rows), or spans (bert's span head) */
+static enum { TB_ROWS, TB_CHOICE, TB_PAIR_SUM, TB_SPAN } t_mode;
 
 static void make_batch(tbatch *t, const nlp_model_config *c, nlp_rng *r)
 {
     memset(t, 0, sizeof *t);
-    const int B = 3, T = 6, S = 7;
+    const int B = t_mode == TB_CHOICE ? 6 : t_mode == TB_PAIR_SUM ? 4 : 3, T = 6, S = 7;
     t->b.B = B, t->b.T = T;
     int V = c->vocab_size;
     for (int i = 0; i < B * T; i++) {
@@ -273,9 +279,22 @@ static void make_batch(tbatch *t, const nlp_model_config *c, nlp_rng *r)
         }
         t->b.src = t->src, t->b.tgt_in = t->tin, t->b.tgt_out = t->tout;
     }
-    if (c->num_labels > 0) { /* a classifier: labels per row; gpt reads the state at pos */
-        for (int b = 0; b < B; b++) t->cls[b] = (int32_t)nlp_rng_below(r, (uint64_t)c->num_labels), t->pos[b] = T - 1 - b;
+    if (c->num_labels > 0 && t_mode == TB_SPAN) { /* gold positions among those the mask allows (not 0, 1) */
+        for (int b = 0; b < B; b++) {
+            for (int i = 0; i < T; i++) t->smask[b * T + i] = i >= 2 && t->mask[b * T + i];
+            int32_t x = 2 + (int32_t)nlp_rng_below(r, 2), y = 2 + (int32_t)nlp_rng_below(r, 2);
+            t->sstart[b] = x < y ? x : y, t->send[b] = x < y ? y : x;
+        }
+        t->sstart[2] = t->send[2] = -100; /* a row without an answer */
+        t->b.span_start = t->sstart, t->b.span_end = t->send, t->b.span_mask = t->smask;
+        t->b.labels = NULL, t->b.nsp_labels = NULL;
+    } else if (c->num_labels > 0) { /* a classifier: labels per example; gpt reads the state at pos */
+        const int g = t_mode == TB_CHOICE ? 3 : t_mode == TB_PAIR_SUM ? 2 : 1;
+        const uint64_t K = g > 2 ? (uint64_t)g : (uint64_t)c->num_labels;
+        for (int b = 0; b < B; b++) t->pos[b] = T - 1 - b % 3;
+        for (int e = 0; e < B / g; e++) t->cls[e] = (int32_t)nlp_rng_below(r, K);
         t->b.cls_labels = t->cls;
+        t->b.choices = g > 2 ? g : 0, t->b.pair_sum = g == 2;
         if (nlp_arch_is_lm(c->arch)) t->b.cls_pos = t->pos;
         if (c->arch == NLP_ARCH_BERT) t->b.labels = NULL, t->b.nsp_labels = NULL; /* the classification loss alone */
     }
@@ -370,6 +389,21 @@ static void test_gradients(void)
     c.num_labels = 3;
     grad_check_lm("gpt classifier, lm 0.5", &c, 0.5);
     grad_check_lm("gpt classifier, lm 0", &c, 0.0);
+    /* finetune's other heads: GPT's similarity (the two orders' states
+     * summed), multiple choice (one unit per row, a softmax over an example's
+     * rows) for GPT and BERT, and BERT's span head (start and end logits at
+     * every position, masked) */
+    t_mode = TB_PAIR_SUM;
+    grad_check_lm("gpt similarity, lm 0.5", &c, 0.5);
+    c.num_labels = 1, t_mode = TB_CHOICE;
+    grad_check_lm("gpt multiple choice, lm 0.5", &c, 0.5);
+    CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_bert), 0);
+    c.num_labels = 1;
+    grad_check("bert multiple choice", &c);
+    c.num_labels = 2, c.head = NLP_HEAD_SPAN, t_mode = TB_SPAN;
+    grad_check("bert span", &c);
+    t_mode = TB_ROWS;
+    CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_gpt), 0);
     /* GELU keeps the finite differences away from ReLU's kink; ReLU has its own layer check */
     const char *ov_tr[] = {"arch=transformer", "vocab-size=30", "d-model=16", "heads=2", "d-ff=24", "layers=2",
                            "max-positions=8", "dropout=0.1", "attention-dropout=0.1", "activation=gelu", NULL};
@@ -493,7 +527,7 @@ static void share_check(const char *name, const nlp_model_config *cfg, double lm
     nlp_params_zero_grad_lazy(p);
     double loss = 0;
     int tokens = 0;
-    const int cut[3] = {0, 1, t.b.B};
+    const int cut[3] = {0, nlp_batch_group(&t.b), t.b.B}; /* whole examples */
     for (int k = 0; k < 2; k++) {
         nlp_batch sb = nlp_batch_rows(&t.b, cut[k], cut[k + 1]);
         nlp_losses l;
@@ -527,12 +561,22 @@ static void test_shares(void)
     share_check("gpt", &c, 0.5);
     c.num_labels = 3;
     share_check("gpt classifier", &c, 0.5);
+    t_mode = TB_PAIR_SUM;
+    share_check("gpt similarity", &c, 0.5);
+    c.num_labels = 1, t_mode = TB_CHOICE;
+    share_check("gpt multiple choice", &c, 0.5);
+    t_mode = TB_ROWS;
     const char *ov_bert[] = {"arch=bert", "vocab-size=40", "d-model=16", "heads=2", "d-ff=24", "layers=2",
                              "max-positions=8", "type-vocab-size=2", "dropout=0.1", "attention-dropout=0.1", NULL};
     CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_bert), 0);
     share_check("bert", &c, 0.5);
     c.num_labels = 4;
     share_check("bert classifier", &c, 0.5);
+    c.num_labels = 1, t_mode = TB_CHOICE;
+    share_check("bert multiple choice", &c, 0.5);
+    c.num_labels = 2, c.head = NLP_HEAD_SPAN, t_mode = TB_SPAN;
+    share_check("bert span", &c, 0.5);
+    t_mode = TB_ROWS;
     const char *ov_tr[] = {"arch=transformer", "vocab-size=30", "d-model=16", "heads=2", "d-ff=24", "layers=2",
                            "max-positions=8", "dropout=0.1", "attention-dropout=0.1", NULL};
     CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_tr), 0);
