@@ -7,6 +7,7 @@
 #include "base/io.h"
 #include "base/mem.h"
 #include "base/thread.h"
+#include "text/uclass.h"
 #include "text/utf8.h"
 #include "train/data.h"
 #include "train/mt.h"
@@ -488,6 +489,28 @@ static int max_context(const nlp_span_windows *w, size_t k, size_t j)
     return bw == k;
 }
 
+/* Does character c join the characters beside it into one word, as BERT's
+ * pre-tokenizer splits text (at white space; every punctuation character a
+ * word of its own: ASCII punctuation and Unicode P*)? */
+static int joins(int32_t c)
+{
+    if (c < 0) return 0;
+    if (c < 128) return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+    return !(nlp_uclass(c) & (NLP_UCL_SPACE | NLP_UCL_PUNCT));
+}
+
+/* Does a word of s[0..n) go on across byte offset at (the characters before
+ * and after it both in one word)? An answer neither starts nor ends there:
+ * a predicted span is whole words of the passage, as SQuAD's answers are. */
+static int inside_word(const char *s, size_t n, size_t at)
+{
+    if (at == 0 || at >= n) return 0;
+    size_t a = at - 1, i = at;
+    while (a > 0 && ((unsigned char)s[a] & 0xC0) == 0x80) a--;
+    const int32_t c1 = nlp_utf8_next(s, n, &i);
+    return joins(c1) && joins(nlp_utf8_next(s, n, &a));
+}
+
 static int check_model(const nlp_model_config *cfg, const nlp_span_layout *l)
 {
     if (cfg->arch != NLP_ARCH_BERT || cfg->head != NLP_HEAD_SPAN || cfg->num_labels != 2)
@@ -525,12 +548,17 @@ int nlp_span_predict(nlp_model *m, const nlp_span_layout *l, const nlp_span_data
             const size_t k = i + (size_t)j, q = w->q[k], p0 = 2 + query_len(d, q, l);
             const float *s = S + (size_t)j * b.T, *e = E + (size_t)j * b.T;
             const size_t t0 = d->ptok[d->passage[q]];
+            const char *pt = d->text + d->ptext[d->passage[q]];
+            const size_t pn = d->ptext[d->passage[q] + 1] - d->ptext[d->passage[q]];
             for (size_t a = 0; a < w->len[k]; a++) {
                 if (!max_context(w, k, w->start[k] + a)) continue;
+                const size_t ta = t0 + w->start[k] + a;
+                if (inside_word(pt, pn, (size_t)d->poff[2 * ta])) continue;
                 for (size_t z = a; z < w->len[k] && z < a + (size_t)l->max_answer; z++) {
                     const float sc = s[p0 + a] + e[p0 + z];
                     if (!(sc > ans[q].score)) continue;
-                    const size_t ta = t0 + w->start[k] + a, tz = t0 + w->start[k] + z;
+                    const size_t tz = t0 + w->start[k] + z;
+                    if (inside_word(pt, pn, (size_t)d->poff[2 * tz + 1])) continue;
                     ans[q] = (nlp_span_answer){(uint32_t)d->poff[2 * ta], (uint32_t)d->poff[2 * tz + 1], sc};
                 }
             }

@@ -8,7 +8,7 @@
  * characters, a mismatch an error naming file and item, question<TAB>
  * passage lines), run_squad's windows and targets, and the best span of a
  * tiny model against a search over its own logits, mapped back to the
- * passage's bytes.
+ * passage's bytes, whole words only.
  */
 #include "base/err.h"
 #include "base/rng.h"
@@ -495,6 +495,76 @@ static void test_predict(void)
     nlp_tokenizer_free(tk);
 }
 
+/* Answers are whole words: no span starts at a WordPiece continuation
+ * ("##84" of "1984") or ends before one. Against a search over the model's
+ * logits that knows words only by the vocabulary's "##", over models whose
+ * unconstrained best span would cut a word (some of the seeds must). */
+static void test_predict_words(void)
+{
+    static const char json[] =
+        "{\"data\": [{\"paragraphs\": [{\"context\": \"Towers in Paris 1984, towers (1984).\", \"qas\": ["
+        "{\"id\": \"w\", \"question\": \"where\", \"answers\": [{\"text\": \"Paris\", \"answer_start\": 10}]}]}]}]}";
+    nlp_tokenizer *tk = tokenizer(1);
+    nlp_span_read_opts o = {.tk = tk, .labelled = 1, .threads = 1};
+    nlp_span_data d;
+    if (nlp_span_read(&d, tmpfile_with("w.json", json), &o) != 0) {
+        CHECK_MSG(0, "%s", nlp_errmsg());
+        nlp_tokenizer_free(tk);
+        return;
+    }
+    const size_t nt = d.ptok[1], nq = d.qtok[1];
+    CHECK_EQ_INT(nt, 14); /* tower ##s in paris 19 ##84 , tower ##s ( 19 ##84 ) . */
+    nlp_span_layout l = {.stride = 128, .max_query = 64, .max_answer = 4};
+    CHECK_EQ_INT(nlp_cls_encoder_bert(&l.enc, tk, 40), 0);
+    nlp_span_windows w;
+    CHECK_EQ_INT(nlp_span_windows_make(&w, &d, &l), 0);
+    int ok = 1, cut = 0;
+    for (uint64_t seed = 1; seed <= 12; seed++) {
+        nlp_model_config cfg;
+        CHECK(nlp_model_config_preset(&cfg, "tiny", NLP_ARCH_BERT) == 0);
+        cfg.num_labels = 2, cfg.head = NLP_HEAD_SPAN, cfg.vocab_size = NV, cfg.dropout = cfg.attention_dropout = 0;
+        cfg.init_std = 0.5;
+        nlp_model *m = NULL;
+        CHECK(nlp_model_new(&m, &cfg, seed) == 0);
+        if (!m) break;
+        nlp_span_answer ans;
+        CHECK_EQ_INT(nlp_span_predict(m, &l, &d, &w, 1, &ans, NULL), 0);
+        int32_t ids[64], type[64], mask[64];
+        int T = 0;
+        ids[T++] = ID_CLS;
+        for (size_t i = 0; i < nq; i++) ids[T++] = d.qids[i];
+        ids[T++] = ID_SEP;
+        const int p0 = T;
+        for (size_t i = 0; i < nt; i++) ids[T++] = d.pids[i];
+        ids[T++] = ID_SEP;
+        for (int i = 0; i < T; i++) type[i] = i >= p0, mask[i] = 1;
+        nlp_batch b = {.B = 1, .T = T, .ids = ids, .type_ids = type, .mask = mask};
+        CHECK(nlp_model_forward(m, &b, NULL) == 0);
+        const float *S = nlp_model_span_logits(m), *E = S + T;
+        float best = -INFINITY, any = -INFINITY;
+        size_t bs = 0, be = 0;
+        for (size_t s = 0; s < nt; s++)
+            for (size_t e = s; e < nt && e < s + 4; e++) {
+                const float sc = S[p0 + s] + E[p0 + e];
+                if (sc > any) any = sc;
+                if (!strncmp(vocab[d.pids[s]], "##", 2) || (e + 1 < nt && !strncmp(vocab[d.pids[e + 1]], "##", 2)))
+                    continue;
+                if (sc > best) best = sc, bs = s, be = e;
+            }
+        cut += any > best;
+        ok &= ans.beg == (uint32_t)d.poff[2 * bs] && ans.end == (uint32_t)d.poff[2 * be + 1];
+        ok &= fabsf(ans.score - best) < 1e-4f;
+        if (!ok) printf("    seed %d: [%u, %u), by hand [%d, %d)\n", (int)seed, ans.beg, ans.end, d.poff[2 * bs],
+                        d.poff[2 * be + 1]);
+        nlp_model_free(m);
+    }
+    CHECK_MSG(ok, "the best whole-word spans are not those of the model's logits");
+    CHECK_MSG(cut > 0, "no model's best span cut a word: the test does not test");
+    nlp_span_windows_free(&w);
+    nlp_span_data_free(&d);
+    nlp_tokenizer_free(tk);
+}
+
 // --- the span head saved and loaded
 
 static void test_save_load(void)
@@ -549,6 +619,7 @@ int main(int argc, char **argv)
     RUN(test_read);
     RUN(test_windows);
     RUN(test_predict);
+    RUN(test_predict_words);
     RUN(test_save_load);
     return TEST_END();
 }
