@@ -14,6 +14,7 @@
  * loss L3 = L2 + λ·L1 (--lm-weight). It runs on lib/train's loop, with
  * validation after every epoch, checkpoints, resume and signals as pretrain.
  */
+#include "base/config.h"
 #include "base/err.h"
 #include "base/io.h"
 #include "base/mem.h"
@@ -110,11 +111,11 @@ static const char usage[] =
     "      --lm-weight F         gpt: lambda, the weight of the auxiliary language-\n"
     "                            modelling loss (default 0.5; 0: none)\n"
     "      --doc-stride N        span: tokens from a passage window's start to the\n"
-    "                            next's (default 128; also predict and eval)\n"
-    "      --max-query-length N  span: question tokens kept (default 64; also\n"
-    "                            predict and eval)\n"
-    "      --max-answer-length N span: tokens of an answer at most (default 30;\n"
-    "                            predict, eval and validation)\n"
+    "                            next's (default 128)\n"
+    "      --max-query-length N  span: question tokens kept (default 64)\n"
+    "      --max-answer-length N span: tokens of an answer at most (default 30)\n"
+    "                            These three also for predict and eval, by default\n"
+    "                            those of the run.yaml beside the model\n"
     "      --seed N              the classifier's initialisation, dropout and data\n"
     "                            order (default 0)\n"
     "  -m, --model DIR           run directory (default 'classifier'); predict and\n"
@@ -936,11 +937,13 @@ typedef struct file_sum {
     int fields;   /* the fields (classification) or choices every line has; 0 until line 1 is read */
 } file_sum;
 
+static char model_path[4300]; /* the model load_classifier loaded */
+
 static void load_classifier(void)
 {
     if (!o.model) cli_usage_error("give -m MODEL: a fine-tuned model or run directory");
-    char path[4300];
-    use_path(o.model, path, sizeof path);
+    char *path = model_path;
+    use_path(o.model, path, sizeof model_path);
     model = mio_load_model(path, -1);
     check_arch(model, path);
     if (nlp_model_cfg(model)->num_labels <= 0)
@@ -1192,6 +1195,40 @@ static const char *const training_only[] = {"init", "from-scratch", "task", "val
                                             "epochs", "lr", "warmup", "schedule", "weight-decay", "grad-clip",
                                             "dropout", "lm-weight", "seed", "save-every", "keep", "force", NULL};
 
+/* A span model's --doc-stride, --max-query-length and --max-answer-length,
+ * unless given (as flags or in -c): those its training run recorded in the
+ * run.yaml beside the model (a checkpoint's, or its directory's), so
+ * predict and eval cut and answer as validation did. */
+static void span_settings_from_run(void)
+{
+    char yaml[4400];
+    if (nlp_is_dir(model_path)) snprintf(yaml, sizeof yaml, "%s/run.yaml", model_path);
+    else {
+        const char *slash = strrchr(model_path, '/');
+        snprintf(yaml, sizeof yaml, "%.*s/run.yaml", slash ? (int)(slash - model_path) : 1, slash ? model_path : ".");
+    }
+    if (!nlp_file_exists(yaml)) return;
+    nlp_config c;
+    int rc = nlp_config_load(&c, yaml);
+    if (rc) {
+        cli_warn("%s (its span settings not used)", nlp_errmsg());
+        nlp_config_free(&c);
+        return;
+    }
+    static const char *const keys[] = {"doc-stride", "max-query-length", "max-answer-length"};
+    long *dest[] = {&o.doc_stride, &o.max_query, &o.max_answer};
+    for (int k = 0; k < 3; k++) {
+        const nlp_config_entry *e = nlp_config_get(&c, keys[k]);
+        long v;
+        if (!e || cli_given(keys[k])) continue;
+        if (!e->value || cli_parse_long(e->value, &v) || v < 1 || v > 1 << 20)
+            cli_die(NLP_EXIT_FORMAT, "'%s' line %d: %s: '%s' is not a count of tokens", yaml, e->line, keys[k],
+                    e->value ? e->value : "~");
+        *dest[k] = v;
+    }
+    nlp_config_free(&c);
+}
+
 static int predict_main(int argc, char **argv, int eval)
 {
     struct cli c = {"finetune", usage, opts, NULL};
@@ -1218,6 +1255,7 @@ static int predict_main(int argc, char **argv, int eval)
         cli_usage_error("--doc-stride, --max-answer-length and --max-query-length are for question answering (a span model)");
     if (task_kind == NLP_FT_SPAN) {
         if (o.all) cli_usage_error("--all is for classifiers and multiple choice: a span model answers with its best span");
+        span_settings_from_run();
         const char *stdin_only[] = {"-"};
         span_files(first < argc ? (const char *const *)argv + first : stdin_only, first < argc ? argc - first : 1, eval,
                    threads);

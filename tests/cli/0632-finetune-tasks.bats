@@ -219,6 +219,12 @@ PY
   run_split finetune eval -q -m "$T/q" --doc-stride 16 "$W/qa-dev.json"
   [ "$status" -eq 0 ] || { echo "$stderr"; false; }
   [[ "$output" == *"qa-dev.json: 80 questions ("*" windows), exact match ${best% *}, F1 ${best#* }, loss "* ]] || { echo "$output / $best"; false; }
+  # without the flags, the training run's settings (its run.yaml): the same windows and figures
+  given="$output"
+  run_split finetune eval -q -m "$T/q" "$W/qa-dev.json"
+  [ "$status" -eq 0 ] && [ "$output" = "$given" ] || { echo "$output / $given"; false; }
+  run_split finetune eval -q -m "$T/q/best" --doc-stride 64 "$W/qa-dev.json"
+  [ "$status" -eq 0 ] && [ "${output%% windows*}" != "${given%% windows*}" ] || { echo "$output / $given"; false; }
   # question<TAB>passage lines, ids by line
   run_split bash -c "printf 'first word\tGröße des Fensters ändern\nlast word\tDateien öffnen\n' | finetune predict -q -m '$T/q'"
   [ "$status" -eq 0 ] || { echo "$stderr"; false; }
