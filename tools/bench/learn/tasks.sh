@@ -6,7 +6,7 @@
 # 1. BERT `small` pretrained for MINUTES (default 25) on lm/train.txt with a
 #    WordPiece of 8,192 (DIR/wp.json, DIR/bert, DIR/bert.tsv), 256 positions.
 # 2. QA (qa/, SQuAD v1.1): every third training passage (DIR/qa-train.json),
-#    2 epochs, --max-length 256, from DIR/bert and from random init
+#    1 epoch, --max-length 256, from DIR/bert and from random init
 #    (--from-scratch); dev predictions DIR/qa-V.pred.json scored by
 #    `finetune eval` (DIR/qa-V.eval.json) and by qa/squad_eval.py
 #    (DIR/qa-V.squad.json) — the two must agree.
@@ -47,7 +47,7 @@ for v in pre scratch; do
   [ -s "$dir/qa-$v.squad.json" ] && continue
   extra=()
   [ $v = scratch ] && extra=(--from-scratch)
-  finetune --init "$dir/bert" "${extra[@]}" --valid "$data/qa/dev.json" --epochs 2 --max-length 256 -t 2 \
+  finetune --init "$dir/bert" "${extra[@]}" --valid "$data/qa/dev.json" --epochs 1 --max-length 256 -t 2 \
     --log "$dir/qa-$v.tsv" -m "$dir/qa-$v" --force "$dir/qa-train.json"
   finetune predict -m "$dir/qa-$v" -t 2 "$data/qa/dev.json" >"$dir/qa-$v.pred.json"
   finetune eval -m "$dir/qa-$v" -t 2 --json "$data/qa/dev.json" >"$dir/qa-$v.eval.json"
