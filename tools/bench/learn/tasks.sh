@@ -15,7 +15,7 @@
 #    DIR/bert; dev accuracy in DIR/choice-V.eval.json.
 # 4. In-context: LM_RUN, no fine-tuning, on classify/section dev and choice dev
 #    with K = 0, 1, 4, 8 shots from the training sets (seed 0), candidates
-#    ranked by per-token (tokens) and by unconditional normalization
+#    ranked by unconditional normalization (and, for choice, per token too)
 #    (DIR/icl-DATA-K-NORM.json).
 # DIR/scores.txt gathers every figure. A step whose output exists is skipped,
 # so the script can be run again after an interruption.
@@ -77,7 +77,9 @@ for set in section choice; do
   section) dev="$data/classify/section/dev.tsv" train="$data/classify/section/train.tsv" ;;
   choice) dev="$data/choice/dev.tsv" train="$data/choice/train.tsv" ;;
   esac
-  for norm in tokens unconditional; do
+  norms="tokens unconditional"
+  [ $set = section ] && norms=unconditional # 14 candidates an item: the labels' prior matters most
+  for norm in $norms; do
     for k in 0 1 4 8; do
       out="$dir/icl-$set-$k-$norm.json"
       [ -s "$out" ] || generate -m "$lm" --eval-choices "$dev" --shots $k --shots-from "$train" --seed 0 \
