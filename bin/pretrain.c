@@ -1007,12 +1007,17 @@ static size_t objective_tokens(const char *tk_name, int32_t first, int add)
     const char *what = o.objective == OBJ_SPAN ? "the sentinel tokens" : "<mask>";
     size_t missing = 0;
     for (size_t k = 0; k < n; k++) missing += nlp_tokenizer_token_to_id(tok, names[k], strlen(names[k])) < 0;
-    if (missing && !add)
+    if (missing && !add) {
+        char first_name[24];
+        snprintf(first_name, sizeof first_name, "%s", names[0]);
+        free(names), free(text);
         cli_die(NLP_EXIT_FORMAT, "'%s' lacks %s (%s first): the run was trained with a tokenizer that has them; "
-                "resume with its own (leave out --tokenizer)", tk_name, what, names[0]);
+                "resume with its own (leave out --tokenizer)", tk_name, what, first_name);
+    }
     if (missing) {
         nlp_tokenizer *nt;
         int rc = nlp_tokenizer_add_special(&nt, tok, names, n, first, NULL);
+        if (rc) free(names), free(text);
         if (rc == NLP_ENOMEM) cli_fail(rc);
         if (rc) cli_die(NLP_EXIT_FORMAT, "'%s': cannot add %s: %s", tk_name, what, nlp_errmsg());
         if (src_tok == tok) src_tok = nt;
@@ -1448,7 +1453,7 @@ int main(int argc, char **argv)
             char what[4200];
             snprintf(what, sizeof what, "'%s'%s", inputs[0], ninputs > 1 ? " and the rest" : "");
             make_pieces(&dtrain, &btrain, what, (uint64_t)o.seed, threads);
-            show_examples(sp[2]);
+            if (nlp_dist_rank() == 0) show_examples(sp[2]); /* every rank made the same */
             nlp_denoise_free(&dtrain);
             nlp_bert_docs_free(&btrain);
             nlp_bert_docs_free(&bvalid);
