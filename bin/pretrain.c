@@ -4,7 +4,8 @@
  * parallel text (translation) or on monolingual text by T5's span
  * corruption or BART's denoising (--objective).
  *
- * Thin: the data (lib/train/data, lib/train/mt), the tasks (lib/train/lm,
+ * Thin: the data (lib/train/data, lib/train/mt, lib/train/bert's documents
+ * and lib/train/denoise's pairs), the tasks (lib/train/lm, lib/train/bert,
  * lib/train/mt) and the loop with its checkpoints (lib/train/loop) are the
  * library's; validation BLEU joins lib/decode and lib/eval through the MT
  * task's hook. This file turns options into them and prints progress.
@@ -1376,7 +1377,7 @@ int main(int argc, char **argv)
         if (dn && !ic->shared_vocab)
             cli_die(NLP_EXIT_FORMAT, "'%s' has a source and a target vocabulary: --objective %s needs one, shared",
                     o.init, objectives[o.objective]);
-        const size_t tv = nlp_tokenizer_vocab_size(tok);
+        const size_t tv = dn ? nlp_tokenizer_vocab_size(tok) : 0;
         const int32_t id0 = (int32_t)(tv > (size_t)ic->vocab_size ? tv : (size_t)ic->vocab_size);
         size_t added = dn ? objective_tokens(tk_name, id0, 1) : 0;
         if (added) { /* the embeddings grow by the rows of the new tokens */
