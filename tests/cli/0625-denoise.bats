@@ -260,6 +260,11 @@ assert moved >= 5, moved' <<<"$output"
   # a resumed run keeps its objective and its tokenizer
   check 2 "--objective denoise: the run '$W/span' trains with --objective span" --resume "$W/span" --objective denoise
   check 3 "lacks the sentinel tokens (<extra_id_0> first)" --resume "$W/span" --tokenizer "$W/tok.json" --steps 300
+  # a sentencepiece model takes no added tokens: it says so (exit 3)
+  if [ -f "$SHARED/peers/twins/spm8k.model" ]; then
+    check 3 "cannot add <mask>: a sentencepiece model takes no added tokens" "${t[@]}" --objective denoise --preset tiny \
+      --tokenizer "$SHARED/peers/twins/spm8k.model" --show-examples 1 "$W/small.txt"
+  fi
   # documents too short to corrupt are skipped and counted; none left is an error
   { head -20 "$W/small.txt"; echo 'x'; echo 'y'; } >"$T/short.txt"
   run_split pretrain "${t[@]}" --objective span --preset tiny --tokenizer "$W/tok.json" --show-examples 1 "$T/short.txt"
