@@ -476,20 +476,9 @@ static void gpt_token_ids(const nlp_tokenizer *tk, int32_t id[3])
  * V, V+1, V+2 (the model's vocabulary V grows by three). */
 static void add_gpt_tokens(int32_t V)
 {
-    nlp_tok_spec spec = {0};
-    if (nlp_tok_spec_copy(&spec, nlp_tokenizer_spec(tok))) cli_fail(NLP_ENOMEM);
-    nlp_added_token *a = nlp_reallocarray(spec.added, spec.n_added + 3, sizeof *a);
-    if (!a) cli_fail(NLP_ENOMEM);
-    spec.added = a;
-    for (int k = 0; k < 3; k++) {
-        nlp_added_token *t = &spec.added[spec.n_added++];
-        memset(t, 0, sizeof *t);
-        t->id = V + k;
-        t->special = 1;
-        if (!(t->content = nlp_strdup(GPT_TOKENS[k]))) cli_fail(NLP_ENOMEM);
-    }
     nlp_tokenizer *nt;
-    int rc = nlp_tokenizer_new(&nt, &spec);
+    int rc = nlp_tokenizer_add_special(&nt, tok, GPT_TOKENS, 3, V, NULL);
+    if (rc == NLP_ENOMEM) cli_fail(rc);
     if (rc) cli_die(NLP_EXIT_FORMAT, "'%s': cannot add GPT's classification tokens: %s", tk_name, nlp_errmsg());
     nlp_tokenizer_free(tok);
     tok = nt;

@@ -1,9 +1,11 @@
 /*
  * pretrain — train a model from scratch (or continue one): GPT as a causal
- * language model on token streams or text; the encoder-decoder on parallel
- * text (translation).
+ * language model on token streams or text; BERT; the encoder-decoder on
+ * parallel text (translation) or on monolingual text by T5's span
+ * corruption or BART's denoising (--objective).
  *
- * Thin: the data (lib/train/data, lib/train/mt), the tasks (lib/train/lm,
+ * Thin: the data (lib/train/data, lib/train/mt, lib/train/bert's documents
+ * and lib/train/denoise's pairs), the tasks (lib/train/lm, lib/train/bert,
  * lib/train/mt) and the loop with its checkpoints (lib/train/loop) are the
  * library's; validation BLEU joins lib/decode and lib/eval through the MT
  * task's hook. This file turns options into them and prints progress.
@@ -26,11 +28,13 @@
 #include "train/data.h"
 #include "common/dist.h"
 #include "train/bert.h"
+#include "train/denoise.h"
 #include "train/lm.h"
 #include "train/loop.h"
 #include "train/mt.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,13 +49,15 @@ static const char usage[] =
     "Train a model: GPT (or the LLaMA block: --arch llama) as a causal language model\n"
     "on unlabelled text, BERT by masked language modelling and next-sentence\n"
     "prediction (--arch bert), or the encoder-decoder (--arch transformer) on\n"
-    "parallel text.\n"
+    "parallel text, or on unlabelled text by T5's span corruption or BART's\n"
+    "denoising (--objective).\n"
     "GPT: FILEs (and --train) are token streams from 'tokenize --output-format bin' or,\n"
     "with --tokenizer, text with one document per line; '-' is standard input.\n"
     "BERT: FILEs are text (one paragraph or document per line, or documents of\n"
     "several lines between blank lines) or token streams, with a WordPiece --tokenizer.\n"
     "Transformer: --src and --tgt, two files aligned line by line, or FILEs (and\n"
-    "--train) as TSV 'source<TAB>target' lines.\n"
+    "--train) as TSV 'source<TAB>target' lines; with --objective span or denoise,\n"
+    "FILEs are text or token streams as for BERT, with --tokenizer.\n"
     "Token streams are mapped, not read: memory does not grow with the corpus.\n"
     "Text files are tokenized once into a cache in DIR/data (-m), reused while the\n"
     "text and the tokenizer stay the same, and mapped. A pipe ('-' as the only\n"
@@ -61,7 +67,10 @@ static const char usage[] =
     "      --train FILE          training data (also: FILE arguments)\n"
     "      --valid FILE          validation data (gpt: loss, perplexity and bits per\n"
     "                            byte; bert: MLM + NSP loss, MLM loss, MLM and NSP\n"
-    "                            accuracy; transformer: a TSV like --train)\n"
+    "                            accuracy; transformer: a TSV like --train; span and\n"
+    "                            denoise: text like --train, corrupted once with a\n"
+    "                            fixed seed: loss, perplexity and the accuracy of the\n"
+    "                            target tokens)\n"
     "      --tokenizer FILE      tokenizer for text input (transformer: shared by both\n"
     "                            sides); copied into every checkpoint\n"
     "      --eot TOKEN           gpt: end-of-text token between documents of text input\n"
@@ -112,6 +121,27 @@ static const char usage[] =
     "                            llama 0)\n"
     "      --attention-dropout F dropout on attention probabilities (default 0.1;\n"
     "                            transformer presets and llama 0)\n"
+    "Objective (transformer):\n"
+    "      --objective OBJ       translate (default: parallel text), span (T5's span\n"
+    "                            corruption) or denoise (BART's text infilling and\n"
+    "                            sentence permutation) on unlabelled text; the\n"
+    "                            corruptions are drawn afresh each epoch from --seed\n"
+    "      --noise-density F     span: share of the tokens corrupted, in (0, 1)\n"
+    "                            (default 0.15)\n"
+    "      --mean-span F         span: mean length of a corrupted span (default 3)\n"
+    "      --sentinels N         span: sentinel tokens <extra_id_0> ... <extra_id_N-1>,\n"
+    "                            one per span, added to the tokenizer and the model\n"
+    "                            when missing (default 100)\n"
+    "      --poisson-lambda F    denoise: mean length of a masked span, in (0, 100]\n"
+    "                            (default 3)\n"
+    "      --mask-ratio F        denoise: share of the tokens masked, in [0, 1]\n"
+    "                            (default 0.3); each span becomes one <mask>, added\n"
+    "                            to the tokenizer and the model when missing\n"
+    "      --permute-sentences, --no-permute-sentences  denoise: shuffle each text's\n"
+    "                            sentences (default) or keep their order\n"
+    "      --show-examples N     span, denoise: print N corrupted inputs and their\n"
+    "                            targets as text on standard output and exit, training\n"
+    "                            nothing and writing no run directory\n"
     "Batches (default auto: the architecture's, as below):\n"
     "      --max-length N        gpt: tokens per training window (default:\n"
     "                            --max-positions); bert: tokens per example, [CLS] A\n"
@@ -119,7 +149,9 @@ static const char usage[] =
     "                            fewer); transformer: longest sentence kept, per side\n"
     "                            with its end-of-sentence token (default 128, or the\n"
     "                            model's positions if fewer; longer pairs are dropped\n"
-    "                            and counted)\n"
+    "                            and counted; span, denoise: longer texts are cut,\n"
+    "                            at sentence ends where they can be, so that input\n"
+    "                            and target fit)\n"
     "  -B, --batch-size N        gpt: windows per micro-batch (default 8); bert:\n"
     "                            examples per micro-batch (default 32)\n"
     "      --batch-tokens N      gpt: tokens per optimizer step, reached by gradient\n"
@@ -169,7 +201,8 @@ static const char usage[] =
     "                            (gpt: valid_loss, valid_ppl, valid_bpb; bert:\n"
     "                            valid_loss, valid_mlm_loss, valid_mlm_acc,\n"
     "                            valid_nsp_acc; transformer: valid_loss, valid_ppl,\n"
-    "                            valid_bleu)\n"
+    "                            valid_bleu; span, denoise: valid_loss, valid_ppl,\n"
+    "                            valid_acc)\n"
     "      --log-every N         a progress line every N steps when not on a terminal\n"
     "                            (default 50)\n"
     "  -t, --threads N           threads (default: all CPUs; under mpirun the rank's\n"
@@ -199,6 +232,9 @@ static const char usage[] =
     "checkpoint or tokenizer file, or a missing, unreadable or invalid config file (-c).\n";
 
 static const char *const archs[] = {"gpt", "bert", "transformer", "llama", NULL};
+static const char *const objectives[] = {"translate", "span", "denoise", NULL};
+enum { OBJ_TRANSLATE = 0, OBJ_SPAN = 1, OBJ_DENOISE = 2 };
+#define VALID_SEED 12345 /* the validation texts' corruptions, the same in every run */
 static const char *const schedules[] = {"cosine", "linear", "constant", "noam", "inverse-sqrt", NULL};
 enum { ARCH_GPT = 0, ARCH_BERT = 1, ARCH_TRANSFORMER = 2, ARCH_LLAMA = 3 }; /* llama: gpt's task and recipe */
 
@@ -219,7 +255,16 @@ static struct {
     long max_length, batch_size, batch_tokens, steps, warmup, seed, eval_every, save_every, keep, log_every, threads;
     long valid_bleu, average, max_line_bytes;
     double max_time, lr, min_lr, weight_decay, beta1, beta2, eps, grad_clip;
+    int objective, permute;
+    double noise_density, mean_span, poisson_lambda, mask_ratio;
+    long sentinels, show_examples;
 } o = {
+    .noise_density = 0.15,
+    .mean_span = 3,
+    .sentinels = 100,
+    .poisson_lambda = 3,
+    .mask_ratio = 0.3,
+    .permute = 1,
     .model = "run",
     .preset = "small",
     .batch_size = -1,
@@ -267,6 +312,31 @@ static const char *show_schedule(const struct cli_opt *opt, void *ctx)
     return v < 0 ? "default" : schedules[v];
 }
 
+/* --noise-density and --poisson-lambda: a number in (min, max), or (min,
+ * max] for max > 1 */
+static int set_open(const struct cli_opt *opt, const char *arg, void *ctx)
+{
+    (void)ctx;
+    double v;
+    if (!arg) return nlp_error(NLP_EINVAL, "a value is required");
+    if (cli_parse_double(arg, &v)) return NLP_EINVAL;
+    const int closed = opt->max > 1;
+    if (!(v > opt->min && (closed ? v <= opt->max : v < opt->max)))
+        return nlp_error(NLP_EINVAL, "%g is out of range (more than %g, %s %g)", v, opt->min,
+                         closed ? "at most" : "less than", opt->max);
+    *(double *)opt->dest = v;
+    return 0;
+}
+
+static const char *show_open(const struct cli_opt *opt, void *ctx)
+{
+    (void)ctx;
+    static char num[2][40];
+    char *b = num[opt->max > 1];
+    nlp_format_double(b, sizeof num[0], *(double *)opt->dest);
+    return b;
+}
+
 static struct cli_opt opts[] = {
     {.name = "train", .kind = CLI_STR, .dest = &o.train},
     {.name = "valid", .kind = CLI_STR, .dest = &o.valid},
@@ -294,6 +364,16 @@ static struct cli_opt opts[] = {
     {.name = "kv-heads", .kind = CLI_STR, .dest = &o.mk[16]},
     {.name = "rope-theta", .kind = CLI_STR, .dest = &o.mk[17]},
     {.name = "rope-layout", .kind = CLI_STR, .dest = &o.mk[18]},
+    {.name = "objective", .kind = CLI_CHOICE, .dest = &o.objective, .choices = objectives},
+    {.name = "noise-density", .kind = CLI_CALL, .dest = &o.noise_density, .min = 0, .max = 1, .call = set_open,
+     .show = show_open},
+    {.name = "mean-span", .kind = CLI_DOUBLE, .dest = &o.mean_span, .min = 1, .max = 1e6},
+    {.name = "sentinels", .kind = CLI_INT, .dest = &o.sentinels, .min = 2, .max = 100000},
+    {.name = "poisson-lambda", .kind = CLI_CALL, .dest = &o.poisson_lambda, .min = 0, .max = 100, .call = set_open,
+     .show = show_open},
+    {.name = "mask-ratio", .kind = CLI_DOUBLE, .dest = &o.mask_ratio, .min = 0, .max = 1},
+    {.name = "permute-sentences", .kind = CLI_BOOL, .dest = &o.permute, .flags = CLI_NEGATABLE},
+    {.name = "show-examples", .kind = CLI_INT, .dest = &o.show_examples, .min = 1, .max = 1e9, .flags = CLI_NOCONFIG},
     {.name = "src", .kind = CLI_STR, .dest = &o.src},
     {.name = "tgt", .kind = CLI_STR, .dest = &o.tgt},
     {.name = "valid-src", .kind = CLI_STR, .dest = &o.valid_src},
@@ -341,7 +421,10 @@ static nlp_model *model;
 static nlp_tokenizer *tok;     /* gpt; transformer: the target side's (or shared) */
 static nlp_tokenizer *src_tok; /* transformer: the source side's (== tok when shared) */
 static nlp_pairs ptrain, pvalid;
-static nlp_bert_docs btrain, bvalid;
+static nlp_bert_docs btrain, bvalid;   /* bert; transformer span, denoise */
+static nlp_denoise dtrain, dvalid;     /* transformer span, denoise: the pieces and the epoch's pairs */
+static int32_t *sentinel_ids;          /* span: <extra_id_0> ... */
+static int32_t mask_id = -1;           /* denoise: <mask> */
 static nlp_corpus train = NLP_CORPUS_INIT, valid = NLP_CORPUS_INIT;
 static nlp_model_config newcfg; /* a new model's configuration */
 static int pending_train, pending_valid; /* GPT: text whose cache is still to be made */
@@ -391,6 +474,9 @@ static void report(void *ctx, const nlp_train_event *e)
         if (o.arch == ARCH_BERT)
             fprintf(stderr, "pretrain: step %ld valid loss %.4f mlm %.4f mlm_acc %.4f nsp_acc %.4f%s\n", e->step,
                     e->eval->v[0], e->eval->v[1], e->eval->v[2], e->eval->v[3], e->best ? " (best)" : "");
+        else if (o.arch == ARCH_TRANSFORMER && o.objective != OBJ_TRANSLATE)
+            fprintf(stderr, "pretrain: step %ld valid loss %.4f ppl %.2f acc %.4f%s\n", e->step, e->eval->v[0],
+                    e->eval->v[1], e->eval->v[2], e->best ? " (best)" : "");
         else if (o.arch == ARCH_TRANSFORMER && !isnan(e->eval->v[2]))
             fprintf(stderr, "pretrain: step %ld valid loss %.4f ppl %.2f BLEU %.2f%s\n", e->step, e->eval->v[0],
                     e->eval->v[1], e->eval->v[2], e->best ? " (best)" : "");
@@ -539,7 +625,17 @@ static char *make_run_yaml(const nlp_model_config *mc)
     yaml_path(&b, "tgt", o.tgt);
     yaml_path(&b, "valid-src", o.valid_src);
     yaml_path(&b, "valid-tgt", o.valid_tgt);
-    if (o.arch == ARCH_TRANSFORMER) yaml_int(&b, "valid-bleu", o.valid_bleu);
+    if (o.arch == ARCH_TRANSFORMER && o.objective == OBJ_TRANSLATE) yaml_int(&b, "valid-bleu", o.valid_bleu);
+    if (o.objective != OBJ_TRANSLATE) yaml_kv(&b, "objective", objectives[o.objective]);
+    if (o.objective == OBJ_SPAN) {
+        yaml_num(&b, "noise-density", o.noise_density);
+        yaml_num(&b, "mean-span", o.mean_span);
+        yaml_int(&b, "sentinels", o.sentinels);
+    } else if (o.objective == OBJ_DENOISE) {
+        yaml_num(&b, "poisson-lambda", o.poisson_lambda);
+        yaml_num(&b, "mask-ratio", o.mask_ratio);
+        yaml_kv(&b, "permute-sentences", o.permute ? "true" : "false");
+    }
     yaml_kv(&b, "eot", o.eot);
     yaml_int(&b, "max-length", o.max_length);
     yaml_int(&b, "batch-size", o.batch_size);
@@ -570,7 +666,11 @@ static char *make_run_yaml(const nlp_model_config *mc)
     yaml_kv(&b, "dropout", num);
     nlp_format_double(num, sizeof num, mc->attention_dropout);
     yaml_kv(&b, "attention-dropout", num);
-    if (o.arch == ARCH_TRANSFORMER) {
+    if (o.arch == ARCH_TRANSFORMER && o.objective != OBJ_TRANSLATE) {
+        if (nlp_buf_printf(&b, "# data: %zu documents, %zu training tokens, fingerprint %016llx\n", btrain.ndoc,
+                           btrain.n, (unsigned long long)docs_fingerprint(&btrain)))
+            cli_fail(NLP_ENOMEM);
+    } else if (o.arch == ARCH_TRANSFORMER) {
         if (nlp_buf_printf(&b, "# data: %zu training pairs, fingerprint %016llx\n", ptrain.n,
                            (unsigned long long)pairs_fingerprint(&ptrain)))
             cli_fail(NLP_ENOMEM);
@@ -887,6 +987,115 @@ static void report_pairs(const char *what, const nlp_pairs *p, long max_len)
     if (p->repaired) cli_warn("%s: %llu lines of invalid UTF-8 repaired (U+FFFD)", what, (unsigned long long)p->repaired);
 }
 
+// --- span and denoise: their tokens, texts and examples
+
+/* The objective's tokens (span: <extra_id_0> ... <extra_id_N-1>; denoise:
+ * <mask>), added to the tokenizer as special tokens where it lacks them,
+ * with ids from `first` on; with `add` 0 (a resumed run, whose model cannot
+ * grow) one missing is an error. Sets sentinel_ids or mask_id; returns how
+ * many were added. */
+static size_t objective_tokens(const char *tk_name, int32_t first, int add)
+{
+    const size_t n = o.objective == OBJ_SPAN ? (size_t)o.sentinels : 1;
+    const char **names = nlp_calloc(n, sizeof *names);
+    char *text = nlp_malloc(n * 24);
+    if (!names || !text) cli_fail(NLP_ENOMEM);
+    for (size_t k = 0; k < n; k++) {
+        if (o.objective == OBJ_SPAN) snprintf(text + 24 * k, 24, "<extra_id_%d>", (int)k);
+        else snprintf(text + 24 * k, 24, "<mask>");
+        names[k] = text + 24 * k;
+    }
+    const char *what = o.objective == OBJ_SPAN ? "the sentinel tokens" : "<mask>";
+    size_t missing = 0;
+    for (size_t k = 0; k < n; k++) missing += nlp_tokenizer_token_to_id(tok, names[k], strlen(names[k])) < 0;
+    if (missing && !add) {
+        char first_name[24];
+        snprintf(first_name, sizeof first_name, "%s", names[0]);
+        free(names), free(text);
+        cli_die(NLP_EXIT_FORMAT, "'%s' lacks %s (%s first): the run was trained with a tokenizer that has them; "
+                "resume with its own (leave out --tokenizer)", tk_name, what, first_name);
+    }
+    if (missing) {
+        nlp_tokenizer *nt;
+        int rc = nlp_tokenizer_add_special(&nt, tok, names, n, first, NULL);
+        if (rc) free(names), free(text);
+        if (rc == NLP_ENOMEM) cli_fail(rc);
+        if (rc) cli_die(NLP_EXIT_FORMAT, "'%s': cannot add %s: %s", tk_name, what, nlp_errmsg());
+        if (src_tok == tok) src_tok = nt;
+        nlp_tokenizer_free(tok);
+        tok = nt;
+        if (o.objective == OBJ_DENOISE) cli_info("'%s' has no <mask>: added as a special token, id %d", tk_name, (int)first);
+        else if (missing == n)
+            cli_info("'%s' has no sentinel tokens: %s ... %s added as special tokens (ids %d-%d)", tk_name, names[0],
+                     names[n - 1], (int)first, (int)(first + (int32_t)missing - 1));
+        else
+            cli_info("'%s' lacks %zu of the %zu sentinel tokens: added as special tokens (ids %d-%d)", tk_name, missing,
+                     n, (int)first, (int)(first + (int32_t)missing - 1));
+    }
+    if (o.objective == OBJ_SPAN) {
+        if (!(sentinel_ids = nlp_malloc(n * sizeof *sentinel_ids))) cli_fail(NLP_ENOMEM);
+        for (size_t k = 0; k < n; k++) sentinel_ids[k] = nlp_tokenizer_token_to_id(tok, names[k], strlen(names[k]));
+    } else
+        mask_id = nlp_tokenizer_token_to_id(tok, names[0], strlen(names[0]));
+    free(names), free(text);
+    return missing;
+}
+
+/* The documents of a span or denoise run cut into pieces (d), and what was
+ * cut and skipped. */
+static nlp_denoise_opts denoise_opts(int threads)
+{
+    return (nlp_denoise_opts){.kind = o.objective == OBJ_SPAN ? NLP_DENOISE_SPAN : NLP_DENOISE_BART,
+                              .density = o.noise_density, .mean_span = o.mean_span, .sentinel = sentinel_ids,
+                              .n_sentinel = (size_t)o.sentinels, .lambda = o.poisson_lambda, .ratio = o.mask_ratio,
+                              .permute = o.permute, .mask = mask_id, .max_len = (int)o.max_length, .threads = threads};
+}
+
+static void make_pieces(nlp_denoise *d, const nlp_bert_docs *docs, const char *what, uint64_t seed, int threads)
+{
+    nlp_denoise_opts dop = denoise_opts(threads);
+    int rc = nlp_denoise_init(d, docs, &dop, seed);
+    if (rc == NLP_EINVAL) cli_usage_error("--max-length %ld: %s", o.max_length, nlp_errmsg());
+    if (rc == NLP_EDATA) cli_die(NLP_EXIT_FAILURE, "%s: %s", what, nlp_errmsg());
+    if (rc) cli_fail(rc);
+    cli_info("%s: %zu documents (%zu tokens), %zu texts of at most %zu tokens to corrupt", what, docs->ndoc, docs->n,
+             d->n, d->max_piece);
+    if (d->docs_cut)
+        cli_info("  %zu document%s longer than --max-length %ld allows cut in several, at sentence ends (%zu "
+                 "sentence%s cut inside)", d->docs_cut, d->docs_cut == 1 ? "" : "s", o.max_length, d->sents_cut,
+                 d->sents_cut == 1 ? "" : "s");
+    if (d->skipped)
+        cli_info("  %zu text%s of fewer than 2 tokens skipped, too short to corrupt (%zu whole document%s)", d->skipped,
+                 d->skipped == 1 ? "" : "s", d->skipped_docs, d->skipped_docs == 1 ? "" : "s");
+}
+
+/* --show-examples: epoch 1's first pairs, as text with their special tokens
+ * and EOS, on standard output. */
+static void show_examples(int32_t eos)
+{
+    nlp_ids src = {0}, tgt = {0};
+    nlp_buf a = {0}, b = {0};
+    const size_t n = (size_t)o.show_examples < dtrain.n ? (size_t)o.show_examples : dtrain.n;
+    for (size_t i = 0; i < n; i++) {
+        src.n = tgt.n = 0;
+        int rc = nlp_denoise_example(&dtrain, i, 1, &src, &tgt);
+        if (!rc) rc = nlp_ids_push(&src, eos);
+        if (!rc) rc = nlp_ids_push(&tgt, eos);
+        if (!rc) rc = mio_decode_text(tok, src.v, src.n, 0, &a);
+        if (!rc) rc = mio_decode_text(tok, tgt.v, tgt.n, 0, &b);
+        if (rc) cli_fail(rc);
+        const nlp_denoise_piece *p = &dtrain.piece[i];
+        printf("%s==> example %zu: document %zu, %zu tokens <==\ninput:  %.*s\ntarget: %.*s\n", i ? "\n" : "", i + 1,
+               dtrain.doc[i] + 1, p->b - p->a, (int)a.len, a.data ? a.data : "", (int)b.len, b.data ? b.data : "");
+    }
+    if (fflush(stdout) != 0 || ferror(stdout))
+        cli_die(NLP_EXIT_FAILURE, "cannot write to standard output: %s", strerror(errno));
+    if (n < (size_t)o.show_examples)
+        cli_info("--show-examples %ld: the training data has %zu texts to corrupt", o.show_examples, dtrain.n);
+    nlp_ids_free(&src), nlp_ids_free(&tgt);
+    nlp_buf_free(&a), nlp_buf_free(&b);
+}
+
 // --- model keys: their values checked where they come from
 
 /* Model key k's value as a setting: its config file and line, or the flag. */
@@ -959,16 +1168,52 @@ int main(int argc, char **argv)
     int first = cli_parse(&c, argc, argv);
     if (cli_verbosity < 0) o.progress = 0;
     const int mt = o.arch == ARCH_TRANSFORMER;
+    const int dn = mt && o.objective != OBJ_TRANSLATE; /* span or denoise: pairs from unlabelled text */
 
     const int bert = o.arch == ARCH_BERT;
     arch_defaults();
+    if (o.resume && resume_yaml && mt) { /* the objective is the run's: its model has that objective's tokens */
+        const nlp_config_entry *e = nlp_config_get(&resume_cf, "objective");
+        const char *was = e && e->value ? e->value : "translate";
+        if (strcmp(was, objectives[o.objective]) != 0)
+            cli_usage_error("--objective %s: the run '%s' trains with --objective %s; continue it so, or start a new "
+                            "run from it with --init", objectives[o.objective], o.resume, was);
+    }
+    /* the objectives' options: each with its own */
+    {
+        static const struct {
+            const char *name;
+            int objective; /* -1: span or denoise */
+        } oo[] = {{"noise-density", OBJ_SPAN},      {"mean-span", OBJ_SPAN},     {"sentinels", OBJ_SPAN},
+                  {"poisson-lambda", OBJ_DENOISE}, {"mask-ratio", OBJ_DENOISE}, {"permute-sentences", OBJ_DENOISE},
+                  {"show-examples", -1}};
+        if (!mt && cli_given("objective"))
+            cli_usage_error("--objective is for --arch transformer (the encoder-decoder's pretraining)");
+        for (size_t k = 0; k < sizeof oo / sizeof *oo; k++) {
+            if (!cli_given(oo[k].name)) continue;
+            if (oo[k].objective < 0 ? !dn : o.objective != oo[k].objective)
+                cli_usage_error("--%s is for --arch transformer --objective %s", oo[k].name,
+                                oo[k].objective < 0 ? "span or denoise" : objectives[oo[k].objective]);
+        }
+        if (o.objective == OBJ_DENOISE && o.mask_ratio == 0 && !o.permute)
+            cli_usage_error("--mask-ratio 0 with --no-permute-sentences: nothing to denoise");
+    }
     size_t cap = (size_t)(argc - first) + 2;
     if (!(inputs = nlp_calloc(cap, sizeof *inputs))) cli_fail(NLP_ENOMEM);
     /* a resumed run's recorded --train gives way to FILE arguments */
     if (o.train && !(o.resume && first < argc && resume_train && strcmp(o.train, resume_train) == 0))
         inputs[ninputs++] = o.train;
     for (int i = first; i < argc; i++) inputs[ninputs++] = argv[i];
-    if (mt) {
+    if (dn) {
+        if (o.src || o.tgt || o.valid_src || o.valid_tgt || o.src_tokenizer || o.tgt_tokenizer || cli_given("valid-bleu"))
+            cli_usage_error("--src, --tgt, --valid-src, --valid-tgt, --src-tokenizer, --tgt-tokenizer and --valid-bleu "
+                            "are for parallel text (--objective translate); --objective %s reads unlabelled text: "
+                            "FILEs and --valid", objectives[o.objective]);
+        if (!ninputs && !o.resume)
+            cli_usage_error("no training data: give text files or token streams (or '-' for standard input)");
+        if (o.eot) cli_usage_error("--eot is for gpt; --objective %s reads documents and sentences", objectives[o.objective]);
+        if (o.batch_tokens == 0) cli_usage_error("--batch-tokens 0: a transformer batch holds up to N tokens; give N > 0");
+    } else if (mt) {
         if (!o.src != !o.tgt) cli_usage_error("--src and --tgt go together: the two sides of a parallel corpus");
         if (o.src && strcmp(o.src, "-") == 0 && strcmp(o.tgt, "-") == 0)
             cli_usage_error("--src and --tgt cannot both be standard input");
@@ -1005,7 +1250,7 @@ int main(int argc, char **argv)
         if (dash) cli_usage_error("standard input cannot feed %d ranks: every rank reads the data, give files", nlp_dist_size());
     }
     if (o.init && o.resume) cli_usage_error("--init and --resume exclude each other: --resume continues a run");
-    if (o.steps == 0 && o.max_time <= 0) cli_usage_error("give --steps N or --max-time MINUTES");
+    if (o.steps == 0 && o.max_time <= 0 && !o.show_examples) cli_usage_error("give --steps N or --max-time MINUTES");
     if (o.keep && o.average > o.keep)
         cli_usage_error("--average %ld: only --keep %ld checkpoints are kept; raise --keep", o.average, o.keep);
     min_lr_given = o.min_lr;
@@ -1038,11 +1283,11 @@ int main(int argc, char **argv)
         cli_check_output("--log", o.log, in, sizeof in / sizeof *in);
         cli_check_output("--log", o.log, inputs, ninputs);
     }
-    run_dir_begin(o.model, run_id, !own_dir, legacy, o.force, o.dry_run);
+    if (!o.show_examples) run_dir_begin(o.model, run_id, !own_dir, legacy, o.force, o.dry_run);
 
     int threads = nlp_threads_set(cli_dist_threads(o.threads));
     nlp_text_check_force(o.force);
-    if (o.cache) {
+    if (o.cache && !o.show_examples) { /* --show-examples writes nothing: its documents in memory */
         snprintf(cache_dir, sizeof cache_dir, "%s/data", o.model);
         if (run_dir_created()) { /* registered after the lock's release: runs before it */
             snprintf(made_dir, sizeof made_dir, "%s", o.model);
@@ -1076,6 +1321,10 @@ int main(int argc, char **argv)
                 cli_usage_error("--%s: the model comes from %s '%s' and keeps its sizes", model_keys[k],
                                 o.resume ? "--resume" : "--init", o.resume ? o.resume : o.init);
     int32_t eot = -1, sp[3] = {-1, -1, -1};
+    if (dn && !tok) cli_usage_error("--objective %s reads text: give --tokenizer", objectives[o.objective]);
+    if (dn && src_tok != tok)
+        cli_die(NLP_EXIT_FORMAT, "'%s' has a source tokenizer of its own ('%s'): --objective %s reads and writes one "
+                "text, with one tokenizer", from, src_name, objectives[o.objective]);
     if (mt) {
         if (!tok) cli_usage_error("the transformer reads text: give --tokenizer (or --src-tokenizer and --tgt-tokenizer)");
         special_ids(tok, tk_name, sp);
@@ -1120,10 +1369,30 @@ int main(int argc, char **argv)
     if (o.resume) {
         model = mio_load_model(resume_ck, o.arch); /* checks the kind; nlp_train loads it again with its state */
         if (nlp_arch_is_lm(nlp_model_cfg(model)->arch)) o.arch = (int)nlp_model_cfg(model)->arch;
+        if (dn) objective_tokens(tk_name, 0, 0);
     } else if (o.init) {
         model = mio_load_model(o.init, o.arch);
         if (nlp_arch_is_lm(nlp_model_cfg(model)->arch)) o.arch = (int)nlp_model_cfg(model)->arch; /* gpt or llama */
+        const nlp_model_config *ic = nlp_model_cfg(model);
+        if (dn && !ic->shared_vocab)
+            cli_die(NLP_EXIT_FORMAT, "'%s' has a source and a target vocabulary: --objective %s needs one, shared",
+                    o.init, objectives[o.objective]);
+        const size_t tv = dn ? nlp_tokenizer_vocab_size(tok) : 0;
+        const int32_t id0 = (int32_t)(tv > (size_t)ic->vocab_size ? tv : (size_t)ic->vocab_size);
+        size_t added = dn ? objective_tokens(tk_name, id0, 1) : 0;
+        if (added) { /* the embeddings grow by the rows of the new tokens */
+            nlp_model_config nc = *ic;
+            nc.vocab_size = nc.src_vocab_size = id0 + (int32_t)added;
+            const int was = ic->vocab_size;
+            nlp_model *m2;
+            int rc = nlp_model_extend(&m2, model, &nc, (uint64_t)o.seed);
+            if (rc) cli_fail(rc);
+            nlp_model_free(model);
+            model = m2;
+            cli_info("'%s': its vocabulary grows from %d to %d ids", o.init, was, nc.vocab_size);
+        }
     } else {
+        if (dn) objective_tokens(tk_name, (int32_t)nlp_tokenizer_vocab_size(tok), 1);
         nlp_setting set[NMK + 8];
         size_t ns = 0;
         static char vs[32], svs[32], ids[3][16];
@@ -1166,7 +1435,40 @@ int main(int argc, char **argv)
         if (nlp_model_set_dropout(model, d, ad)) cli_usage_error("--dropout: %s", nlp_errmsg());
     }
     const nlp_model_config *mc = model ? nlp_model_cfg(model) : &newcfg;
-    if (mt) {
+    if (dn) {
+        if (o.max_length < 0) o.max_length = mc->max_positions < 128 ? mc->max_positions : 128;
+        if (o.max_length > mc->max_positions)
+            cli_usage_error("--max-length %ld: the model has %d positions", o.max_length, mc->max_positions);
+        nlp_denoise_opts dop = denoise_opts(threads);
+        if (nlp_denoise_max_piece(&dop) < 2)
+            cli_usage_error("--max-length %ld: too short for a corrupted text of 2 tokens and its target, each with "
+                            "its end-of-sentence token", o.max_length);
+        if (o.batch_tokens < o.max_length && !o.show_examples)
+            cli_usage_error("--batch-tokens %ld: a batch must hold a text of --max-length %ld", o.batch_tokens,
+                            o.max_length);
+        /* the documents there are now; their caches to make after the memory check */
+        btrain.max_line = bvalid.max_line = (size_t)o.max_line_bytes;
+        pending_train = read_bert_data(&btrain, inputs, ninputs, threads, 1);
+        if (o.valid) pending_valid = read_bert_data(&bvalid, &o.valid, 1, threads, 1);
+        if (o.show_examples) { /* the documents were read into memory: no cache, nothing written */
+            char what[4200];
+            snprintf(what, sizeof what, "'%s'%s", inputs[0], ninputs > 1 ? " and the rest" : "");
+            make_pieces(&dtrain, &btrain, what, (uint64_t)o.seed, threads);
+            if (nlp_dist_rank() == 0) show_examples(sp[2]); /* every rank made the same */
+            nlp_denoise_free(&dtrain);
+            nlp_bert_docs_free(&btrain);
+            nlp_bert_docs_free(&bvalid);
+            nlp_model_free(model);
+            nlp_tokenizer_free(tok);
+            free(sentinel_ids);
+            free(inputs);
+            free(resume_argv);
+            nlp_config_free(&resume_cf);
+            cli_free();
+            nlp_dist_finalize();
+            return 0;
+        }
+    } else if (mt) {
         if (o.max_length < 0) o.max_length = mc->max_positions < 128 ? mc->max_positions : 128;
         /* what is there now; a cache to make after the memory check */
         pending_train = read_mt_data(threads, 1);
@@ -1184,7 +1486,22 @@ int main(int argc, char **argv)
     {
         long T = o.max_length, B = o.batch_size, S = 0;
         uint64_t data;
-        if (mt) {
+        if (dn) {
+            S = T, B = o.batch_tokens / T > 1 ? o.batch_tokens / T : 1; /* the widest batch's shape */
+            /* the documents in memory (none when mapped), an epoch's pairs (about twice the documents' tokens,
+             * 4 bytes each, and 24 bytes a pair; twice that while the next epoch's are made) and its order */
+            const uint64_t tokens = btrain.n + bvalid.n, texts = btrain.ndoc + bvalid.ndoc + tokens / (uint64_t)T;
+            data = nlp_bert_docs_memory(&btrain) + nlp_bert_docs_memory(&bvalid) + 2 * (8 * tokens + 24 * texts) +
+                   (32 + 8 + 28) * texts;
+            if (btrain.map.data || bvalid.map.data) {
+                static char note[160];
+                char h[32];
+                mio_human(h, sizeof h, (uint64_t)(btrain.map.len + bvalid.map.len));
+                snprintf(note, sizeof note, "and %s of document caches mapped, read once an epoch", h);
+                mio_data_note = note;
+            } else if (pending_train || pending_valid)
+                mio_data_note = "text to be built into a document cache, then mapped";
+        } else if (mt) {
             if (T > mc->max_positions) cli_usage_error("--max-length %ld: the model has %d positions", T, mc->max_positions);
             S = T, B = o.batch_tokens / T > 1 ? o.batch_tokens / T : 1; /* the widest batch's shape */
             /* the pairs in memory (none when mapped), and an epoch's batches: 4 bytes a pair for its order,
@@ -1234,11 +1551,11 @@ int main(int argc, char **argv)
         }
         mio_memory_check(mc, (int)B, (int)T, (int)S, data, o.dry_run, o.memory_check);
     }
-    if (mt && pending_train) { /* the cache made, the pairs mapped */
+    if (mt && !dn && pending_train) { /* the cache made, the pairs mapped */
         nlp_pairs_free(&ptrain);
         read_mt_data(threads, 0);
     }
-    if (bert) { /* the caches made, the documents mapped */
+    if (bert || dn) { /* the caches made, the documents mapped */
         if (pending_train) {
             nlp_bert_docs_free(&btrain);
             read_bert_data(&btrain, inputs, ninputs, threads, 0);
@@ -1299,6 +1616,27 @@ int main(int argc, char **argv)
         if (rc) cli_fail(rc);
         cli_info("bert: %zu parameters, %zu training tokens in %zu documents (%zu sentences)%s",
                  nlp_model_param_count(model), btrain.n, btrain.ndoc, btrain.nsent, o.valid ? "" : "; no validation data");
+    } else if (dn) {
+        mio_check_vocab(tok, tk_name, model, mname);
+        if (mc->pad_id != sp[0] || mc->eos_id != sp[2])
+            cli_die(NLP_EXIT_FORMAT, "'%s' pads with id %d and ends sentences with %d, the model '%s' with %d and %d: "
+                    "not its tokenizer", tk_name, sp[0], sp[2], mname, mc->pad_id, mc->eos_id);
+        char what[4200];
+        snprintf(what, sizeof what, "'%s'%s", ninputs ? inputs[0] : "", ninputs > 1 ? " and the rest" : "");
+        make_pieces(&dtrain, &btrain, what, (uint64_t)o.seed, threads);
+        if (o.valid) {
+            snprintf(what, sizeof what, "'%s'", o.valid);
+            make_pieces(&dvalid, &bvalid, what, VALID_SEED, threads);
+            if (nlp_denoise_epoch(&dvalid, 1)) cli_fail(nlp_errcode());
+        }
+        if (nlp_denoise_epoch(&dtrain, 1)) cli_fail(nlp_errcode());
+        int rc = nlp_mt_task_init(&mtt, &task, &dtrain.pairs, o.valid ? &dvalid.pairs : NULL, mc, o.batch_tokens,
+                                  (uint64_t)o.seed);
+        if (rc) cli_fail(rc);
+        nlp_mt_task_refresh(&mtt, &task, nlp_denoise_refresh, &dtrain);
+        cli_info("transformer, %s: %zu parameters, %zu texts to corrupt, %zu batches per epoch of at most %ld tokens%s",
+                 objectives[o.objective], nlp_model_param_count(model), dtrain.n, nlp_mt_epoch_batches(&mtt),
+                 o.batch_tokens, o.valid ? "" : "; no validation data");
     } else if (mt) {
         mio_check_vocab(tok, tk_name, model, mname);
         if (nlp_tokenizer_vocab_size(src_tok) > (size_t)mc->src_vocab_size)
@@ -1439,6 +1777,9 @@ int main(int argc, char **argv)
     nlp_lm_task_free(&lm);
     nlp_mt_task_free(&mtt);
     nlp_bert_task_free(&bt);
+    nlp_denoise_free(&dtrain);
+    nlp_denoise_free(&dvalid);
+    free(sentinel_ids);
     nlp_bert_docs_free(&btrain);
     nlp_bert_docs_free(&bvalid);
     for (size_t i = 0; i < nvsrc; i++) nlp_ids_free(&vsrc[i]);

@@ -189,8 +189,13 @@ int mio_eot(const nlp_tokenizer *tk, const char *name, const char *tk_name)
 
 int mio_decode_line(const nlp_tokenizer *tk, const int32_t *ids, size_t n, nlp_buf *out)
 {
+    return mio_decode_text(tk, ids, n, 1, out);
+}
+
+int mio_decode_text(const nlp_tokenizer *tk, const int32_t *ids, size_t n, int skip_special, nlp_buf *out)
+{
     nlp_buf_reset(out);
-    int rc = nlp_tokenizer_decode(tk, ids, n, 1, out, NULL);
+    int rc = nlp_tokenizer_decode(tk, ids, n, skip_special, out, NULL);
     if (rc) return rc;
     if (out->len && !nlp_utf8_valid(out->data, out->len, NULL)) {
         nlp_buf fix = {0};

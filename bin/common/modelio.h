@@ -70,6 +70,9 @@ void mio_check_vocab(const nlp_tokenizer *tk, const char *tk_name, const nlp_mod
  * model may end a character halfway) become U+FFFD, as HF's decode with
  * errors="replace" does. 0 or the tokenizer's error status. */
 int mio_decode_line(const nlp_tokenizer *tk, const int32_t *ids, size_t n, nlp_buf *out);
+/* The same, keeping special tokens when skip_special is 0 (T5's sentinels,
+ * BART's <mask> and </s> shown as their text). */
+int mio_decode_text(const nlp_tokenizer *tk, const int32_t *ids, size_t n, int skip_special, nlp_buf *out);
 
 /* A translation tokenizer's padding, start and end-of-sentence ids
  * (<pad>/[PAD], <s>/<bos>/[BOS]/[CLS], </s>/<eos>/[EOS]/<|endoftext|>/[SEP];

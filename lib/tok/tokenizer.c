@@ -432,6 +432,51 @@ int nlp_tokenizer_new(nlp_tokenizer **out, nlp_tok_spec *spec)
     return NLP_OK;
 }
 
+int nlp_tokenizer_add_special(nlp_tokenizer **out, const nlp_tokenizer *tk, const char *const *names, size_t n,
+                              int32_t first, size_t *added)
+{
+    *out = NULL;
+    if (added) *added = 0;
+    if (first < 0 || (size_t)first < tk->vsize)
+        return nlp_error(NLP_EINVAL, "added tokens from id %ld: the tokenizer has ids up to %zu", (long)first,
+                         tk->vsize);
+    size_t missing = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!names[i][0]) return nlp_error(NLP_EINVAL, "an added token cannot be empty");
+        missing += nlp_tokenizer_token_to_id(tk, names[i], strlen(names[i])) < 0;
+    }
+    if (missing && tk->s.model == NLP_MODEL_SPM)
+        return nlp_error(NLP_EFORMAT, "a sentencepiece model takes no added tokens (it lacks '%s')", names[0]);
+    nlp_tok_spec spec = {0};
+    if (nlp_tok_spec_copy(&spec, &tk->s)) return NLP_ENOMEM;
+    nlp_added_token *a = missing ? nlp_reallocarray(spec.added, spec.n_added + missing, sizeof *a) : spec.added;
+    if (missing && !a) {
+        nlp_tok_spec_free(&spec);
+        return NLP_ENOMEM;
+    }
+    spec.added = a;
+    int32_t id = first;
+    for (size_t i = 0; i < n; i++) {
+        if (nlp_tokenizer_token_to_id(tk, names[i], strlen(names[i])) >= 0) continue;
+        nlp_added_token *t = &spec.added[spec.n_added];
+        memset(t, 0, sizeof *t);
+        t->id = id++;
+        t->special = 1;
+        if (!(t->content = nlp_strdup(names[i]))) {
+            nlp_tok_spec_free(&spec);
+            return NLP_ENOMEM;
+        }
+        spec.n_added++;
+    }
+    int rc = nlp_tokenizer_new(out, &spec);
+    if (rc) {
+        nlp_tok_spec_free(&spec);
+        return rc;
+    }
+    if (added) *added = missing;
+    return NLP_OK;
+}
+
 const nlp_tok_spec *nlp_tokenizer_spec(const nlp_tokenizer *tk) { return &tk->s; }
 
 int nlp_tokenizer_cuttable(const nlp_tokenizer *tk) { return tk->cuttable; }

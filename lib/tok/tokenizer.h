@@ -142,6 +142,20 @@ typedef struct nlp_tokenizer nlp_tokenizer;
 int nlp_tokenizer_new(nlp_tokenizer **out, nlp_tok_spec *spec);
 void nlp_tokenizer_free(nlp_tokenizer *tk);
 
+/* A new tokenizer: tk with the tokens names[0..n) that it lacks added as
+ * special tokens (cut out of raw text whole, not normalized, dropped by a
+ * decoding that skips special tokens), the first one it lacks with id
+ * `first`, the next with first + 1, and so on (first at least tk's
+ * vocabulary size: a model may have rows past the tokenizer's ids); those
+ * it has keep their ids. *added (may be NULL) gets how many were added (0:
+ * *out is tk's copy). For the tokens a model gains before training (GPT's
+ * [START]/[DELIM]/[EXTRACT] of fine-tuning, T5's sentinels, BART's
+ * <mask>). Errors: NLP_EINVAL (first below the vocabulary size, an empty
+ * name), NLP_EFORMAT (a sentencepiece model: it takes no added tokens),
+ * NLP_ENOMEM. Free *out with nlp_tokenizer_free. */
+int nlp_tokenizer_add_special(nlp_tokenizer **out, const nlp_tokenizer *tk, const char *const *names, size_t n,
+                              int32_t first, size_t *added);
+
 /* The spec the tokenizer was built from (for writing it out). */
 const nlp_tok_spec *nlp_tokenizer_spec(const nlp_tokenizer *tk);
 

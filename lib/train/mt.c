@@ -668,10 +668,12 @@ static size_t cut_batches(const nlp_pairs *p, const uint32_t *idx, size_t n, lon
  * pair, and the sorted indices as much). */
 static int build_epoch(nlp_mt_task *t, uint64_t e)
 {
-    const nlp_pairs *p = t->train;
-    size_t n = p->n, nb;
     free(t->order), free(t->cut);
     t->order = NULL, t->cut = NULL, t->nbatch = 0, t->epoch = 0;
+    int rc;
+    if (t->refresh && (rc = t->refresh(t->refresh_ctx, e))) return rc;
+    const nlp_pairs *p = t->train;
+    size_t n = p->n, nb;
     key *k = nlp_malloc(n * sizeof *k);
     uint32_t *sorted = nlp_malloc(n * sizeof *sorted), *order = NULL;
     size_t *cut = NULL, *bo = NULL;
@@ -806,7 +808,7 @@ int nlp_mt_score(nlp_mt_task *t, nlp_model *m, const nlp_pairs *p, nlp_eval *out
     qsort(k, ns, sizeof *k, key_cmp);
     for (size_t i = 0; i < ns; i++) idx[i] = k[i].i;
     size_t nb = cut_batches(p, idx, ns, t->max_tokens, cut);
-    double nll = 0, tok = 0;
+    double nll = 0, tok = 0, right = 0;
     const int R = nlp_dist_size(), me = nlp_dist_rank();
     for (size_t b = 0; b < nb; b++) {
         if (!nlp_dist_mine(b, me, R)) continue; /* another rank's share of the validation */
@@ -816,12 +818,27 @@ int nlp_mt_score(nlp_mt_task *t, nlp_model *m, const nlp_pairs *p, nlp_eval *out
             goto out;
         nll += l.nll * l.tokens;
         tok += l.tokens;
+        if (t->accuracy) { /* the argmax of each target position's logits (no padding) */
+            int rows, V;
+            const float *lg = nlp_model_logits(m, &rows, &V);
+            for (int j = 0; j < batch.B; j++) {
+                const int len = tlen(p, idx[cut[b] + (size_t)j]);
+                for (int q = 0; q < len; q++) {
+                    const float *x = lg + ((size_t)j * batch.T + (size_t)q) * (size_t)V;
+                    int best = 0;
+                    for (int v = 1; v < V; v++)
+                        if (x[v] > x[best]) best = v;
+                    right += best == batch.tgt_out[(size_t)j * batch.T + (size_t)q];
+                }
+            }
+        }
     }
-    double sums[2] = {nll, tok};
-    if ((rc = nlp_dist_sum_f64(sums, 2))) goto out;
-    nll = sums[0], tok = sums[1];
+    double sums[3] = {nll, tok, right};
+    if ((rc = nlp_dist_sum_f64(sums, 3))) goto out;
+    nll = sums[0], tok = sums[1], right = sums[2];
     out->v[0] = tok ? nll / tok : NAN;
     out->v[1] = exp(out->v[0]);
+    if (t->accuracy) out->v[2] = tok ? right / tok : NAN;
     if (skipped) *skipped = nskip;
 out:
     free(k), free(idx), free(cut);
@@ -838,6 +855,7 @@ static int mt_eval(void *ctx, nlp_model *m, nlp_eval *out)
 }
 
 static const char *const mt_names[] = {"loss", "ppl", "bleu", NULL};
+static const char *const mt_acc_names[] = {"loss", "ppl", "acc", NULL};
 
 int nlp_mt_task_init(nlp_mt_task *t, nlp_task *task, const nlp_pairs *train, const nlp_pairs *valid,
                      const nlp_model_config *cfg, long max_tokens, uint64_t seed)
@@ -862,6 +880,13 @@ int nlp_mt_task_init(nlp_mt_task *t, nlp_task *task, const nlp_pairs *train, con
     task->get_state = mt_get_state;
     task->set_state = mt_set_state;
     return 0;
+}
+
+void nlp_mt_task_refresh(nlp_mt_task *t, nlp_task *task, int (*refresh)(void *ctx, uint64_t epoch), void *ctx)
+{
+    t->refresh = refresh, t->refresh_ctx = ctx;
+    t->accuracy = 1;
+    task->eval_names = mt_acc_names;
 }
 
 size_t nlp_mt_epoch_batches(nlp_mt_task *t)

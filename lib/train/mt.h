@@ -140,6 +140,10 @@ typedef struct nlp_mt_task {
     /* validation: BLEU of the model on `valid` (NULL = loss only) */
     int (*bleu)(void *ctx, nlp_model *m, double *bleu);
     void *bleu_ctx;
+    /* training pairs made afresh each epoch (nlp_mt_task_refresh) */
+    int (*refresh)(void *ctx, uint64_t epoch);
+    void *refresh_ctx;
+    int accuracy;              /* validation reports the target token accuracy */
 } nlp_mt_task;
 
 /* Sets up t and the nlp_task that drives it (valid may be NULL). The
@@ -149,12 +153,26 @@ int nlp_mt_task_init(nlp_mt_task *t, nlp_task *task, const nlp_pairs *train, con
                      const nlp_model_config *cfg, long max_tokens, uint64_t seed);
 void nlp_mt_task_free(nlp_mt_task *t);
 
+/* Pretraining on pairs drawn from monolingual text (train/denoise.h): before
+ * epoch e's batches are made (when they are first drawn, and when a resumed
+ * task restores its state), refresh(ctx, e) remakes the training pairs in
+ * place, as a function of e alone, so the task's state (the epoch and the
+ * batches drawn) still gives the same batches; validation reports the loss,
+ * the perplexity and the target token accuracy (figures "loss", "ppl",
+ * "acc": the share of target tokens, EOS included, that are the argmax of
+ * the decoder's logits under teacher forcing). The longest pair of any
+ * epoch must fit the token budget and the positions, as the first one's
+ * does at nlp_mt_task_init. Call after nlp_mt_task_init, before the first
+ * batch. */
+void nlp_mt_task_refresh(nlp_mt_task *t, nlp_task *task, int (*refresh)(void *ctx, uint64_t epoch), void *ctx);
+
 /* Batches in an epoch, and target tokens (EOS included) of one epoch. */
 size_t nlp_mt_epoch_batches(nlp_mt_task *t);
 
 /* Teacher-forced validation of m on pairs p: out->v = {loss (nats per
- * target token, no smoothing), ppl}; batched by tokens, dropout off. Pairs
- * longer than the model's positions are skipped (*skipped, may be NULL). */
+ * target token, no smoothing), ppl}, and with t->accuracy v[2] the target
+ * token accuracy; batched by tokens, dropout off. Pairs longer than the
+ * model's positions are skipped (*skipped, may be NULL). */
 int nlp_mt_score(nlp_mt_task *t, nlp_model *m, const nlp_pairs *p, nlp_eval *out, size_t *skipped);
 
 #endif

@@ -23,6 +23,21 @@ static void segmentation(nlp_rng *r, size_t items, size_t segs, uint8_t *cut)
     }
 }
 
+void nlp_noise_t5_counts(size_t n, double density, double mean_span, size_t *noise, size_t *spans)
+{
+    *noise = *spans = 0;
+    if (n < 2) return;
+    /* rounded half to even, as T5's round */
+    double kd = nearbyint((double)n * density);
+    size_t k = kd < 1 ? 1 : (size_t)kd;
+    if (k > n - 1) k = n - 1;
+    double sd = nearbyint((double)k / mean_span);
+    size_t s = sd < 1 ? 1 : (size_t)sd;
+    if (s > k) s = k;
+    if (s > n - k) s = n - k;
+    *noise = k, *spans = s;
+}
+
 int nlp_noise_t5_mask(nlp_rng *r, size_t n, double density, double mean_span, uint8_t *mask, size_t *spans)
 {
     *spans = 0;
@@ -32,14 +47,8 @@ int nlp_noise_t5_mask(nlp_rng *r, size_t n, double density, double mean_span, ui
         return nlp_error(NLP_EINVAL, "the mean noise span must be at least 1 token (not %g)", mean_span);
     if (n) memset(mask, 0, n);
     if (n < 2) return 0;
-    /* rounded half to even, as T5's round */
-    double kd = nearbyint((double)n * density);
-    size_t k = kd < 1 ? 1 : (size_t)kd;
-    if (k > n - 1) k = n - 1;
-    double sd = nearbyint((double)k / mean_span);
-    size_t s = sd < 1 ? 1 : (size_t)sd;
-    if (s > k) s = k;
-    if (s > n - k) s = n - k;
+    size_t k, s;
+    nlp_noise_t5_counts(n, density, mean_span, &k, &s);
     uint8_t *ck = nlp_malloc(n), *cn = ck + (n - k);
     if (!ck) return NLP_ENOMEM;
     segmentation(r, n - k, s, ck);
@@ -77,9 +86,9 @@ int nlp_noise_t5_corrupt(const int32_t *ids, size_t n, const uint8_t *mask, cons
         }
         if (!rc) rc = nlp_ids_push(tgt, ids[i]);
     }
-    if (!rc) rc = nlp_ids_push(in, eos);
+    if (!rc && eos >= 0) rc = nlp_ids_push(in, eos);
     if (!rc) rc = nlp_ids_push(tgt, sentinel[k]);
-    if (!rc) rc = nlp_ids_push(tgt, eos);
+    if (!rc && eos >= 0) rc = nlp_ids_push(tgt, eos);
     return rc;
 }
 

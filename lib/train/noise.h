@@ -50,6 +50,12 @@
 #include "base/rng.h"
 #include "tok/encoding.h"
 
+/* T5's counts for a text of n tokens: *noise = k, *spans = s as above (0
+ * and 0 for n < 2); density in (0, 1), mean_span >= 1. The corrupted input
+ * is then n - k + s tokens and the target k + s + 1, each with EOS one
+ * more. */
+void nlp_noise_t5_counts(size_t n, double density, double mean_span, size_t *noise, size_t *spans);
+
 /* T5's noise mask of n tokens: mask[i] = 1 for a noise token. *spans gets
  * the number of noise runs (0 for a text too short to have any). density in
  * (0, 1), mean_span >= 1. Returns 0, NLP_EINVAL (bad parameters) or
@@ -58,8 +64,9 @@ int nlp_noise_t5_mask(nlp_rng *r, size_t n, double density, double mean_span, ui
 
 /* T5's input and target from ids[0..n) and its noise mask: the i-th noise
  * run becomes sentinel[i]. The input and target are appended to *in and
- * *tgt. NLP_EINVAL when the mask has more runs than n_sentinel - 1 (the
- * target needs one more to close it); NLP_ENOMEM. */
+ * *tgt; eos < 0 appends no EOS to either (for pairs whose EOS the batches
+ * add: mt.h). NLP_EINVAL when the mask has more runs than n_sentinel - 1
+ * (the target needs one more to close it); NLP_ENOMEM. */
 int nlp_noise_t5_corrupt(const int32_t *ids, size_t n, const uint8_t *mask, const int32_t *sentinel,
                          size_t n_sentinel, int32_t eos, nlp_ids *in, nlp_ids *tgt);
 

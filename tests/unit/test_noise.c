@@ -108,6 +108,11 @@ static void test_t5_corrupt(void)
     const int32_t want_tgt[] = {100, 12, 13, 101, 17, 102, 19, 103, 2};
     CHECK(in.n == 10 && memcmp(in.v, want_in, sizeof want_in) == 0);
     CHECK(tgt.n == 9 && memcmp(tgt.v, want_tgt, sizeof want_tgt) == 0);
+    /* eos < 0: the same without EOS on either side (pairs whose batches add it) */
+    in.n = tgt.n = 0;
+    CHECK_EQ_INT(nlp_noise_t5_corrupt(ids, 10, mask, sent, 4, -1, &in, &tgt), 0);
+    CHECK(in.n == 9 && memcmp(in.v, want_in, 9 * sizeof *in.v) == 0);
+    CHECK(tgt.n == 8 && memcmp(tgt.v, want_tgt, 8 * sizeof *tgt.v) == 0);
     /* three spans and the closing sentinel need four */
     in.n = tgt.n = 0;
     CHECK_EQ_INT(nlp_noise_t5_corrupt(ids, 10, mask, sent, 3, 2, &in, &tgt), NLP_EINVAL);
