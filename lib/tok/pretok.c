@@ -153,6 +153,14 @@ static const uint8_t bert_ascii[128] = {
     [9 ... 13] = 1, [' '] = 1, ['!' ... '/'] = 2, [':' ... '@'] = 2, ['[' ... '`'] = 2, ['{' ... '~'] = 2,
 };
 
+int nlp_pretok_bert_class(int32_t cp)
+{
+    if (cp < 0) return 0;
+    if (cp < 0x80) return bert_ascii[cp];
+    const uint8_t u = nlp_uclass(cp);
+    return (u & NLP_UCL_SPACE) ? 1 : (u & NLP_UCL_PUNCT) ? 2 : 0;
+}
+
 static int split_bert(const char *p, size_t n, nlp_pieces *o)
 {
     size_t i = 0, w = 0; /* w: start of the current word */

@@ -109,4 +109,8 @@ int nlp_pretok_run(const nlp_pretok_step *steps, size_t nsteps, const char *s, s
 int nlp_pretok_run_at(const nlp_pretok_step *steps, size_t nsteps, const char *s, size_t n, nlp_buf *work,
                       nlp_pieces *out, int at_start);
 
+/* How HF's BertPreTokenizer sees code point cp: 0 part of a word, 1 white
+ * space, 2 punctuation (a word of its own). */
+int nlp_pretok_bert_class(int32_t cp);
+
 #endif

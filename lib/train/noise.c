@@ -10,17 +10,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Marks k of the n places 0 .. n-1 (flag[i] = 1), drawn uniformly without
+ * replacement (Floyd's algorithm); flag is zeroed first. */
+static void choose(nlp_rng *r, size_t n, size_t k, uint8_t *flag)
+{
+    memset(flag, 0, n);
+    for (size_t j = n - k; j < n; j++) {
+        const size_t t = (size_t)nlp_rng_below(r, j + 1);
+        flag[flag[t] ? j : t] = 1;
+    }
+}
+
 /* Cuts `items` (>= segs >= 1) into segs runs of at least one item: cut[j] =
- * 1 where a run starts, for j in 1 .. items - 1 (cut[0] is left 0), the
- * segs - 1 places drawn uniformly without replacement (Floyd's algorithm). */
+ * 1 where a run starts, for j in 1 .. items - 1 (cut[0] is 0), the segs - 1
+ * places drawn uniformly among the items - 1. */
 static void segmentation(nlp_rng *r, size_t items, size_t segs, uint8_t *cut)
 {
-    memset(cut, 0, items);
-    const size_t N = items - 1, K = segs - 1;
-    for (size_t j = N - K + 1; j <= N; j++) {
-        const size_t t = 1 + (size_t)nlp_rng_below(r, j);
-        cut[cut[t] ? j : t] = 1;
-    }
+    cut[0] = 0;
+    choose(r, items - 1, segs - 1, cut + 1);
 }
 
 void nlp_noise_t5_counts(size_t n, double density, double mean_span, size_t *noise, size_t *spans)
@@ -139,15 +146,12 @@ int nlp_noise_bart_infill(nlp_rng *r, const int32_t *ids, size_t n, double ratio
     /* the n - m kept tokens and the s spans in a random order: slot i is a
      * span when is_span[i] */
     const size_t slots = n - m + s;
-    uint8_t *is_span = nlp_calloc(slots, 1);
+    uint8_t *is_span = nlp_malloc(slots);
     if (!is_span) {
         free(len);
         return NLP_ENOMEM;
     }
-    for (size_t j = slots - s; j < slots; j++) { /* Floyd: s of the slots */
-        const size_t t = (size_t)nlp_rng_below(r, j + 1);
-        is_span[is_span[t] ? j : t] = 1;
-    }
+    choose(r, slots, s, is_span);
     size_t pos = 0, k = 0;
     int rc = 0;
     for (size_t i = 0; i < slots && !rc; i++) {

@@ -7,7 +7,7 @@
 #include "base/io.h"
 #include "base/mem.h"
 #include "base/thread.h"
-#include "text/uclass.h"
+#include "tok/pretok.h"
 #include "text/utf8.h"
 #include "train/data.h"
 #include "train/mt.h"
@@ -489,18 +489,8 @@ static int max_context(const nlp_span_windows *w, size_t k, size_t j)
     return bw == k;
 }
 
-/* Does character c join the characters beside it into one word, as BERT's
- * pre-tokenizer splits text (at white space; every punctuation character a
- * word of its own: ASCII punctuation and Unicode P*)? */
-static int joins(int32_t c)
-{
-    if (c < 0) return 0;
-    if (c < 128) return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
-    return !(nlp_uclass(c) & (NLP_UCL_SPACE | NLP_UCL_PUNCT));
-}
-
 /* Does a word of s[0..n) go on across byte offset at (the characters before
- * and after it both in one word)? An answer neither starts nor ends there:
+ * and after it both in one word, as BERT's pre-tokenizer splits text)? An answer neither starts nor ends there:
  * a predicted span is whole words of the passage, as SQuAD's answers are. */
 static int inside_word(const char *s, size_t n, size_t at)
 {
@@ -508,7 +498,8 @@ static int inside_word(const char *s, size_t n, size_t at)
     size_t a = at - 1, i = at;
     while (a > 0 && ((unsigned char)s[a] & 0xC0) == 0x80) a--;
     const int32_t c1 = nlp_utf8_next(s, n, &i);
-    return joins(c1) && joins(nlp_utf8_next(s, n, &a));
+    const int32_t c0 = nlp_utf8_next(s, n, &a);
+    return c0 >= 0 && c1 >= 0 && nlp_pretok_bert_class(c0) == 0 && nlp_pretok_bert_class(c1) == 0;
 }
 
 static int check_model(const nlp_model_config *cfg, const nlp_span_layout *l)
