@@ -107,8 +107,14 @@ static const char usage[] =
     "      --ln-eps F, --init-std F   sizes and initialisation (default: the preset's)\n"
     "      --encoder-layers N, --decoder-layers N  transformer (--layers sets both)\n"
     "      --norm post|pre       transformer: post-LN (the paper's, default) or pre-LN\n"
-    "      --positions P         transformer: sinusoidal (default), learned or rope;\n"
+    "      --positions P         transformer: sinusoidal (default), learned, rope or\n"
+    "                            relative (T5's bucketed relative position bias, learned\n"
+    "                            per head, one table per stack: bidirectional in the\n"
+    "                            encoder, causal in the decoder; no absolute positions);\n"
     "                            gpt: learned (default) or rope (rotary, RoFormer)\n"
+    "      --relative-buckets N  relative positions: buckets of offsets (32)\n"
+    "      --relative-max-distance N  relative positions: offsets from N on share the\n"
+    "                            last bucket (128)\n"
     "      --rope-theta F        rotary positions: base of the frequencies (10000)\n"
     "      --rope-layout L       rotary pairs: half (x_i, x_i+D/2: HF LLaMA, GPT-NeoX;\n"
     "                            default) or interleaved (x_2i, x_2i+1: RoFormer, GPT-J)\n"
@@ -243,8 +249,9 @@ static const char *const model_keys[] = {"vocab-size",     "d-model",        "he
                                          "layers",         "max-positions",  "ln-eps",         "init-std",
                                          "dropout",        "attention-dropout", "encoder-layers", "decoder-layers",
                                          "norm",           "positions",      "tie-output",     "label-smoothing",
-                                         "kv-heads",       "rope-theta",     "rope-layout",    NULL};
-#define NMK 19
+                                         "kv-heads",       "rope-theta",     "rope-layout",    "relative-buckets",
+                                         "relative-max-distance", NULL};
+#define NMK 21
 
 static struct {
     const char *train, *valid, *tokenizer, *eot, *preset, *init, *model, *resume, *log;
@@ -364,6 +371,8 @@ static struct cli_opt opts[] = {
     {.name = "kv-heads", .kind = CLI_STR, .dest = &o.mk[16]},
     {.name = "rope-theta", .kind = CLI_STR, .dest = &o.mk[17]},
     {.name = "rope-layout", .kind = CLI_STR, .dest = &o.mk[18]},
+    {.name = "relative-buckets", .kind = CLI_STR, .dest = &o.mk[19]},
+    {.name = "relative-max-distance", .kind = CLI_STR, .dest = &o.mk[20]},
     {.name = "objective", .kind = CLI_CHOICE, .dest = &o.objective, .choices = objectives},
     {.name = "noise-density", .kind = CLI_CALL, .dest = &o.noise_density, .min = 0, .max = 1, .call = set_open,
      .show = show_open},

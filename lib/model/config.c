@@ -25,7 +25,7 @@ enum kt { KT_INT, KT_DOUBLE, KT_BOOL, KT_CHOICE };
 static const char *const ARCHS[] = {"gpt", "bert", "transformer", "llama", NULL};
 static const char *const ACTS[] = {"relu", "gelu", "gelu-tanh", "silu", NULL}; /* = enum nlp_act */
 static const char *const NORMS[] = {"post", "pre", NULL};
-static const char *const POSS[] = {"sinusoidal", "learned", "rope", NULL};
+static const char *const POSS[] = {"sinusoidal", "learned", "rope", "relative", NULL};
 static const char *const ROPES[] = {"half", "interleaved", NULL};
 static const char *const SMOOTHS[] = {"uniform", "others", NULL};
 static const char *const HEADS[] = {"sequence", "span", NULL}; /* = enum nlp_head */
@@ -59,6 +59,8 @@ static const struct key {
     {"positions", KT_CHOICE, OFF(positions), POSS, 0, 0, A_TR | A_GPT},
     {"rope-theta", KT_DOUBLE, OFF(rope_theta), NULL, 0, 1e12, A_TR | A_LM},
     {"rope-layout", KT_CHOICE, OFF(rope_layout), ROPES, 0, 0, A_TR | A_GPT},
+    {"relative-buckets", KT_INT, OFF(rel_buckets), NULL, 4, 1 << 16, A_TR},
+    {"relative-max-distance", KT_INT, OFF(rel_max_distance), NULL, 3, 1 << 24, A_TR},
     {"sliding-window", KT_INT, OFF(sliding_window), NULL, 0, 1 << 24, A_LLAMA},
     {"shared-vocab", KT_BOOL, OFF(shared_vocab), NULL, 0, 0, A_TR},
     {"tie-output", KT_BOOL, OFF(tie_output), NULL, 0, 0, A_TR | A_LLAMA},
@@ -119,7 +121,8 @@ const char *nlp_arch_name(enum nlp_arch a) { return (unsigned)a < 4 ? ARCHS[a] :
 
 int nlp_model_config_max_len(const nlp_model_config *c)
 {
-    const int rope = c->arch == NLP_ARCH_LLAMA || (c->arch != NLP_ARCH_BERT && c->positions == NLP_POS_ROPE);
+    const int rope = c->arch == NLP_ARCH_LLAMA ||
+                     (c->arch != NLP_ARCH_BERT && (c->positions == NLP_POS_ROPE || c->positions == NLP_POS_RELATIVE));
     if (!rope) return c->max_positions;
     return c->arch == NLP_ARCH_LLAMA && c->sliding_window > 0 ? c->sliding_window : INT_MAX;
 }
@@ -181,6 +184,8 @@ static void defaults(nlp_model_config *c, enum nlp_arch arch)
     c->init_std = 0.02;
     c->rope_theta = 10000;
     c->rope_layout = NLP_ROPE_HALF;
+    c->rel_buckets = 32;
+    c->rel_max_distance = 128;
     switch (arch) {
     case NLP_ARCH_GPT:
         c->ln_eps = 1e-5;
@@ -294,6 +299,7 @@ static void normalise(nlp_model_config *c)
     if (c->arch == NLP_ARCH_LLAMA) c->positions = NLP_POS_ROPE, c->rope_layout = NLP_ROPE_HALF;
     if (c->arch == NLP_ARCH_BERT) c->positions = NLP_POS_LEARNED;
     if (c->positions != NLP_POS_ROPE) c->rope_theta = 10000, c->rope_layout = NLP_ROPE_HALF;
+    if (c->positions != NLP_POS_RELATIVE) c->rel_buckets = 32, c->rel_max_distance = 128;
     if (c->arch != NLP_ARCH_LLAMA) c->sliding_window = 0;
 }
 
@@ -357,6 +363,10 @@ int nlp_model_config_resolve(nlp_model_config *cfg, const nlp_setting *s, size_t
     for (size_t i = 0; i < n && cfg->positions != NLP_POS_ROPE; i++)
         if (strcmp(s[i].key, "rope-theta") == 0 || strcmp(s[i].key, "rope-layout") == 0)
             return where(&s[i], "'%s' applies to rotary positions (positions: rope), not %s ones", s[i].key,
+                         POSS[cfg->positions]);
+    for (size_t i = 0; i < n && cfg->positions != NLP_POS_RELATIVE; i++)
+        if (strcmp(s[i].key, "relative-buckets") == 0 || strcmp(s[i].key, "relative-max-distance") == 0)
+            return where(&s[i], "'%s' applies to relative positions (positions: relative), not %s ones", s[i].key,
                          POSS[cfg->positions]);
     if (cfg->arch == NLP_ARCH_TRANSFORMER && cfg->shared_vocab && src && cfg->src_vocab_size != cfg->vocab_size)
         return where(src, "src-vocab-size %d differs from vocab-size %d but shared-vocab is true", cfg->src_vocab_size,
@@ -429,15 +439,18 @@ int nlp_model_config_validate(const nlp_model_config *c)
     if (c->positions == NLP_POS_ROPE && (c->d_model / c->heads) % 2)
         return nlp_error(NLP_EINVAL, "rotary positions need an even head size, got %d (d-model %d / heads %d)",
                          c->d_model / c->heads, c->d_model, c->heads);
-    if ((unsigned)c->positions > NLP_POS_ROPE || (unsigned)c->rope_layout > NLP_ROPE_INTERLEAVED)
+    if ((unsigned)c->positions > NLP_POS_RELATIVE || (unsigned)c->rope_layout > NLP_ROPE_INTERLEAVED)
         return nlp_error(NLP_EINVAL, "unknown positions or rope layout");
     if ((unsigned)c->head > NLP_HEAD_SPAN) return nlp_error(NLP_EINVAL, "unknown head");
     if (c->head == NLP_HEAD_SPAN && c->arch != NLP_ARCH_BERT)
         return nlp_error(NLP_EINVAL, "head span is bert's (extractive question answering), not %s's", ARCHS[c->arch]);
     if (c->head == NLP_HEAD_SPAN && c->num_labels != 2)
         return nlp_error(NLP_EINVAL, "head span has 2 outputs (start and end), so num-labels 2, not %d", c->num_labels);
-    if (c->arch == NLP_ARCH_GPT && c->positions == NLP_POS_SINUSOIDAL)
-        return nlp_error(NLP_EINVAL, "gpt positions are learned or rope, not sinusoidal");
+    if (c->arch == NLP_ARCH_GPT && (c->positions == NLP_POS_SINUSOIDAL || c->positions == NLP_POS_RELATIVE))
+        return nlp_error(NLP_EINVAL, "gpt positions are learned or rope, not %s", POSS[c->positions]);
+    if (c->positions == NLP_POS_RELATIVE && 2 * c->rel_max_distance <= c->rel_buckets)
+        return nlp_error(NLP_EINVAL, "relative-max-distance %d must be above relative-buckets / 2 (%d)",
+                         c->rel_max_distance, c->rel_buckets / 2);
     if (c->arch == NLP_ARCH_LLAMA && (c->positions != NLP_POS_ROPE || c->rope_layout != NLP_ROPE_HALF))
         return nlp_error(NLP_EINVAL, "llama positions are rotary, in the half layout");
     if (c->arch == NLP_ARCH_TRANSFORMER) {
@@ -472,6 +485,7 @@ int nlp_model_config_equal(const nlp_model_config *a, const nlp_model_config *b)
            a->attention_dropout == b->attention_dropout && a->activation == b->activation && a->pre_ln == b->pre_ln &&
            a->positions == b->positions && a->kv_heads == b->kv_heads && a->rope_theta == b->rope_theta &&
            a->rope_layout == b->rope_layout && a->sliding_window == b->sliding_window &&
+           a->rel_buckets == b->rel_buckets && a->rel_max_distance == b->rel_max_distance &&
            a->shared_vocab == b->shared_vocab && a->tie_output == b->tie_output &&
            a->pad_id == b->pad_id && a->bos_id == b->bos_id && a->eos_id == b->eos_id &&
            a->label_smoothing == b->label_smoothing && a->smoothing_mode == b->smoothing_mode &&
@@ -498,6 +512,7 @@ int nlp_model_config_dump(const nlp_model_config *c, nlp_buf *out)
         if (c->arch == NLP_ARCH_TRANSFORMER && strcmp(k->name, "layers") == 0) continue;
         if (c->arch == NLP_ARCH_TRANSFORMER && c->shared_vocab && strcmp(k->name, "src-vocab-size") == 0) continue;
         if (c->positions != NLP_POS_ROPE && strncmp(k->name, "rope-", 5) == 0) continue;
+        if (c->positions != NLP_POS_RELATIVE && strncmp(k->name, "relative-", 9) == 0) continue;
         if (c->head == NLP_HEAD_SEQUENCE && strcmp(k->name, "head") == 0) continue; /* the default, unnamed */
         const void *f = (const char *)c + k->off;
         char num[40];
@@ -572,6 +587,9 @@ int nlp_model_config_to_json(const nlp_model_config *c, nlp_buf *j, const char *
                               c->type_vocab_size, eps, dr, nl, c->head == NLP_HEAD_SPAN ? ", \"head\": \"span\"" : "");
     case NLP_ARCH_TRANSFORMER: {
         *kind = "encdec";
+        if (c->positions == NLP_POS_RELATIVE)
+            snprintf(rope, sizeof rope, ", \"relative_buckets\": %d, \"relative_max_distance\": %d", c->rel_buckets,
+                     c->rel_max_distance);
         /* the reference has one dropout; a different attention dropout
          * (our presets: none) travels in a key of its own */
         char adr[64] = "";
@@ -827,6 +845,8 @@ int nlp_model_config_from_json(nlp_model_config *c, const char *kind, const char
         TRY(j_choice(o, "pos", &c->positions, POSS, NULL, NULL, origin));
         TRY(j_dbl(o, "rope_theta", &c->rope_theta, origin));
         TRY(j_choice(o, "rope_layout", &c->rope_layout, ROPES, NULL, NULL, origin));
+        TRY(j_int(o, "relative_buckets", &c->rel_buckets, origin));
+        TRY(j_int(o, "relative_max_distance", &c->rel_max_distance, origin));
         TRY(j_int(o, "pad_id", &c->pad_id, origin));
         TRY(j_int(o, "bos_id", &c->bos_id, origin));
         TRY(j_int(o, "eos_id", &c->eos_id, origin));

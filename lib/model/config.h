@@ -20,7 +20,12 @@
  *   attention-dropout  attention probabilities
  *   activation         relu | gelu | gelu-tanh | silu (llama: of the gate of its SwiGLU)
  *   norm               transformer: post (LN(x + f(x)), the paper) | pre (x + f(LN(x)))
- *   positions          transformer: sinusoidal | learned | rope; gpt: learned | rope (llama: rope)
+ *   positions          transformer: sinusoidal | learned | rope | relative; gpt: learned | rope
+ *                      (llama: rope). relative: T5's relative position bias (nn/relpos.h), a table
+ *                      of [buckets, heads] per stack, bidirectional buckets in the encoder, causal in
+ *                      the decoder's self-attention, none in cross-attention; no absolute positions
+ *   relative-buckets   relative: buckets of key offsets (32; at least 4)
+ *   relative-max-distance  relative: offsets from it on share the last bucket (128; above buckets / 2)
  *   rope-theta         rope: the base θ of the rotary frequencies θ^(−2i/D) (10000)
  *   rope-layout        rope, gpt and transformer: half (pairs (i, i + D/2): HF LLaMA, GPT-NeoX) |
  *                      interleaved (pairs (2i, 2i+1): RoFormer, GPT-J); llama: half
@@ -97,6 +102,7 @@ enum nlp_positions {
     NLP_POS_SINUSOIDAL = 0,
     NLP_POS_LEARNED = 1,
     NLP_POS_ROPE = 2, /* rotary (nn/rope.h): no table, queries and keys rotated */
+    NLP_POS_RELATIVE = 3, /* transformer: T5's bucketed relative position bias (nn/relpos.h) */
 };
 
 typedef struct nlp_model_config {
@@ -118,6 +124,8 @@ typedef struct nlp_model_config {
     double rope_theta;    /* rotary positions */
     int rope_layout;      /* enum nlp_rope_layout */
     int sliding_window;   /* llama: 0, or the longest sequence (Mistral's attention window) */
+    int rel_buckets;      /* relative positions: buckets of key offsets (32) */
+    int rel_max_distance; /* relative positions: the offset from which all share the last bucket (128) */
     int shared_vocab, tie_output;
     int pad_id, bos_id, eos_id;
     double label_smoothing;

@@ -57,6 +57,11 @@ static int encdec_build(nlp_model *m)
     }
     int rc, site = 10;
     nlp_stack *enc = &m->stack[0], *dec = &m->stack[1];
+    if (c->positions == NLP_POS_RELATIVE) { /* T5's relative_attention_bias of each stack's first layer */
+        int64_t r[2] = {c->rel_buckets, c->heads};
+        if ((enc->rel = nlp_params_add(p, "encoder.rel_bias.weight", 2, r, 0)) < 0) return enc->rel;
+        enc->rel_bidir = 1;
+    }
     if (!(enc->sub = nlp_calloc((size_t)2 * c->encoder_layers, sizeof *enc->sub))) return NLP_ENOMEM;
     enc->n = 2 * c->encoder_layers;
     for (int l = 0; l < c->encoder_layers; l++) {
@@ -75,6 +80,11 @@ static int encdec_build(nlp_model *m)
         if ((rc = nlp_net_layernorm(p, name, C, &f->ln_g, &f->ln_b))) return rc;
     }
     if (c->pre_ln && (rc = nlp_net_layernorm(p, "encoder.ln_f", C, &enc->lnf_g, &enc->lnf_b))) return rc;
+    if (c->positions == NLP_POS_RELATIVE) {
+        int64_t r[2] = {c->rel_buckets, c->heads};
+        if ((dec->rel = nlp_params_add(p, "decoder.rel_bias.weight", 2, r, 0)) < 0) return dec->rel;
+        dec->rel_bidir = 0;
+    }
     if (!(dec->sub = nlp_calloc((size_t)3 * c->decoder_layers, sizeof *dec->sub))) return NLP_ENOMEM;
     dec->n = 3 * c->decoder_layers;
     for (int l = 0; l < c->decoder_layers; l++) {
@@ -116,7 +126,8 @@ static void encdec_init(nlp_model *m, nlp_rng *r)
         float *w = nlp_params_at(m->params, i);
         size_t n = strlen(t->name);
         int is_bias = n > 5 && strcmp(t->name + n - 5, ".bias") == 0;
-        if (strstr(t->name, "emb") || strstr(t->name, "_pos.weight")) nlp_net_normal(w, t->numel, sd, r);
+        if (strstr(t->name, "emb") || strstr(t->name, "_pos.weight") || strstr(t->name, "rel_bias"))
+            nlp_net_normal(w, t->numel, sd, r); /* T5's relative bias too: N(0, d^-1/2) */
         else if (strstr(t->name, ".ln")) {
             for (size_t j = 0; j < t->numel; j++) w[j] = is_bias ? 0.0f : 1.0f;
         } else if (is_bias) memset(w, 0, t->numel * sizeof(float));
@@ -188,11 +199,26 @@ static void embed_backward(nlp_model *m, float *d, const int32_t *ids, int B, in
 static int src_table(const nlp_model *m) { return m->src_emb >= 0 ? m->src_emb : m->tok_emb; }
 static int out_table(const nlp_model *m) { return m->out_w >= 0 ? m->out_w : m->tok_emb; }
 
+/* The relative position bias of a stack and its gradient, for a run (NULL without one). */
+static const float *pbias(const nlp_stack *st) { return st->rel >= 0 ? st->pb : NULL; }
+static float *dpbias(const nlp_stack *st) { return st->rel >= 0 ? st->dpb : NULL; }
+
 static void runs(nlp_model *m, nlp_run *enc, nlp_run *dec, const float *mem)
 {
-    *enc = (nlp_run){.m = m, .B = m->B, .T = m->S, .self_mask = m->mask_a};
+    *enc = (nlp_run){.m = m, .B = m->B, .T = m->S, .self_mask = m->mask_a, .pbias = pbias(&m->stack[0]),
+                     .dpbias = dpbias(&m->stack[0])};
     *dec = (nlp_run){.m = m, .B = m->B, .T = m->T, .S = m->S, .self_mask = m->mask_b, .cross_mask = m->mask_a,
-                     .mem = mem, .dmem = m->dmem};
+                     .mem = mem, .dmem = m->dmem, .pbias = pbias(&m->stack[1]), .dpbias = dpbias(&m->stack[1])};
+}
+
+/* Relative positions: each stack's bias for the pass, once (both from position 0). */
+static int relbias(nlp_model *m, int B, int T, int S, int grad)
+{
+    (void)B;
+    int rc = NLP_OK;
+    if (m->stack[0].rel >= 0) rc = nlp_net_relbias(m, &m->stack[0], 0, S, S, grad);
+    if (!rc && m->stack[1].rel >= 0) rc = nlp_net_relbias(m, &m->stack[1], 0, T, T, grad);
+    return rc;
 }
 
 static const float *memory_of(const nlp_model *m)
@@ -210,11 +236,13 @@ static int encdec_forward(nlp_model *m, const nlp_batch *b, nlp_losses *out)
     m->in_src = b->src;
     m->in_tgt = b->tgt_in;
     nlp_net_rope_table(m, 0, T > S ? T : S); /* both sides from position 0 */
+    int rc = relbias(m, B, T, S, b->tgt_out != NULL);
+    if (rc) return rc;
     embed(m, m->stack[0].x0, b->src, B, S, src_table(m), m->src_pos, 0, 0);
     nlp_run enc, dec;
     runs(m, &enc, &dec, NULL);
     const float *mem, *y;
-    int rc = nlp_net_stack_forward(&enc, &m->stack[0], &mem);
+    rc = nlp_net_stack_forward(&enc, &m->stack[0], &mem);
     if (rc) return rc;
     embed(m, m->stack[1].x0, b->tgt_in, B, T, m->tok_emb, m->pos_emb, 1, 0);
     runs(m, &enc, &dec, mem);
@@ -249,8 +277,11 @@ static int encdec_backward(nlp_model *m)
     runs(m, &enc, &dec, memory_of(m));
     int rc = nlp_net_stack_backward(&dec, dst, m->dres);
     if (rc) return rc;
+    /* the tables' gradients before the lower parameters are reported final (grad_hook) */
+    if (dst->rel >= 0) nlp_net_relbias_backward(m, dst, T, T);
     embed_backward(m, m->dres, m->in_tgt, B, T, m->tok_emb, m->pos_emb, 1);
     if ((rc = nlp_net_stack_backward(&enc, &m->stack[0], m->dmem))) return rc;
+    if (m->stack[0].rel >= 0) nlp_net_relbias_backward(m, &m->stack[0], S, S);
     embed_backward(m, m->dmem, m->in_src, B, S, src_table(m), m->src_pos, 0);
     return NLP_OK;
 }
@@ -263,10 +294,13 @@ static int encdec_encode(nlp_model *m, const nlp_batch *b, struct nlp_cache *c)
     const int pad = m->cfg.pad_id;
     for (int i = 0; i < B * S; i++) c->src_mask[i] = b->src[i] != pad;
     nlp_net_rope_table(m, 0, S);
-    embed(m, m->stack[0].x0, b->src, B, S, src_table(m), m->src_pos, 0, 0);
-    nlp_run enc = {.m = m, .B = B, .T = S, .self_mask = c->src_mask};
+    nlp_stack *est = &m->stack[0];
+    int rc = est->rel >= 0 ? nlp_net_relbias(m, est, 0, S, S, 0) : NLP_OK;
+    if (rc) return rc;
+    embed(m, est->x0, b->src, B, S, src_table(m), m->src_pos, 0, 0);
+    nlp_run enc = {.m = m, .B = B, .T = S, .self_mask = c->src_mask, .pbias = pbias(est)};
     const float *mem;
-    int rc = nlp_net_stack_forward(&enc, &m->stack[0], &mem);
+    rc = nlp_net_stack_forward(&enc, est, &mem);
     if (rc) return rc;
     const nlp_stack *dec = &m->stack[1];
     for (int i = 0; i < dec->n; i++) {
@@ -283,9 +317,13 @@ static int encdec_decode(nlp_model *m, const nlp_batch *b, struct nlp_cache *c)
     const int B = b->B, T = b->T;
     embed(m, m->stack[1].x0, b->tgt_in, B, T, m->tok_emb, m->pos_emb, 1, c->len);
     nlp_net_rope_table(m, c->len, T);
-    nlp_run dec = {.m = m, .B = B, .T = T, .S = c->S, .cache = c};
+    nlp_stack *dst = &m->stack[1];
+    /* the new queries at c->len .. c->len+T−1 over every key so far */
+    int rc = dst->rel >= 0 ? nlp_net_relbias(m, dst, c->len, T, c->len + T, 0) : NLP_OK;
+    if (rc) return rc;
+    nlp_run dec = {.m = m, .B = B, .T = T, .S = c->S, .cache = c, .pbias = pbias(dst)};
     const float *y;
-    int rc = nlp_net_stack_forward(&dec, &m->stack[1], &y);
+    rc = nlp_net_stack_forward(&dec, dst, &y);
     if (rc) return rc;
     nlp_net_logits(m, B * T, y, out_table(m));
     return NLP_OK;

@@ -45,6 +45,7 @@ static int model_build(nlp_model **out, const nlp_model_config *cfg)
     m->tok_emb = m->pos_emb = m->type_emb = m->src_emb = m->src_pos = m->out_w = -1;
     m->emb_ln_g = m->emb_ln_b = m->mlm_ln_g = m->mlm_ln_b = m->mlm_bias = -1;
     m->stack[0].lnf_g = m->stack[0].lnf_b = m->stack[1].lnf_g = m->stack[1].lnf_b = -1;
+    m->stack[0].rel = m->stack[1].rel = -1;
     m->cls = (nlp_lref){.w = -1, .b = -1};
     m->lm_weight = 0.5;
     nlp_rng_seed(&m->rng, 0);
@@ -112,6 +113,7 @@ void nlp_model_free(nlp_model *m)
     nlp_params_free(m->params);
     free(m->stack[0].sub);
     free(m->stack[1].sub);
+    for (int i = 0; i < 2; i++) free(m->stack[i].pb), free(m->stack[i].dpb);
     free(m->pe);
     free(m->act);
     free(m->wbf);

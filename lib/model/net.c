@@ -8,10 +8,12 @@
 #include "nn/act.h"
 #include "nn/gemm.h"
 #include "nn/norm.h"
+#include "nn/relpos.h"
 #include "nn/rope.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 nlp_lref nlp_net_linear(nlp_params *p, const char *name, int in, int out, enum nlp_wlayout layout, int bias)
@@ -73,6 +75,38 @@ void nlp_net_rope_table(nlp_model *m, int p0, int T)
 {
     if (m->cfg.positions != NLP_POS_ROPE || !m->rope_cs) return;
     nlp_rope_table(m->rope_cs, p0, T, m->cfg.d_model / m->cfg.heads, m->cfg.rope_theta);
+}
+
+/* *buf of at least n floats, grown on the heap. */
+static int grow(float **buf, size_t *cap, size_t n)
+{
+    if (n <= *cap) return NLP_OK;
+    float *p = realloc(*buf, n * sizeof(float));
+    if (!p) return nlp_error(NLP_ENOMEM, "out of memory (relative position bias, %zu floats)", n);
+    *buf = p, *cap = n;
+    return NLP_OK;
+}
+
+int nlp_net_relbias(nlp_model *m, nlp_stack *st, int q0, int T, int S, int grad)
+{
+    const nlp_model_config *c = &m->cfg;
+    const size_t n = (size_t)c->heads * T * S;
+    int rc = grow(&st->pb, &st->pb_cap, n);
+    if (!rc && grad && !(rc = grow(&st->dpb, &st->dpb_cap, n))) memset(st->dpb, 0, n * sizeof(float));
+    if (rc) return rc;
+    NLP_PROF("relative bias fwd", 0, 4.0 * n,
+             nlp_relpos_forward(st->pb, nlp_net_w(m, st->rel), c->heads, T, S, q0, st->rel_bidir, c->rel_buckets,
+                                c->rel_max_distance));
+    return NLP_OK;
+}
+
+void nlp_net_relbias_backward(nlp_model *m, nlp_stack *st, int T, int S)
+{
+    const nlp_model_config *c = &m->cfg;
+    float *g = nlp_net_g(m, st->rel);
+    if (g)
+        NLP_PROF("relative bias bwd", 0, 8.0 * c->heads * T * S,
+                 nlp_relpos_backward(g, st->dpb, c->heads, T, S, st->rel_bidir, c->rel_buckets, c->rel_max_distance));
 }
 
 float *nlp_net_w(const nlp_model *m, int i) { return i < 0 ? NULL : nlp_params_at(m->params, (size_t)i); }
@@ -283,6 +317,7 @@ static nlp_attn attn_of(const nlp_run *r, const nlp_sub *s)
         a.key_mask = r->self_mask;
         a.bsm = r->T;
         a.causal = s->causal;
+        a.bias = r->pbias;
         if (r->cache) { /* keys and values of every position so far, this pass's appended */
             const struct nlp_cache *c = r->cache;
             a.S = c->len + r->T;
@@ -294,6 +329,7 @@ static nlp_attn attn_of(const nlp_run *r, const nlp_sub *s)
             a.key_mask = NULL;
             if (c->moved) a.kv_rows = c->rows, a.bs_rows = c->max_len;
         }
+        a.ldb = a.S, a.bsb = (long)a.T * a.S; /* the bias of this pass's queries over all its keys */
     } else if (r->cache) {
         const struct nlp_cache *c = r->cache;
         a.S = c->S;
@@ -590,8 +626,15 @@ static int sub_backward(const nlp_run *r, nlp_sub *s, const float *x, float *dre
         nlp_linear o = nlp_net_lin_bwd(m, &s->o);
         NLP_PROF("linear out bwd", 4.0 * N * C * C, 0, nlp_linear_backward(&o, N, s->att, C, df, C, t3, C, 0));
         nlp_attn a = attn_of(r, s);
+        if (r->dpbias) a.dbias = s->P; /* ∂L/∂scores over P, which is done with after this */
         NLP_PROF("attention bwd", attn_flops(&a, 2), 0, rc = nlp_attn_backward(&a, s->P, t3, big, big + C, big + C + Ckv));
         if (rc) return rc;
+        if (r->dpbias) { /* the bias is every batch's and every layer's: their gradients add up */
+            const size_t HTS = (size_t)m->cfg.heads * r->T * a.S;
+            NLP_PROF("relative bias bwd", 0, 8.0 * r->B * HTS, {
+                for (int b = 0; b < r->B; b++) nlp_add(r->dpbias, r->dpbias, s->P + b * HTS, HTS);
+            });
+        }
         /* the rotation's transpose takes the gradients of the rotated q and k to the projections' */
         if (s->rope) NLP_PROF("rope bwd", 0, 8.0 * N * (C + Ckv), rope_qk(m, big, r->B, r->T, 1));
         NLP_PROF("linear qkv bwd", 4.0 * N * C * W, 0, qkv_backward(m, s, N, h, big, dh, beta));

@@ -79,6 +79,11 @@ typedef struct nlp_stack {
     int lnf_rms;             /* it is RMSNorm */
     float *lnf, *lnf_mean, *lnf_rstd;
     float *x0;               /* input of the first sublayer (embeddings after dropout) */
+    int rel;                 /* T5's relative position bias: its table [buckets, H] (-1: none), shared by
+                                the stack's self-attention layers */
+    int rel_bidir;           /* its buckets are bidirectional (encoder) or causal (decoder) */
+    float *pb, *dpb;         /* the pass's bias [H, T, S] and its gradient (heap, grown as needed) */
+    size_t pb_cap, dpb_cap;
 } nlp_stack;
 
 /* Everything one pass over a stack needs besides the sublayers. */
@@ -91,6 +96,8 @@ typedef struct nlp_run {
     const float *mem;        /* cross-attention memory [B·S, C] */
     float *dmem;             /* its gradient, accumulated */
     struct nlp_cache *cache; /* incremental decoding: keys/values of earlier positions (NULL: training) */
+    const float *pbias;      /* self-attention's score bias [H, T, keys] (relative positions; NULL: none) */
+    float *dpbias;           /* backward: its gradient, summed over batches and layers (NULL: none) */
 } nlp_run;
 
 /* The KV cache of model.h: per self-attention layer, k|v of every position
@@ -244,6 +251,13 @@ static inline int nlp_net_gated(const nlp_model *m) { return m->cfg.arch == NLP_
 /* The cos|sin table of rotary positions p0 .. p0+T−1 into m->rope_cs (laid
  * out by nlp_net_layout_scratch for T rows); nothing without rotary positions. */
 void nlp_net_rope_table(nlp_model *m, int p0, int T);
+
+/* Relative positions: the bias of stack st for T queries from position q0
+ * over S keys into st->pb (nlp_relpos_forward); with `grad`, st->dpb of the
+ * same size zeroed for the backward pass. 0 or NLP_ENOMEM. */
+int nlp_net_relbias(nlp_model *m, nlp_stack *st, int q0, int T, int S, int grad);
+/* Adds st->dpb [H, T, S] (queries from 0) to the gradient of st's table. */
+void nlp_net_relbias_backward(nlp_model *m, nlp_stack *st, int T, int S);
 
 /* The nlp_linear for a reference in the current arenas, for the forward
  * pass (no gradients). */

@@ -263,6 +263,14 @@ static void drop_rows(const nlp_attn *a, float *dst, const float *src, int b, in
         }
 }
 
+/* row[0..kn) += the bias of head h, query row t (nothing without one). */
+static void add_bias(const nlp_attn *a, int h, int t, float *row, int kn)
+{
+    if (!a->bias) return;
+    const float *bb = a->bias + h * a->bsb + t * a->ldb;
+    for (int j = 0; j < kn; j++) row[j] += bb[j];
+}
+
 // --- few query rows (incremental decoding)
 
 
@@ -372,7 +380,7 @@ static void weighted_sum(const float *p, const float *v, long ld, const int32_t 
     }
 }
 
-static void small_rows(const nlp_attn *a, int b, const float *q, const float *k, const float *v, float *o, float *p,
+static void small_rows(const nlp_attn *a, int b, int h, const float *q, const float *k, const float *v, float *o, float *p,
                        int t0, int rows, int kn, float alpha)
 {
     const int D = a->D, S = a->S;
@@ -382,6 +390,7 @@ static void small_rows(const nlp_attn *a, int b, const float *q, const float *k,
         const float *qt = q + (size_t)t * a->ldq;
         float *pr = p + (size_t)t * S;
         scores(qt, k, a->ldk, a->bsk, kr, D, kn, alpha, pr);
+        add_bias(a, h, t, pr, kn);
         softmax_row(a, b, t, pr);
         float *ot = o + (size_t)t * a->ldo;
         weighted_sum(pr, v, a->ldv, kr, a->bsv, kn, D, ot);
@@ -401,14 +410,17 @@ static void fwd_task(const nlp_attn *a, float *P, float *scratch, int task, floa
     float *pd = drop ? scratch : p;
     if (a->incremental && T <= NLP_ATTN_SMALL_ROWS && !drop) {
         if (a->kv_rows) k = a->k + g * D, v = a->v + g * D; /* each key names its batch */
-        small_rows(a, b, q, k, v, o, p, 0, T, block_keys_fwd(a, b, 0, T), alpha);
+        small_rows(a, b, h, q, k, v, o, p, 0, T, block_keys_fwd(a, b, 0, T), alpha);
         return;
     }
     for (int t0 = 0; t0 < T; t0 += RB) {
         int rows = T - t0 < RB ? T - t0 : RB, kn = block_keys_fwd(a, b, t0, rows);
         float *pr = p + (size_t)t0 * S;
         nlp_gemm(0, 1, rows, kn, D, alpha, q + (size_t)t0 * a->ldq, (int)a->ldq, k, (int)a->ldk, 0.0f, pr, S);
-        for (int t = t0; t < t0 + rows; t++) softmax_row(a, b, t, p + (size_t)t * S);
+        for (int t = t0; t < t0 + rows; t++) {
+            add_bias(a, h, t, p + (size_t)t * S, kn);
+            softmax_row(a, b, t, p + (size_t)t * S);
+        }
         if (drop) drop_rows(a, pd, p, b, h, t0, t0 + rows, S);
         nlp_gemm(0, 0, rows, D, kn, 1.0f, pd + (size_t)t0 * S, S, v, (int)a->ldv, 0.0f, o + (size_t)t0 * a->ldo,
                  (int)a->ldo);
@@ -494,6 +506,12 @@ static void head_backward(const nlp_attn *a, const float *P, const float *dout, 
 #pragma omp simd
             for (int j = 0; j < kn; j++) g[j] = pr[j] * (g[j] - s);
         }
+        if (a->dbias) /* ∂L/∂A, the bias's gradient for this batch and head (0 past the keys in use) */
+            for (int t = t0; t < t0 + rows; t++) {
+                float *d = a->dbias + (((size_t)b * H + h) * T + t) * S;
+                memcpy(d, dp + (size_t)t * S, (size_t)kn * sizeof(float));
+                for (int j = kn; j < S; j++) d[j] = 0;
+            }
         /* A = α Q Kᵀ: dQ = α dA K, dK = α dAᵀ Q */
         nlp_gemm(0, 0, rows, D, kn, alpha, g0, S, k, (int)a->ldk, 0.0f, gq + (size_t)t0 * a->ldq, (int)a->ldq);
         nlp_gemm(1, 0, kn, D, rows, alpha, g0, S, q + (size_t)t0 * a->ldq, (int)a->ldq, beta, gk, (int)a->ldk);

@@ -5,7 +5,7 @@
  *
  * For each batch b and head h, with Q_bh [T,D], K_bh [S,D], V_bh [S,D]:
  *
- *   A = Q Kᵀ / √D;  A[t,j] = −FLT_MAX where key j is masked for query t;
+ *   A = Q Kᵀ / √D (+ bias[h,t,j]);  A[t,j] = −FLT_MAX where key j is masked for query t;
  *   P = softmax_rows(A);  O_bh = dropout(P) V_bh
  *
  * Key j is masked for query t when key_mask[b, j] == 0 (padding) or, with
@@ -64,6 +64,13 @@ typedef struct nlp_attn {
     uint64_t seed;
     int b0;                   /* batches of a larger batch before this one: the mask of element
                                  (b, h, t, j) is that of (b0 + b, h, t, j) (a rank's share) */
+    const float *bias;        /* added to the scaled scores, the same for every batch: (h, t, j) at
+                                 bias + h·bsb + t·ldb + j, t the query row of this call (T5's relative
+                                 positions, nn/relpos.h); NULL: none */
+    long ldb, bsb;
+    float *dbias;             /* backward: ∂L/∂A of (b, h, t, j) written at dbias + ((b·H + h)·T + t)·S + j
+                                 (the gradient of the bias before the sum over batches); it may be the
+                                 forward's P, which the backward no longer needs after it; NULL: none */
 } nlp_attn;
 
 /* Computes a->out. P [B,H,T,S] receives the probabilities (before dropout) for

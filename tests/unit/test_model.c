@@ -13,8 +13,10 @@
 #include "model/model.h"
 #include "nn/gemm.h"
 #include "nn/optim.h"
+#include "nn/relpos.h"
 #include "test.h"
 
+#include <limits.h>
 #include <omp.h>
 #include <sys/stat.h>
 
@@ -440,6 +442,15 @@ static void test_gradients(void)
                             "rope-layout=interleaved", NULL};
     CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_tr3), 0);
     grad_check("transformer rope", &c);
+    /* T5's relative position bias: both tables (the encoder's bidirectional,
+     * the decoder's causal), few buckets so that offsets share them */
+    const char *ov_rel[] = {"arch=transformer", "vocab-size=30", "d-model=16", "heads=2", "d-ff=24", "layers=2",
+                            "max-positions=8", "dropout=0.1", "attention-dropout=0.1", "activation=gelu",
+                            "positions=relative", "relative-buckets=6", "relative-max-distance=5", "norm=pre", NULL};
+    CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_rel), 0);
+    grad_check("transformer relative", &c);
+    c.pre_ln = 0;
+    grad_check("transformer relative post-LN", &c);
 }
 
 // --- data-parallel shares (lib/train splits a batch over ranks)
@@ -1223,6 +1234,132 @@ static void test_cache(void)
     }
 }
 
+/* T5's relative positions: the buckets (values from T5's
+ * _relative_position_bucket run in torch), the configuration keys, the model
+ * through the KV cache and beam reordering against full passes. */
+static void test_relative(void)
+{
+    /* key − query offsets: bidirectional, then causal, 32 buckets up to 128 */
+    const int rel[] = {0, -1, 1, -7, -8, -9, -12, -20, -100, -200, 7, 8, 9, 50, 300, -1000};
+    const int bi[] = {0, 1, 17, 7, 8, 8, 9, 10, 15, 15, 23, 24, 24, 29, 31, 15};
+    const int ca[] = {0, 1, 0, 7, 8, 9, 12, 17, 30, 31, 0, 0, 0, 0, 0, 31};
+    for (int i = 0; i < 16; i++) {
+        CHECK_EQ_INT(nlp_relpos_bucket(rel[i], 1, 32, 128), bi[i]);
+        CHECK_EQ_INT(nlp_relpos_bucket(rel[i], 0, 32, 128), ca[i]);
+    }
+    /* keys: dumped and read back (YAML and JSON), misuse named */
+    nlp_model_config c, c2;
+    const char *ov[] = {"arch=transformer", "positions=relative", "relative-buckets=16", "relative-max-distance=40", NULL};
+    CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov), 0);
+    CHECK(c.positions == NLP_POS_RELATIVE && c.rel_buckets == 16 && c.rel_max_distance == 40);
+    CHECK_EQ_INT(nlp_model_config_max_len(&c), INT_MAX); /* no table: any length */
+    nlp_buf y = {0};
+    CHECK_EQ_INT(nlp_model_config_dump(&c, &y), 0);
+    CHECK(strstr(y.data, "positions: relative\nrelative-buckets: 16\nrelative-max-distance: 40\n") != NULL);
+    CHECK_EQ_INT(build_from(&c2, NULL, y.data, NULL), 0);
+    CHECK(nlp_model_config_equal(&c, &c2));
+    nlp_buf_free(&y);
+    c.preset[0] = 0;
+    nlp_buf j = {0};
+    const char *kind;
+    CHECK_EQ_INT(nlp_model_config_to_json(&c, &j, &kind), 0);
+    CHECK_EQ_INT(nlp_model_config_from_json(&c2, kind, j.data, j.len, "meta"), 0);
+    CHECK(nlp_model_config_equal(&c, &c2));
+    nlp_buf_free(&j);
+    const char *bad1[] = {"arch=transformer", "relative-buckets=16", NULL};
+    CHECK_EQ_INT(nlp_model_config_build(&c2, NULL, NULL, 0, bad1), NLP_EFORMAT);
+    CHECK(strstr(nlp_errmsg(), "'relative-buckets' applies to relative positions") != NULL);
+    const char *bad2[] = {"arch=transformer", "positions=relative", "relative-buckets=32", "relative-max-distance=16", NULL};
+    CHECK_EQ_INT(nlp_model_config_build(&c2, NULL, NULL, 0, bad2), NLP_EINVAL);
+    CHECK(strstr(nlp_errmsg(), "relative-max-distance 16 must be above relative-buckets / 2") != NULL);
+    const char *bad3[] = {"positions=relative", NULL};
+    CHECK(nlp_model_config_build(&c2, NULL, NULL, 0, bad3) != 0);
+
+    /* the model: saved and loaded with its tables; no absolute positions */
+    nlp_model_config_preset(&c, "tiny", NLP_ARCH_TRANSFORMER);
+    c.vocab_size = c.src_vocab_size = 64, c.positions = NLP_POS_RELATIVE, c.rel_buckets = 8, c.rel_max_distance = 6;
+    c.pre_ln = 1, c.dropout = 0.1;
+    nlp_model *m;
+    CHECK_EQ_INT(nlp_model_new(&m, &c, 4), 0);
+    if (!m) return;
+    nlp_params *p = nlp_model_params(m);
+    int tables = 0;
+    for (size_t i = 0; i < nlp_params_count(p); i++) {
+        const nlp_param_info *t = nlp_params_info(p, i);
+        if (strstr(t->name, "rel_bias")) tables++, CHECK(t->shape[0] == 8 && t->shape[1] == 4);
+        CHECK(!strstr(t->name, "_pos"));
+    }
+    CHECK_EQ_INT(tables, 2);
+    const int B = 2, S = 5, T = 7, V = 64;
+    int32_t src[2 * 5] = {7, 8, 9, 0, 0, 10, 11, 12, 13, 14}, tin[2 * 7] = {1, 5, 6, 7, 8, 9, 10, 1, 20, 21, 22, 23, 24, 25};
+    nlp_batch fb = {.B = B, .T = T, .S = S, .src = src, .tgt_in = tin};
+    CHECK_EQ_INT(nlp_model_forward(m, &fb, NULL), 0);
+    float *ref = malloc((size_t)B * T * V * 4);
+    memcpy(ref, nlp_model_logits(m, NULL, NULL), (size_t)B * T * V * 4);
+    const char *path = tmp_path("rel.safetensors");
+    CHECK_EQ_INT(nlp_model_save(m, path, NLP_DT_F32), 0);
+    nlp_model *m2;
+    CHECK_EQ_INT(nlp_model_load(&m2, path), 0);
+    if (m2) {
+        CHECK(nlp_model_config_equal(nlp_model_cfg(m), nlp_model_cfg(m2)));
+        CHECK_EQ_INT(nlp_model_forward(m2, &fb, NULL), 0);
+        CHECK(memcmp(ref, nlp_model_logits(m2, NULL, NULL), (size_t)B * T * V * 4) == 0);
+        nlp_model_free(m2);
+    }
+    /* one position at a time through the cache = the full pass */
+    nlp_cache *cc;
+    CHECK_EQ_INT(nlp_cache_new(&cc, m, B, T), 0);
+    nlp_batch eb = {.B = B, .S = S, .src = src};
+    CHECK_EQ_INT(nlp_model_encode(m, &eb, cc), 0);
+    double d = 0;
+    for (int t = 0; t < T; t++) {
+        int32_t one[2] = {tin[t], tin[T + t]};
+        nlp_batch sb = {.B = B, .T = 1, .tgt_in = one};
+        CHECK_EQ_INT(nlp_model_decode(m, &sb, cc), 0);
+        for (int b = 0; b < B; b++)
+            d = fmax(d, max_diff(nlp_model_logits(m, NULL, NULL) + (size_t)b * V, ref + ((size_t)b * T + t) * V, V));
+    }
+    CHECK_MSG(d < 1e-5, "transformer relative: cached logits differ by %g", d);
+    nlp_cache_free(cc);
+    /* beam search: source row 1 encoded once for two beams; the beams part,
+     * then both take beam 1's history (reordered by index), one position,
+     * then three at once: each = a full pass over that history */
+    CHECK_EQ_INT(nlp_cache_new(&cc, m, 2, 12), 0);
+    nlp_batch e1 = {.B = 1, .S = S, .src = src + S};
+    CHECK_EQ_INT(nlp_model_encode(m, &e1, cc), 0);
+    int32_t beams[2 * 3] = {1, 5, 6, 1, 30, 31};
+    for (int t = 0; t < 3; t++) {
+        int32_t one[2] = {beams[t], beams[3 + t]};
+        nlp_batch sb = {.B = 2, .T = 1, .tgt_in = one};
+        CHECK_EQ_INT(nlp_model_decode(m, &sb, cc), 0);
+    }
+    int32_t rows[2] = {1, 1};
+    CHECK_EQ_INT(nlp_cache_reorder(cc, rows), 0);
+    int32_t nxt[2] = {40, 40}, three[2 * 3] = {41, 42, 43, 41, 42, 43};
+    nlp_batch nb = {.B = 2, .T = 1, .tgt_in = nxt}, tb = {.B = 2, .T = 3, .tgt_in = three};
+    CHECK_EQ_INT(nlp_model_decode(m, &nb, cc), 0);
+    float got[4 * 64];
+    memcpy(got, nlp_model_logits(m, NULL, NULL) + V, V * 4); /* beam 1 after the reorder */
+    CHECK(memcmp(nlp_model_logits(m, NULL, NULL), got, V * 4) == 0);
+    CHECK_EQ_INT(nlp_model_decode(m, &tb, cc), 0);
+    memcpy(got + V, nlp_model_logits(m, NULL, NULL), 3 * V * 4);
+    CHECK(memcmp(nlp_model_logits(m, NULL, NULL), nlp_model_logits(m, NULL, NULL) + 3 * V, 3 * V * 4) == 0);
+    int32_t hist[7] = {1, 30, 31, 40, 41, 42, 43};
+    nlp_batch hb = {.B = 1, .T = 7, .S = S, .src = src + S, .tgt_in = hist};
+    CHECK_EQ_INT(nlp_model_forward(m, &hb, NULL), 0);
+    d = max_diff(got, nlp_model_logits(m, NULL, NULL) + 3 * V, 4 * V);
+    CHECK_MSG(d < 1e-5, "transformer relative: beam-reordered logits differ from a full pass by %g", d);
+    nlp_cache_free(cc);
+    /* the bias matters: zeroed tables change the logits */
+    for (size_t i = 0; i < nlp_params_count(p); i++)
+        if (strstr(nlp_params_info(p, i)->name, "rel_bias"))
+            memset(nlp_params_at(p, i), 0, nlp_params_info(p, i)->numel * 4);
+    CHECK_EQ_INT(nlp_model_forward(m, &fb, NULL), 0);
+    CHECK(max_diff(ref, nlp_model_logits(m, NULL, NULL), (size_t)B * T * V) > 1e-3);
+    free(ref);
+    nlp_model_free(m);
+}
+
 /* Reads lines of space-separated ids into rows of `width` (right-padded with pad); returns the row count. */
 static int read_ids(const char *path, int32_t *out, int max_rows, int width, int32_t pad, int *lens)
 {
@@ -1334,6 +1471,7 @@ int main(int argc, char **argv)
     RUN(test_bf16_parity);
     RUN(test_int8_inference);
     RUN(test_cache);
+    RUN(test_relative);
     RUN(test_decode_fixtures);
     return TEST_END();
 }

@@ -1,0 +1,63 @@
+#!/usr/bin/env bats
+# T5's architecture choices for pretrain --arch transformer: relative position
+# bias (--positions relative), trained and decoded by translate (greedy and
+# beam, any batch size), recorded with the model; misuse named.
+
+load helper
+
+setup_file() {
+  W="$BATS_FILE_TMPDIR"
+  D="$NLPIPE_TOP/tools/demo-data"
+  head -160 "$D/src.en" >"$W/train.en"
+  head -160 "$D/tgt.de" >"$W/train.de"
+  tail -40 "$D/src.en" >"$W/valid.en"
+  tail -40 "$D/tgt.de" >"$W/valid.de"
+  "$NLPIPE_BIN/train-bpe" --byte-level --special-tokens '<pad>,<s>,</s>' --vocab-size 500 -q \
+    -o "$W/tok.json" "$W/train.en" "$W/train.de"
+}
+
+setup() {
+  W="$BATS_FILE_TMPDIR"
+  T="$BATS_TEST_TMPDIR"
+  TINY=(--arch transformer --preset tiny -t 1 -q --schedule inverse-sqrt --lr 3e-3 --warmup 5 --batch-tokens 600
+    --dropout 0 --tokenizer "$W/tok.json" --src "$W/train.en" --tgt "$W/train.de")
+}
+
+@test "pretrain --positions relative: learns, records the keys; translate decodes greedy and beam at any batch size" {
+  run_split pretrain "${TINY[@]}" --positions relative --relative-buckets 16 --relative-max-distance 40 --norm pre \
+    --steps 40 -m "$T/r" --log "$T/r.tsv"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  first="$(awk -F'\t' 'NR == 2 { print $5 }' "$T/r.tsv")"
+  last="$(awk -F'\t' 'NR == 41 { print $5 }' "$T/r.tsv")"
+  awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a - 1) }' || { echo "loss $first -> $last"; false; }
+  # the model's configuration (its safetensors header) holds the keys, and the tables
+  hdr="$(head -c 8192 "$T/r/latest/model.safetensors" | tr -d '\0')"
+  [[ "$hdr" == *'positions: relative\u000arelative-buckets: 16\u000arelative-max-distance: 40\u000a'* ]]
+  [[ "$hdr" == *'"encoder.rel_bias.weight":{"dtype":"F32","shape":[16,4]'* ]]
+  [[ "$hdr" == *'"decoder.rel_bias.weight":{"dtype":"F32","shape":[16,4]'* ]]
+  [[ "$hdr" != *'_pos.weight'* ]]
+  head -12 "$W/valid.en" >"$T/in.en"
+  for b in 1 4; do
+    run_split translate -m "$T/r" -b $b --max-length 30 --batch-size 1 <"$T/in.en"
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    one="$output"
+    [ "$(printf '%s\n' "$one" | wc -l)" -eq 12 ]
+    run_split translate -m "$T/r" -b $b --max-length 30 --batch-size 16 -t 2 <"$T/in.en"
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ "$output" = "$one" ] || { echo "beam $b: batch 16 differs from batch 1"; false; }
+  done
+}
+
+@test "pretrain: relative-position keys without --positions relative, or out of range, are usage errors" {
+  run_split pretrain "${TINY[@]}" --relative-buckets 16 --steps 1 -m "$T/x"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"'relative-buckets' applies to relative positions (positions: relative), not sinusoidal ones"* ]]
+  run_split pretrain "${TINY[@]}" --positions relative --relative-buckets 64 --relative-max-distance 20 --steps 1 -m "$T/x"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"relative-max-distance 20 must be above relative-buckets / 2 (32)"* ]]
+  run_split pretrain --arch gpt --preset tiny --positions relative --steps 1 -m "$T/x" --train "$W/train.en" \
+    --tokenizer "$W/tok.json"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"gpt positions are learned or rope, not relative"* ]]
+  [ ! -e "$T/x" ]
+}
