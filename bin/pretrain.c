@@ -96,8 +96,9 @@ static const char usage[] =
     "                            decoder with LLaMA's block: RMSNorm, SwiGLU, rotary\n"
     "                            positions, grouped-query attention, no biases)\n"
     "      --preset NAME         tiny, small (default), base, big (transformer: the\n"
-    "                            paper's), gpt2 (124M), gpt2-medium (355M), bert-base or\n"
-    "                            smollm-135m (llama)\n"
+    "                            paper's), t5-small (transformer: T5's small, relative\n"
+    "                            positions, RMSNorm, no biases), gpt2 (124M), gpt2-medium\n"
+    "                            (355M), bert-base or smollm-135m (llama)\n"
     "      --init PATH           start from a model: ours, a checkpoint or run directory,\n"
     "                            or a HuggingFace GPT-2, BERT or LLaMA-family directory\n"
     "                            (config.json + model.safetensors or its shards)\n"
@@ -106,7 +107,12 @@ static const char usage[] =
     "      --d-model N, --heads N, --d-ff N, --layers N, --max-positions N,\n"
     "      --ln-eps F, --init-std F   sizes and initialisation (default: the preset's)\n"
     "      --encoder-layers N, --decoder-layers N  transformer (--layers sets both)\n"
-    "      --norm post|pre       transformer: post-LN (the paper's, default) or pre-LN\n"
+    "      --norm post|pre|rms   transformer: post-LN (the paper's, default), pre-LN, or\n"
+    "                            rms: pre-norm RMSNorm, scale only (T5's)\n"
+    "      --bias BOOL           transformer: biases in the linear layers (default true;\n"
+    "                            T5: false)\n"
+    "      --ffn dense|gated-gelu  transformer: feed-forward fc2(act(fc1 x)) (default) or\n"
+    "                            T5 v1.1's fc2(gelu(gate x) * up x) (GELU's tanh form)\n"
     "      --positions P         transformer: sinusoidal (default), learned, rope or\n"
     "                            relative (T5's bucketed relative position bias, learned\n"
     "                            per head, one table per stack: bidirectional in the\n"
@@ -250,8 +256,8 @@ static const char *const model_keys[] = {"vocab-size",     "d-model",        "he
                                          "dropout",        "attention-dropout", "encoder-layers", "decoder-layers",
                                          "norm",           "positions",      "tie-output",     "label-smoothing",
                                          "kv-heads",       "rope-theta",     "rope-layout",    "relative-buckets",
-                                         "relative-max-distance", NULL};
-#define NMK 21
+                                         "relative-max-distance", "bias", "ffn", NULL};
+#define NMK 23
 
 static struct {
     const char *train, *valid, *tokenizer, *eot, *preset, *init, *model, *resume, *log;
@@ -373,6 +379,8 @@ static struct cli_opt opts[] = {
     {.name = "rope-layout", .kind = CLI_STR, .dest = &o.mk[18]},
     {.name = "relative-buckets", .kind = CLI_STR, .dest = &o.mk[19]},
     {.name = "relative-max-distance", .kind = CLI_STR, .dest = &o.mk[20]},
+    {.name = "bias", .kind = CLI_STR, .dest = &o.mk[21]},
+    {.name = "ffn", .kind = CLI_STR, .dest = &o.mk[22]},
     {.name = "objective", .kind = CLI_CHOICE, .dest = &o.objective, .choices = objectives},
     {.name = "noise-density", .kind = CLI_CALL, .dest = &o.noise_density, .min = 0, .max = 1, .call = set_open,
      .show = show_open},

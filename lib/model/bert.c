@@ -46,7 +46,7 @@ static int bert_build(nlp_model *m)
         nlp_lref *dst[3] = {&a->q, &a->k, &a->v};
         for (int i = 0; i < 3; i++)
             snprintf(names[i], sizeof names[i], "bert.encoder.layer.%d.attention.self.%s", l, qkv[i]);
-        rc = nlp_net_linears(p, np, 3, C, C, dst);
+        rc = nlp_net_linears(p, np, 3, C, C, 1, dst);
         if (rc) return rc;
         snprintf(name, sizeof name, "bert.encoder.layer.%d.attention.output.dense", l);
         if ((a->o = nlp_net_linear(p, name, C, C, NLP_W_OUT_IN, 1)).w < 0) return nlp_errcode();

@@ -24,7 +24,8 @@ enum kt { KT_INT, KT_DOUBLE, KT_BOOL, KT_CHOICE };
 
 static const char *const ARCHS[] = {"gpt", "bert", "transformer", "llama", NULL};
 static const char *const ACTS[] = {"relu", "gelu", "gelu-tanh", "silu", NULL}; /* = enum nlp_act */
-static const char *const NORMS[] = {"post", "pre", NULL};
+static const char *const NORMS[] = {"post", "pre", "rms", NULL};
+static const char *const FFNS[] = {"dense", "gated-gelu", NULL}; /* = enum nlp_ffn */
 static const char *const POSS[] = {"sinusoidal", "learned", "rope", "relative", NULL};
 static const char *const ROPES[] = {"half", "interleaved", NULL};
 static const char *const SMOOTHS[] = {"uniform", "others", NULL};
@@ -56,6 +57,8 @@ static const struct key {
     {"attention-dropout", KT_DOUBLE, OFF(attention_dropout), NULL, 0, 1, A_ALL},
     {"activation", KT_CHOICE, OFF(activation), ACTS, 0, 0, A_ALL},
     {"norm", KT_CHOICE, OFF(pre_ln), NORMS, 0, 0, A_TR},
+    {"bias", KT_BOOL, OFF(bias), NULL, 0, 0, A_TR},
+    {"ffn", KT_CHOICE, OFF(ffn), FFNS, 0, 0, A_TR},
     {"positions", KT_CHOICE, OFF(positions), POSS, 0, 0, A_TR | A_GPT},
     {"rope-theta", KT_DOUBLE, OFF(rope_theta), NULL, 0, 1e12, A_TR | A_LM},
     {"rope-layout", KT_CHOICE, OFF(rope_layout), ROPES, 0, 0, A_TR | A_GPT},
@@ -101,6 +104,11 @@ static const struct preset {
      {{A_TR, "d-model", "1024"}, {A_TR, "heads", "16"}, {A_TR, "d-ff", "4096"}, {A_TR, "layers", "6"},
       {A_TR, "vocab-size", "37000"}, {A_TR, "max-positions", "1024"}, {A_TR, "dropout", "0.3"},
       {A_TR, "label-smoothing", "0.1"}}},
+    {"t5-small", NLP_ARCH_TRANSFORMER, /* T5's small (Raffel et al. 2020) */
+     {{A_TR, "d-model", "512"}, {A_TR, "heads", "8"}, {A_TR, "d-ff", "2048"}, {A_TR, "layers", "6"},
+      {A_TR, "vocab-size", "32128"}, {A_TR, "max-positions", "512"}, {A_TR, "dropout", "0.1"},
+      {A_TR, "label-smoothing", "0"}, {A_TR, "positions", "relative"}, {A_TR, "norm", "rms"},
+      {A_TR, "bias", "false"}, {A_TR, "ln-eps", "1e-6"}}},
     {"gpt2", NLP_ARCH_GPT,
      {{A_GPT, "d-model", "768"}, {A_GPT, "heads", "12"}, {A_GPT, "d-ff", "3072"}, {A_GPT, "layers", "12"},
       {A_GPT, "vocab-size", "50257"}, {A_GPT, "max-positions", "1024"}}},
@@ -186,6 +194,7 @@ static void defaults(nlp_model_config *c, enum nlp_arch arch)
     c->rope_layout = NLP_ROPE_HALF;
     c->rel_buckets = 32;
     c->rel_max_distance = 128;
+    c->bias = 1;
     switch (arch) {
     case NLP_ARCH_GPT:
         c->ln_eps = 1e-5;
@@ -300,6 +309,8 @@ static void normalise(nlp_model_config *c)
     if (c->arch == NLP_ARCH_BERT) c->positions = NLP_POS_LEARNED;
     if (c->positions != NLP_POS_ROPE) c->rope_theta = 10000, c->rope_layout = NLP_ROPE_HALF;
     if (c->positions != NLP_POS_RELATIVE) c->rel_buckets = 32, c->rel_max_distance = 128;
+    if (c->arch != NLP_ARCH_TRANSFORMER) c->bias = 1, c->ffn = NLP_FFN_DENSE;
+    if (c->ffn == NLP_FFN_GATED_GELU) c->activation = NLP_ACT_GELU_TANH;
     if (c->arch != NLP_ARCH_LLAMA) c->sliding_window = 0;
 }
 
@@ -364,6 +375,10 @@ int nlp_model_config_resolve(nlp_model_config *cfg, const nlp_setting *s, size_t
         if (strcmp(s[i].key, "rope-theta") == 0 || strcmp(s[i].key, "rope-layout") == 0)
             return where(&s[i], "'%s' applies to rotary positions (positions: rope), not %s ones", s[i].key,
                          POSS[cfg->positions]);
+    for (size_t i = 0; i < n && cfg->ffn == NLP_FFN_GATED_GELU; i++)
+        if (strcmp(s[i].key, "activation") == 0 && strcmp(s[i].value ? s[i].value : "", "gelu-tanh") != 0)
+            return where(&s[i], "'activation' %s does not apply to ffn gated-gelu (its GELU is the tanh form)",
+                         s[i].value ? s[i].value : "");
     for (size_t i = 0; i < n && cfg->positions != NLP_POS_RELATIVE; i++)
         if (strcmp(s[i].key, "relative-buckets") == 0 || strcmp(s[i].key, "relative-max-distance") == 0)
             return where(&s[i], "'%s' applies to relative positions (positions: relative), not %s ones", s[i].key,
@@ -442,6 +457,9 @@ int nlp_model_config_validate(const nlp_model_config *c)
     if ((unsigned)c->positions > NLP_POS_RELATIVE || (unsigned)c->rope_layout > NLP_ROPE_INTERLEAVED)
         return nlp_error(NLP_EINVAL, "unknown positions or rope layout");
     if ((unsigned)c->head > NLP_HEAD_SPAN) return nlp_error(NLP_EINVAL, "unknown head");
+    if ((unsigned)c->ffn > NLP_FFN_GATED_GELU || (unsigned)c->pre_ln > 2) return nlp_error(NLP_EINVAL, "unknown ffn or norm");
+    if (c->ffn == NLP_FFN_GATED_GELU && c->activation != NLP_ACT_GELU_TANH)
+        return nlp_error(NLP_EINVAL, "ffn gated-gelu has the activation gelu-tanh");
     if (c->head == NLP_HEAD_SPAN && c->arch != NLP_ARCH_BERT)
         return nlp_error(NLP_EINVAL, "head span is bert's (extractive question answering), not %s's", ARCHS[c->arch]);
     if (c->head == NLP_HEAD_SPAN && c->num_labels != 2)
@@ -485,7 +503,8 @@ int nlp_model_config_equal(const nlp_model_config *a, const nlp_model_config *b)
            a->attention_dropout == b->attention_dropout && a->activation == b->activation && a->pre_ln == b->pre_ln &&
            a->positions == b->positions && a->kv_heads == b->kv_heads && a->rope_theta == b->rope_theta &&
            a->rope_layout == b->rope_layout && a->sliding_window == b->sliding_window &&
-           a->rel_buckets == b->rel_buckets && a->rel_max_distance == b->rel_max_distance &&
+           a->rel_buckets == b->rel_buckets && a->rel_max_distance == b->rel_max_distance && a->bias == b->bias &&
+           a->ffn == b->ffn &&
            a->shared_vocab == b->shared_vocab && a->tie_output == b->tie_output &&
            a->pad_id == b->pad_id && a->bos_id == b->bos_id && a->eos_id == b->eos_id &&
            a->label_smoothing == b->label_smoothing && a->smoothing_mode == b->smoothing_mode &&
@@ -514,6 +533,8 @@ int nlp_model_config_dump(const nlp_model_config *c, nlp_buf *out)
         if (c->positions != NLP_POS_ROPE && strncmp(k->name, "rope-", 5) == 0) continue;
         if (c->positions != NLP_POS_RELATIVE && strncmp(k->name, "relative-", 9) == 0) continue;
         if (c->head == NLP_HEAD_SEQUENCE && strcmp(k->name, "head") == 0) continue; /* the default, unnamed */
+        if (c->bias && strcmp(k->name, "bias") == 0) continue;                   /* defaults, unnamed */
+        if (c->ffn == NLP_FFN_DENSE && strcmp(k->name, "ffn") == 0) continue;
         const void *f = (const char *)c + k->off;
         char num[40];
         switch (k->type) {
@@ -590,6 +611,10 @@ int nlp_model_config_to_json(const nlp_model_config *c, nlp_buf *j, const char *
         if (c->positions == NLP_POS_RELATIVE)
             snprintf(rope, sizeof rope, ", \"relative_buckets\": %d, \"relative_max_distance\": %d", c->rel_buckets,
                      c->rel_max_distance);
+        /* T5's choices, named only when taken (the reference's EncDecConfig has none of them) */
+        if (c->pre_ln == 2) strncat(rope, ", \"norm\": \"rms\"", sizeof rope - strlen(rope) - 1);
+        if (!c->bias) strncat(rope, ", \"bias\": false", sizeof rope - strlen(rope) - 1);
+        if (c->ffn) strncat(rope, ", \"ffn\": \"gated-gelu\"", sizeof rope - strlen(rope) - 1);
         /* the reference has one dropout; a different attention dropout
          * (our presets: none) travels in a key of its own */
         char adr[64] = "";
@@ -842,6 +867,9 @@ int nlp_model_config_from_json(nlp_model_config *c, const char *kind, const char
         TRY(j_int(o, "n_dec", &c->decoder_layers, origin));
         TRY(j_int(o, "max_len", &c->max_positions, origin));
         TRY(j_bool(o, "pre_ln", &c->pre_ln, origin));
+        TRY(j_choice(o, "norm", &c->pre_ln, NORMS, NULL, NULL, origin));
+        TRY(j_bool(o, "bias", &c->bias, origin));
+        TRY(j_choice(o, "ffn", &c->ffn, FFNS, NULL, NULL, origin));
         TRY(j_choice(o, "pos", &c->positions, POSS, NULL, NULL, origin));
         TRY(j_dbl(o, "rope_theta", &c->rope_theta, origin));
         TRY(j_choice(o, "rope_layout", &c->rope_layout, ROPES, NULL, NULL, origin));

@@ -5,7 +5,7 @@
  *
  * Keys (YAML keys = the long option names later tools accept):
  *
- *   preset             tiny | small | base | big | gpt2 | gpt2-medium | bert-base | smollm-135m
+ *   preset             tiny | small | base | big | t5-small | gpt2 | gpt2-medium | bert-base | smollm-135m
  *   arch               gpt | bert | transformer | llama    (encdec is accepted for transformer)
  *   vocab-size         vocabulary (transformer: target side)
  *   src-vocab-size     transformer: source vocabulary (= vocab-size when shared-vocab)
@@ -19,7 +19,11 @@
  *   dropout            embeddings, residual branches (and the transformer FFN inside)
  *   attention-dropout  attention probabilities
  *   activation         relu | gelu | gelu-tanh | silu (llama: of the gate of its SwiGLU)
- *   norm               transformer: post (LN(x + f(x)), the paper) | pre (x + f(LN(x)))
+ *   norm               transformer: post (LN(x + f(x)), the paper) | pre (x + f(LN(x))) | rms
+ *                      (pre-norm with RMSNorm, scale only: T5's; the final norms too)
+ *   bias               transformer: biases in the linear layers (true; T5: false)
+ *   ffn                transformer: dense (fc2(act(fc1 x)), default) | gated-gelu (T5 v1.1:
+ *                      fc2(gelu(gate x) ⊙ up x), GELU's tanh form; activation gelu-tanh)
  *   positions          transformer: sinusoidal | learned | rope | relative; gpt: learned | rope
  *                      (llama: rope). relative: T5's relative position bias (nn/relpos.h), a table
  *                      of [buckets, heads] per stack, bidirectional buckets in the encoder, causal in
@@ -58,6 +62,9 @@
  * d 512/1024, 8/16 heads, ff 2048/4096, dropout 0.1/0.3, shared vocab 37000,
  * label smoothing 0.1), gpt2 (124M: 12 layers, d 768, vocab 50257, 1024
  * positions), gpt2-medium (355M: 24 layers, d 1024, 16 heads), bert-base (12 layers, d 768, vocab 30522, 512 positions),
+ * t5-small (transformer, T5's small: 6+6 layers, d 512, 8 heads, d-ff 2048, relative positions,
+ * RMSNorm, no biases, ReLU dense FFN, shared vocab 32128, dropout 0.1, no label smoothing,
+ * ln-eps 1e-6, 512 positions; --ffn gated-gelu for v1.1's feed-forward),
  * smollm-135m (llama: SmolLM-135M's shape, 30 layers, d 576, 9 heads, 3 KV heads,
  * d-ff 1536, vocab 49152, 2048 positions, tied output). With arch llama, tiny and
  * small have 2 KV heads, a tied output and d-ff 176 and 768 (LLaMA's 2/3 of 4d
@@ -105,6 +112,11 @@ enum nlp_positions {
     NLP_POS_RELATIVE = 3, /* transformer: T5's bucketed relative position bias (nn/relpos.h) */
 };
 
+enum nlp_ffn {
+    NLP_FFN_DENSE = 0,      /* fc2(act(fc1 x)) */
+    NLP_FFN_GATED_GELU = 1, /* T5 v1.1: fc2(gelu(gate x) ⊙ up x) */
+};
+
 typedef struct nlp_model_config {
     enum nlp_arch arch;
     char preset[16];      /* the preset it was built from, "" for none */
@@ -124,6 +136,8 @@ typedef struct nlp_model_config {
     double rope_theta;    /* rotary positions */
     int rope_layout;      /* enum nlp_rope_layout */
     int sliding_window;   /* llama: 0, or the longest sequence (Mistral's attention window) */
+    int bias;             /* transformer: the linear layers have biases (1) */
+    int ffn;              /* transformer: enum nlp_ffn */
     int rel_buckets;      /* relative positions: buckets of key offsets (32) */
     int rel_max_distance; /* relative positions: the offset from which all share the last bucket (128) */
     int shared_vocab, tie_output;

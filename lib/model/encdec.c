@@ -15,34 +15,56 @@
 #include <stdio.h>
 #include <string.h>
 
-static int attn_block(nlp_params *p, const char *prefix, nlp_sub *s, int C)
+static int attn_block(nlp_params *p, const char *prefix, nlp_sub *s, int C, int bias)
 {
     char names[3][160], name[160];
     const char *nm[3] = {"q_proj", "k_proj", "v_proj"}, *np[3] = {names[0], names[1], names[2]};
     nlp_lref *dst[3] = {&s->q, &s->k, &s->v};
     for (int i = 0; i < 3; i++) snprintf(names[i], sizeof names[i], "%s.%s", prefix, nm[i]);
-    int rc = nlp_net_linears(p, np, 3, C, C, dst); /* q|k|v weights together: one product */
+    int rc = nlp_net_linears(p, np, 3, C, C, bias, dst); /* q|k|v weights together: one product */
     if (rc) return rc;
     snprintf(name, sizeof name, "%s.o_proj", prefix);
-    if ((s->o = nlp_net_linear(p, name, C, C, NLP_W_OUT_IN, 1)).w < 0) return nlp_errcode();
+    if ((s->o = nlp_net_linear(p, name, C, C, NLP_W_OUT_IN, bias)).w < 0) return nlp_errcode();
     return NLP_OK;
 }
 
-static int ffn_block(nlp_params *p, const char *prefix, nlp_sub *s, int C, int F)
+/* fc1, fc2; gated (T5 v1.1): gate (in fc1) and up together, then fc2. */
+static int ffn_block(nlp_params *p, const char *prefix, nlp_sub *s, int C, int F, int bias, int gated)
 {
     char name[160];
-    snprintf(name, sizeof name, "%s.fc1", prefix);
-    if ((s->fc1 = nlp_net_linear(p, name, C, F, NLP_W_OUT_IN, 1)).w < 0) return nlp_errcode();
+    if (gated) {
+        char names[2][160];
+        const char *np[2] = {names[0], names[1]};
+        nlp_lref *dst[2] = {&s->fc1, &s->up};
+        snprintf(names[0], sizeof names[0], "%s.gate", prefix);
+        snprintf(names[1], sizeof names[1], "%s.up", prefix);
+        int rc = nlp_net_linears(p, np, 2, C, F, bias, dst); /* gate|up: one product */
+        if (rc) return rc;
+        s->gated = 1;
+    } else {
+        snprintf(name, sizeof name, "%s.fc1", prefix);
+        if ((s->fc1 = nlp_net_linear(p, name, C, F, NLP_W_OUT_IN, bias)).w < 0) return nlp_errcode();
+    }
     snprintf(name, sizeof name, "%s.fc2", prefix);
-    if ((s->fc2 = nlp_net_linear(p, name, F, C, NLP_W_OUT_IN, 1)).w < 0) return nlp_errcode();
+    if ((s->fc2 = nlp_net_linear(p, name, F, C, NLP_W_OUT_IN, bias)).w < 0) return nlp_errcode();
     return NLP_OK;
+}
+
+/* The norm of a sublayer or a stack's end: LayerNorm, or RMSNorm (norm rms: no bias). */
+static int norm_block(nlp_params *p, const nlp_model_config *c, const char *name, int *g, int *b, int *rms)
+{
+    if (c->pre_ln == 2) {
+        *rms = 1, *b = -1;
+        return nlp_net_rmsnorm(p, name, c->d_model, g);
+    }
+    return nlp_net_layernorm(p, name, c->d_model, g, b);
 }
 
 static int encdec_build(nlp_model *m)
 {
     const nlp_model_config *c = &m->cfg;
     nlp_params *p = m->params;
-    const int C = c->d_model, F = c->d_ff;
+    const int C = c->d_model, F = c->d_ff, bias = c->bias, gated = c->ffn == NLP_FFN_GATED_GELU;
     char name[160];
     int64_t s[2] = {c->vocab_size, C};
     if ((m->tok_emb = nlp_params_add(p, "tgt_emb.weight", 2, s, 0)) < 0) return m->tok_emb;
@@ -71,15 +93,15 @@ static int encdec_build(nlp_model *m)
         f->kind = NLP_SUB_FFN;
         a->site = site, f->site = site + 2, site += 4;
         snprintf(name, sizeof name, "encoder.layers.%d.self_attn", l);
-        if ((rc = attn_block(p, name, a, C))) return rc;
+        if ((rc = attn_block(p, name, a, C, bias))) return rc;
         snprintf(name, sizeof name, "encoder.layers.%d.ln1", l);
-        if ((rc = nlp_net_layernorm(p, name, C, &a->ln_g, &a->ln_b))) return rc;
+        if ((rc = norm_block(p, c, name, &a->ln_g, &a->ln_b, &a->rms))) return rc;
         snprintf(name, sizeof name, "encoder.layers.%d.ffn", l);
-        if ((rc = ffn_block(p, name, f, C, F))) return rc;
+        if ((rc = ffn_block(p, name, f, C, F, bias, gated))) return rc;
         snprintf(name, sizeof name, "encoder.layers.%d.ln2", l);
-        if ((rc = nlp_net_layernorm(p, name, C, &f->ln_g, &f->ln_b))) return rc;
+        if ((rc = norm_block(p, c, name, &f->ln_g, &f->ln_b, &f->rms))) return rc;
     }
-    if (c->pre_ln && (rc = nlp_net_layernorm(p, "encoder.ln_f", C, &enc->lnf_g, &enc->lnf_b))) return rc;
+    if (c->pre_ln && (rc = norm_block(p, c, "encoder.ln_f", &enc->lnf_g, &enc->lnf_b, &enc->lnf_rms))) return rc;
     if (c->positions == NLP_POS_RELATIVE) {
         int64_t r[2] = {c->rel_buckets, c->heads};
         if ((dec->rel = nlp_params_add(p, "decoder.rel_bias.weight", 2, r, 0)) < 0) return dec->rel;
@@ -97,19 +119,19 @@ static int encdec_build(nlp_model *m)
         a->site = site, x->site = site + 2, f->site = site + 4, site += 6;
         a->slot = x->slot = l;
         snprintf(name, sizeof name, "decoder.layers.%d.self_attn", l);
-        if ((rc = attn_block(p, name, a, C))) return rc;
+        if ((rc = attn_block(p, name, a, C, bias))) return rc;
         snprintf(name, sizeof name, "decoder.layers.%d.ln1", l);
-        if ((rc = nlp_net_layernorm(p, name, C, &a->ln_g, &a->ln_b))) return rc;
+        if ((rc = norm_block(p, c, name, &a->ln_g, &a->ln_b, &a->rms))) return rc;
         snprintf(name, sizeof name, "decoder.layers.%d.cross_attn", l);
-        if ((rc = attn_block(p, name, x, C))) return rc;
+        if ((rc = attn_block(p, name, x, C, bias))) return rc;
         snprintf(name, sizeof name, "decoder.layers.%d.ln2", l);
-        if ((rc = nlp_net_layernorm(p, name, C, &x->ln_g, &x->ln_b))) return rc;
+        if ((rc = norm_block(p, c, name, &x->ln_g, &x->ln_b, &x->rms))) return rc;
         snprintf(name, sizeof name, "decoder.layers.%d.ffn", l);
-        if ((rc = ffn_block(p, name, f, C, F))) return rc;
+        if ((rc = ffn_block(p, name, f, C, F, bias, gated))) return rc;
         snprintf(name, sizeof name, "decoder.layers.%d.ln3", l);
-        if ((rc = nlp_net_layernorm(p, name, C, &f->ln_g, &f->ln_b))) return rc;
+        if ((rc = norm_block(p, c, name, &f->ln_g, &f->ln_b, &f->rms))) return rc;
     }
-    if (c->pre_ln && (rc = nlp_net_layernorm(p, "decoder.ln_f", C, &dec->lnf_g, &dec->lnf_b))) return rc;
+    if (c->pre_ln && (rc = norm_block(p, c, "decoder.ln_f", &dec->lnf_g, &dec->lnf_b, &dec->lnf_rms))) return rc;
     if (!c->shared_vocab && !c->tie_output) {
         s[0] = c->vocab_size;
         if ((m->out_w = nlp_params_add(p, "out_proj.weight", 2, s, 0)) < 0) return m->out_w;

@@ -35,7 +35,7 @@ nlp_lref nlp_net_linear(nlp_params *p, const char *name, int in, int out, enum n
     return r;
 }
 
-int nlp_net_linears(nlp_params *p, const char *const *names, int n, int in, int out, nlp_lref **dst)
+int nlp_net_linears(nlp_params *p, const char *const *names, int n, int in, int out, int bias, nlp_lref **dst)
 {
     char buf[256];
     int64_t shape[2] = {out, in}, bs[1] = {out};
@@ -44,7 +44,7 @@ int nlp_net_linears(nlp_params *p, const char *const *names, int n, int in, int 
         snprintf(buf, sizeof buf, "%s.weight", names[i]);
         if ((dst[i]->w = nlp_params_add(p, buf, 2, shape, 0)) < 0) return dst[i]->w;
     }
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && bias; i++) {
         snprintf(buf, sizeof buf, "%s.bias", names[i]);
         if ((dst[i]->b = nlp_params_add(p, buf, 1, bs, 1)) < 0) return dst[i]->b;
     }

@@ -228,10 +228,11 @@ static inline float *nlp_bump_take(nlp_bump *b, size_t n)
  * returns its reference; on failure returns w = -1 with the error set. */
 nlp_lref nlp_net_linear(nlp_params *p, const char *name, int in, int out, enum nlp_wlayout layout, int bias);
 /* n linear layers W[out,in] with biases, named names[i], into *dst[i]: the n
- * weights first, one after another, then the n biases, so that the layers
+ * weights first, one after another, then the n biases (none without
+ * `bias`), so that the layers
  * also act as one [n·out, in] layer (q|k|v in one product). Returns 0 or the
  * error of nlp_params_add. */
-int nlp_net_linears(nlp_params *p, const char *const *names, int n, int in, int out, nlp_lref **dst);
+int nlp_net_linears(nlp_params *p, const char *const *names, int n, int in, int out, int bias, nlp_lref **dst);
 /* Whether the weights and biases of linear layers l[0..n) (W[out,in], the
  * same `in`) lie one after another in the arena, so that they act as one
  * [Σ out, in] layer (the bf16 copy of the arena keeps the same layout). */
@@ -246,8 +247,11 @@ int nlp_net_rmsnorm(nlp_params *p, const char *name, int C, int *g);
 /* Key/value width of self-attention: kv-heads × head size (= d-model
  * without grouped-query attention). */
 static inline int nlp_net_kv_dim(const nlp_model *m) { return m->cfg.kv_heads * (m->cfg.d_model / m->cfg.heads); }
-/* Whether the feed-forward sublayers are gated units (llama's SwiGLU). */
-static inline int nlp_net_gated(const nlp_model *m) { return m->cfg.arch == NLP_ARCH_LLAMA; }
+/* Whether the feed-forward sublayers are gated units (llama's SwiGLU, T5 v1.1's gated GELU). */
+static inline int nlp_net_gated(const nlp_model *m)
+{
+    return m->cfg.arch == NLP_ARCH_LLAMA || (m->cfg.arch == NLP_ARCH_TRANSFORMER && m->cfg.ffn == NLP_FFN_GATED_GELU);
+}
 /* The cos|sin table of rotary positions p0 .. p0+T−1 into m->rope_cs (laid
  * out by nlp_net_layout_scratch for T rows); nothing without rotary positions. */
 void nlp_net_rope_table(nlp_model *m, int p0, int T);

@@ -48,6 +48,30 @@ setup() {
   done
 }
 
+@test "pretrain --norm rms --bias false --ffn gated-gelu: T5 v1.1's block learns and decodes; t5-small's shape" {
+  run_split pretrain "${TINY[@]}" --positions relative --norm rms --bias false --ffn gated-gelu --d-ff 172 \
+    --steps 40 -m "$T/r" --log "$T/r.tsv"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  first="$(awk -F'\t' 'NR == 2 { print $5 }' "$T/r.tsv")"
+  last="$(awk -F'\t' 'NR == 41 { print $5 }' "$T/r.tsv")"
+  awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a - 1) }' || { echo "loss $first -> $last"; false; }
+  hdr="$(head -c 16384 "$T/r/latest/model.safetensors" | tr -d '\0')"
+  [[ "$hdr" == *'norm: rms\u000abias: false\u000affn: gated-gelu\u000a'* ]]
+  [[ "$hdr" == *'"decoder.layers.1.ffn.gate.weight":{"dtype":"F32","shape":[172,64]'* ]]
+  [[ "$hdr" != *'.bias"'* ]]
+  head -5 "$W/valid.en" >"$T/in.en"
+  run_split translate -m "$T/r" -b 4 --max-length 30 <"$T/in.en"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  [ "$(printf '%s\n' "$output" | wc -l)" -eq 5 ]
+  # t5-small: HF's t5-small (60,506,624) to the parameter, less 31,628 x 512 for this 500-token vocabulary
+  run_split pretrain --arch transformer --preset t5-small --dry-run --steps 1 --tokenizer "$W/tok.json" \
+    --src "$W/train.en" --tgt "$W/train.de" -m "$T/x"
+  [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+  [[ "$output$stderr" == *"parameters: 169.0 MiB (44313088 floats)"* ]]
+  run_split pretrain "${TINY[@]}" --ffn gated-gelu --activation relu --steps 1 -m "$T/x"
+  [ "$status" -eq 2 ]
+}
+
 @test "pretrain: relative-position keys without --positions relative, or out of range, are usage errors" {
   run_split pretrain "${TINY[@]}" --relative-buckets 16 --steps 1 -m "$T/x"
   [ "$status" -eq 2 ]

@@ -451,6 +451,17 @@ static void test_gradients(void)
     grad_check("transformer relative", &c);
     c.pre_ln = 0;
     grad_check("transformer relative post-LN", &c);
+    /* and T5 v1.1's block: RMSNorm before each sublayer and at each stack's
+     * end, no biases, the gated-GELU feed-forward */
+    const char *ov_t5[] = {"arch=transformer", "vocab-size=30", "d-model=16", "heads=2", "d-ff=24", "layers=2",
+                           "max-positions=8", "dropout=0.1", "attention-dropout=0.1", "positions=relative",
+                           "relative-buckets=6", "relative-max-distance=5", "norm=rms", "bias=false",
+                           "ffn=gated-gelu", "tie-output=false", "shared-vocab=false", "src-vocab-size=25", NULL};
+    CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov_t5), 0);
+    CHECK(c.activation == NLP_ACT_GELU_TANH);
+    grad_check("transformer t5 v1.1 block", &c);
+    c.ffn = NLP_FFN_DENSE, c.activation = NLP_ACT_GELU, c.bias = 1;
+    grad_check("transformer rms, biases, dense", &c);
 }
 
 // --- data-parallel shares (lib/train splits a batch over ranks)
@@ -1237,6 +1248,8 @@ static void test_cache(void)
 /* T5's relative positions: the buckets (values from T5's
  * _relative_position_bucket run in torch), the configuration keys, the model
  * through the KV cache and beam reordering against full passes. */
+static void relative_model(int k);
+
 static void test_relative(void)
 {
     /* key − query offsets: bidirectional, then causal, 32 buckets up to 128 */
@@ -1274,21 +1287,64 @@ static void test_relative(void)
     CHECK(strstr(nlp_errmsg(), "relative-max-distance 16 must be above relative-buckets / 2") != NULL);
     const char *bad3[] = {"positions=relative", NULL};
     CHECK(nlp_model_config_build(&c2, NULL, NULL, 0, bad3) != 0);
+    const char *bad4[] = {"arch=transformer", "ffn=gated-gelu", "activation=relu", NULL};
+    CHECK_EQ_INT(nlp_model_config_build(&c2, NULL, NULL, 0, bad4), NLP_EFORMAT);
+    CHECK(strstr(nlp_errmsg(), "'activation' relu does not apply to ffn gated-gelu") != NULL);
+    /* T5's choices: dumped (only when taken) and read back; t5-small is
+     * HF's t5-small to the parameter (60,506,624: tied, no biases, two
+     * relative tables of 32 x 8) */
+    const char *ov5[] = {"arch=transformer", "norm=rms", "bias=false", "ffn=gated-gelu", NULL};
+    CHECK_EQ_INT(nlp_model_config_build(&c, "tiny", NULL, 0, ov5), 0);
+    CHECK(c.pre_ln == 2 && !c.bias && c.ffn == NLP_FFN_GATED_GELU);
+    CHECK_EQ_INT(nlp_model_config_dump(&c, &y), 0);
+    CHECK(strstr(y.data, "norm: rms\nbias: false\nffn: gated-gelu\n") != NULL);
+    CHECK_EQ_INT(build_from(&c2, NULL, y.data, NULL), 0);
+    CHECK(nlp_model_config_equal(&c, &c2));
+    nlp_buf_free(&y);
+    c.preset[0] = 0;
+    CHECK_EQ_INT(nlp_model_config_to_json(&c, &j, &kind), 0);
+    CHECK(strstr(j.data, "\"norm\": \"rms\", \"bias\": false, \"ffn\": \"gated-gelu\"") != NULL);
+    CHECK_EQ_INT(nlp_model_config_from_json(&c2, kind, j.data, j.len, "meta"), 0);
+    CHECK(nlp_model_config_equal(&c, &c2));
+    nlp_buf_free(&j);
+    nlp_model_config_preset(&c, "t5-small", NLP_ARCH_GPT);
+    CHECK(c.arch == NLP_ARCH_TRANSFORMER && c.positions == NLP_POS_RELATIVE && c.pre_ln == 2 && !c.bias &&
+          c.encoder_layers == 6 && c.decoder_layers == 6 && c.d_model == 512 && c.heads == 8 && c.d_ff == 2048);
+    CHECK_EQ_INT((long long)count_params(&c), 60506624LL);
+    nlp_model_config_preset(&c, "small", NLP_ARCH_TRANSFORMER); /* the defaults name none of them */
+    CHECK_EQ_INT(nlp_model_config_dump(&c, &y), 0);
+    CHECK(!strstr(y.data, "bias") && !strstr(y.data, "ffn") && !strstr(y.data, "relative"));
+    nlp_buf_free(&y);
+    CHECK_EQ_INT(nlp_model_config_to_json(&c, &j, &kind), 0);
+    CHECK(!strstr(j.data, "bias") && !strstr(j.data, "ffn") && !strstr(j.data, "norm"));
+    nlp_buf_free(&j);
 
-    /* the model: saved and loaded with its tables; no absolute positions */
+    for (int k = 0; k < 2; k++) relative_model(k);
+}
+
+/* A relative-position model (k = 1: T5 v1.1's block too): saved and loaded
+ * with its tables, no absolute positions; the KV cache and beam reordering
+ * against full passes. */
+static void relative_model(int k)
+{
+    nlp_model_config c;
     nlp_model_config_preset(&c, "tiny", NLP_ARCH_TRANSFORMER);
     c.vocab_size = c.src_vocab_size = 64, c.positions = NLP_POS_RELATIVE, c.rel_buckets = 8, c.rel_max_distance = 6;
-    c.pre_ln = 1, c.dropout = 0.1;
+    c.pre_ln = 1 + k, c.dropout = 0.1;
+    if (k) c.bias = 0, c.ffn = NLP_FFN_GATED_GELU, c.activation = NLP_ACT_GELU_TANH, c.ln_eps = 1e-6;
     nlp_model *m;
     CHECK_EQ_INT(nlp_model_new(&m, &c, 4), 0);
     if (!m) return;
     nlp_params *p = nlp_model_params(m);
-    int tables = 0;
+    int tables = 0, gates = 0;
     for (size_t i = 0; i < nlp_params_count(p); i++) {
         const nlp_param_info *t = nlp_params_info(p, i);
         if (strstr(t->name, "rel_bias")) tables++, CHECK(t->shape[0] == 8 && t->shape[1] == 4);
         CHECK(!strstr(t->name, "_pos"));
+        if (k) CHECK_MSG(!strstr(t->name, ".bias") && !strstr(t->name, "fc1"), "%s in a t5 v1.1 model", t->name);
+        gates += strstr(t->name, ".ffn.gate.weight") || strstr(t->name, ".ffn.up.weight");
     }
+    CHECK_EQ_INT(gates, k ? 8 : 0);
     CHECK_EQ_INT(tables, 2);
     const int B = 2, S = 5, T = 7, V = 64;
     int32_t src[2 * 5] = {7, 8, 9, 0, 0, 10, 11, 12, 13, 14}, tin[2 * 7] = {1, 5, 6, 7, 8, 9, 10, 1, 20, 21, 22, 23, 24, 25};
