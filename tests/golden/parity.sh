@@ -10,7 +10,9 @@
 #     shards and F16, from the in-repo reference tools/parity-ref): logits,
 #     loss, gradients and one AdamW step by st-compare.py, and generate's
 #     greedy continuations (with --bf16 for the bf16 set) against the
-#     reference's;
+#     reference's; the T5-style encoder-decoder set (tools/parity-t5:
+#     relative position bias, RMSNorm, no biases, gated GELU) the same way,
+#     with translate's greedy and beam-4 outputs;
 #   - with ../shared: for every fixture set in $SHARED/parity/fixtures,
 #     tools/parity writes logits, losses, gradients and AdamW steps, and the
 #     README's six compare.py commands must all exit 0 (python3 with numpy,
@@ -49,6 +51,15 @@ for d in "$top"/tests/data/parity/*/; do
   check "repo $set: logits, loss, gradients, AdamW step (1e-4/1e-5)" python3 "$top/tests/golden/st-compare.py" \
     "$d/ref.safetensors" "$out"
   n=$(head -1 "$d/decode/greedy.txt" | wc -w)
+  if [ -f "$d/decode/beam4.txt" ]; then # an encoder-decoder (tools/parity-t5): translate greedy and beam 4
+    tr() { "$BIN/translate" -m "$d" --input-format id --output-format id --max-length "$n" --batch-size 3 "$@" \
+             <"$d/decode/prompts.txt"; }
+    trg() { tr -b 1 | diff - "$d/decode/greedy.txt"; }
+    trb() { tr -b 4 --length-penalty 0.6 | diff - "$d/decode/beam4.txt"; }
+    check "repo $set: translate greedy" trg
+    check "repo $set: translate beam 4" trb
+    continue
+  fi
   gen() { "$BIN/generate" -m "$d" --input-format id --output-format id --greedy -n "$n" "$@" <"$d/decode/prompts.txt" |
             diff - "$d/decode/greedy.txt"; }
   check "repo $set: generate --greedy" gen
