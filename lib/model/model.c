@@ -96,13 +96,28 @@ int nlp_model_train_memory(const nlp_model_config *cfg, int B, int T, int S, nlp
     if (rc) return rc;
     const uint64_t P = nlp_params_numel(m->params);
     m->infer = 0;
-    const uint64_t A = m->ops->layout(m, NULL, B, T, cfg->arch == NLP_ARCH_TRANSFORMER ? S : 0);
+    uint64_t A = m->ops->layout(m, NULL, B, T, cfg->arch == NLP_ARCH_TRANSFORMER ? S : 0);
+    /* relative positions: each stack's bias [H, T, S] of a training pass and
+     * its gradient, on the heap beside the arena (nlp_net_relbias): the
+     * encoder's over S × S, the decoder's over T × T */
+    for (int i = 0; i < 2; i++)
+        if (cfg->arch == NLP_ARCH_TRANSFORMER && m->stack[i].rel >= 0) {
+            const uint64_t n = i == 0 ? (uint64_t)S : (uint64_t)T;
+            A += 2 * (uint64_t)cfg->heads * n * n;
+        }
     nlp_model_free(m);
     out->params = P * sizeof(float);
     out->grads = P * sizeof(float);
     out->optim = 2 * P * sizeof(float);
     out->acts = A * sizeof(float);
     return NLP_OK;
+}
+
+uint64_t nlp_model_act_bytes(const nlp_model *m)
+{
+    uint64_t n = m->act ? m->act_cap : 0;
+    for (int i = 0; i < 2; i++) n += m->stack[i].pb_cap + m->stack[i].dpb_cap;
+    return n * sizeof(float);
 }
 
 void nlp_model_free(nlp_model *m)

@@ -111,9 +111,11 @@ int nlp_model_new(nlp_model **out, const nlp_model_config *cfg, uint64_t seed);
 
 /* Memory of a training run of a model of configuration cfg, in bytes,
  * computed without allocating: the parameter arena, its gradient arena, the
- * optimizer's two moment arenas (Adam), and the activation arena of one
- * micro-batch of B rows of T positions (transformer: S source positions),
- * which holds the forward pass's tensors and their gradients. */
+ * optimizer's two moment arenas (Adam), and the activations of one
+ * micro-batch of B rows of T positions (transformer: S source positions):
+ * the arena that holds the forward pass's tensors and their gradients, and
+ * with relative positions each stack's score bias and its gradient (H × S × S
+ * for the encoder, H × T × T for the decoder). */
 typedef struct nlp_train_memory {
     uint64_t params, grads, optim, acts;
 } nlp_train_memory;
@@ -121,6 +123,11 @@ typedef struct nlp_train_memory {
 /* Fills *out for cfg and the micro-batch's shape. 0, or NLP_EINVAL for an
  * invalid configuration (with the message of nlp_model_config_validate). */
 int nlp_model_train_memory(const nlp_model_config *cfg, int B, int T, int S, nlp_train_memory *out);
+
+/* The activation memory m holds now, in bytes: its arena and the relative
+ * position bias buffers, as large as the largest pass so far made them (after
+ * a training pass at the largest shape: nlp_train_memory's acts). */
+uint64_t nlp_model_act_bytes(const nlp_model *m);
 
 /* Loads a model from a safetensors file or a directory with model.safetensors.
  * The configuration comes from the file's metadata, else from config.json next

@@ -1249,6 +1249,7 @@ static void test_cache(void)
  * _relative_position_bucket run in torch), the configuration keys, the model
  * through the KV cache and beam reordering against full passes. */
 static void relative_model(int k);
+static void relative_memory(void);
 
 static void test_relative(void)
 {
@@ -1320,6 +1321,59 @@ static void test_relative(void)
     nlp_buf_free(&j);
 
     for (int k = 0; k < 2; k++) relative_model(k);
+    relative_memory();
+}
+
+/* The training memory estimate against what a training pass at that shape
+ * allocates: the activation arena, and with relative positions each stack's
+ * bias and its gradient (encoder S x S, decoder T x T: T != S tells them
+ * apart), byte for byte; absolute positions the same without them. */
+static void relative_memory(void)
+{
+    for (int k = 0; k < 2; k++) {
+        nlp_model_config c;
+        nlp_model_config_preset(&c, "tiny", NLP_ARCH_TRANSFORMER);
+        c.vocab_size = c.src_vocab_size = 64;
+        if (k) c.positions = NLP_POS_RELATIVE, c.rel_buckets = 8, c.rel_max_distance = 6;
+        const int B = 2, S = 5, T = 7;
+        nlp_train_memory e, e0;
+        CHECK_EQ_INT(nlp_model_train_memory(&c, B, T, S, &e), 0);
+        nlp_model *m;
+        CHECK_EQ_INT(nlp_model_new(&m, &c, 4), 0);
+        if (!m) return;
+        nlp_model_set_training(m, 1);
+        int32_t src[2 * 5] = {7, 8, 9, 0, 0, 10, 11, 12, 13, 14};
+        int32_t tin[2 * 7] = {1, 5, 6, 7, 8, 9, 10, 1, 20, 21, 22, 23, 24, 25};
+        int32_t tout[2 * 7] = {5, 6, 7, 8, 9, 10, 2, 20, 21, 22, 23, 24, 25, 2};
+        nlp_batch b = {.B = B, .T = T, .S = S, .src = src, .tgt_in = tin, .tgt_out = tout};
+        nlp_losses l;
+        CHECK_EQ_INT(nlp_model_forward(m, &b, &l), 0);
+        CHECK_EQ_INT(nlp_model_backward(m), 0);
+        CHECK_MSG(nlp_model_act_bytes(m) == e.acts, "transformer %s: estimate %llu bytes of activations, a training "
+                  "pass holds %llu", k ? "relative" : "sinusoidal", (unsigned long long)e.acts,
+                  (unsigned long long)nlp_model_act_bytes(m));
+        /* the bias buffers are the difference from the same model without them */
+        nlp_model_config a = c;
+        a.positions = NLP_POS_SINUSOIDAL;
+        CHECK_EQ_INT(nlp_model_train_memory(&a, B, T, S, &e0), 0);
+        CHECK_EQ_INT((long long)(e.acts - e0.acts), k ? 2LL * 4 * c.heads * (S * S + T * T) : 0LL);
+        /* validation and decoding at that shape take no more */
+        nlp_model_set_training(m, 0);
+        b.tgt_out = NULL;
+        CHECK_EQ_INT(nlp_model_forward(m, &b, NULL), 0);
+        nlp_cache *cc;
+        CHECK_EQ_INT(nlp_cache_new(&cc, m, B, T), 0);
+        nlp_batch eb = {.B = B, .S = S, .src = src};
+        CHECK_EQ_INT(nlp_model_encode(m, &eb, cc), 0);
+        for (int t = 0; t < T; t++) {
+            int32_t one[2] = {tin[t], tin[T + t]};
+            nlp_batch sb = {.B = B, .T = 1, .tgt_in = one};
+            CHECK_EQ_INT(nlp_model_decode(m, &sb, cc), 0);
+        }
+        nlp_cache_free(cc);
+        CHECK(nlp_model_act_bytes(m) <= e.acts);
+        nlp_model_free(m);
+    }
 }
 
 /* A relative-position model (k = 1: T5 v1.1's block too): saved and loaded
