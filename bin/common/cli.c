@@ -38,11 +38,11 @@ enum {
  * how to end them all. Tools that train set it; the others stay one rank
  * and never link MPI. */
 static int dist_rank, dist_size = 1;
-static void (*dist_abort)(int), (*dist_finalize)(void);
+static void (*dist_abort)(int), (*dist_abort_lead)(int), (*dist_finalize)(void);
 
-void cli_set_dist(int rank, int size, void (*abort_job)(int), void (*finalize)(void))
+void cli_set_dist(int rank, int size, void (*abort_job)(int), void (*abort_lead)(int), void (*finalize)(void))
 {
-    dist_rank = rank, dist_size = size, dist_abort = abort_job, dist_finalize = finalize;
+    dist_rank = rank, dist_size = size, dist_abort = abort_job, dist_abort_lead = abort_lead, dist_finalize = finalize;
 }
 
 /* "prog: ", or "prog (rank N): " in a job of several ranks */
@@ -114,6 +114,10 @@ void cli_usage_error(const char *fmt, ...)
         va_end(ap);
         fprintf(stderr, "Try '%s --help' for more information.\n", cli_prog);
     }
+    /* the other ranks leave it to rank 0 to end the job: ending it themselves
+     * could kill rank 0 before its message is out */
+    fflush(stderr);
+    if (dist_size > 1 && dist_abort_lead) dist_abort_lead(NLP_EXIT_USAGE);
     leave(NLP_EXIT_USAGE);
 }
 

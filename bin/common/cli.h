@@ -143,8 +143,9 @@ _Noreturn void cli_fail_file(int rc);
 
 /* A data-parallel job (bin/common/dist.h sets it): messages name the rank,
  * cli_info, cli_debug, cli_warn and usage errors come from rank 0 only,
- * and an exit with a failure status ends every rank (abort_job). */
-void cli_set_dist(int rank, int size, void (*abort_job)(int), void (*finalize)(void));
+ * and an exit with a failure status ends every rank (abort_job; a usage
+ * error through abort_lead, which has rank 0 end the job after its message). */
+void cli_set_dist(int rank, int size, void (*abort_job)(int), void (*abort_lead)(int), void (*finalize)(void));
 
 /* Parses helpers for CLI_CALL handlers: 0 or NLP_EINVAL with message set. */
 int cli_parse_long(const char *s, long *out);

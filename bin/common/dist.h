@@ -21,7 +21,7 @@ static inline void cli_dist_start(int *argc, char ***argv)
 {
     int rc = nlp_dist_init(argc, argv);
     if (rc) cli_fail(rc);
-    cli_set_dist(nlp_dist_rank(), nlp_dist_size(), nlp_dist_abort, nlp_dist_finalize);
+    cli_set_dist(nlp_dist_rank(), nlp_dist_size(), nlp_dist_abort, nlp_dist_abort_lead, nlp_dist_finalize);
 }
 
 /* --threads for this rank: n when given (> 0); in a job of several ranks

@@ -74,6 +74,19 @@ void nlp_dist_abort(int code)
     if (inited && !finalized && world > 1) MPI_Abort(MPI_COMM_WORLD, code);
 }
 
+void nlp_dist_abort_lead(int code)
+{
+    if (!inited || finalized || world <= 1) return;
+    if (my_rank > 0) { /* rank 0's MPI_Abort ends this process while it naps */
+        const double t0 = nlp_now(), limit = timeout_seconds();
+        while (nlp_now() - t0 < limit) {
+            struct timespec ts = {0, 10000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    MPI_Abort(MPI_COMM_WORLD, code);
+}
+
 int nlp_dist_rank(void) { return my_rank; }
 int nlp_dist_size(void) { return world; }
 int nlp_dist_local_ranks(void) { return local > 0 ? local : 1; }
@@ -182,6 +195,7 @@ int nlp_dist_init(int *argc, char ***argv)
 }
 void nlp_dist_finalize(void) {}
 void nlp_dist_abort(int code) { (void)code; }
+void nlp_dist_abort_lead(int code) { (void)code; }
 int nlp_dist_rank(void) { return 0; }
 int nlp_dist_size(void) { return 1; }
 int nlp_dist_local_ranks(void) { return 1; }

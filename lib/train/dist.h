@@ -35,6 +35,15 @@ void nlp_dist_finalize(void);
  * returns. */
 void nlp_dist_abort(int code);
 
+/* Aborts the job with status code on behalf of rank 0, for a failure every
+ * rank meets alike and rank 0 alone reports (a usage error: every rank
+ * parses the same command line). Rank 0 aborts at once, after its message;
+ * another rank waits for that abort to end it (naps), so that it cannot end
+ * the job before rank 0 has said why, and aborts itself only after
+ * NLPIPE_MPI_TIMEOUT seconds (rank 0 did not meet the failure). A job of
+ * one rank just returns. */
+void nlp_dist_abort_lead(int code);
+
 /* This process's rank in [0, size), and the number of ranks (1 without MPI). */
 int nlp_dist_rank(void);
 int nlp_dist_size(void);
