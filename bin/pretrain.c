@@ -81,6 +81,12 @@ static const char usage[] =
     "                            'bleu' computes it) at every evaluation\n"
     "      --valid-bleu N        translate the first N validation pairs for BLEU\n"
     "                            (default 0: all; -1: no BLEU, loss only)\n"
+    "      --prefix TEXT         transformer, translate objective: TEXT goes before every\n"
+    "                            source, training and validation (T5's task prefix, such\n"
+    "                            as 'translate English to German: ' or 'section: '),\n"
+    "                            tokenized with it; recorded with the model, where\n"
+    "                            'translate' puts it before each input (--init: the\n"
+    "                            model's unless given; '' for none)\n"
     "      --src-tokenizer FILE, --tgt-tokenizer FILE  transformer: a tokenizer per side\n"
     "                            (separate vocabularies) instead of --tokenizer\n"
     "      --no-cache            tokenize text (and build BERT documents and translation\n"
@@ -261,7 +267,7 @@ static const char *const model_keys[] = {"vocab-size",     "d-model",        "he
 
 static struct {
     const char *train, *valid, *tokenizer, *eot, *preset, *init, *model, *resume, *log;
-    const char *src, *tgt, *valid_src, *valid_tgt, *src_tokenizer, *tgt_tokenizer;
+    const char *src, *tgt, *valid_src, *valid_tgt, *src_tokenizer, *tgt_tokenizer, *prefix;
     const char *mk[NMK];
     int arch, schedule, progress, bf16, dry_run, memory_check, cache, force;
     long buffer_tokens;
@@ -396,6 +402,7 @@ static struct cli_opt opts[] = {
     {.name = "valid-src", .kind = CLI_STR, .dest = &o.valid_src},
     {.name = "valid-tgt", .kind = CLI_STR, .dest = &o.valid_tgt},
     {.name = "valid-bleu", .kind = CLI_INT, .dest = &o.valid_bleu, .min = -1, .max = 1e12},
+    {.name = "prefix", .kind = CLI_STR, .dest = &o.prefix},
     {.name = "src-tokenizer", .kind = CLI_STR, .dest = &o.src_tokenizer},
     {.name = "tgt-tokenizer", .kind = CLI_STR, .dest = &o.tgt_tokenizer},
     {.name = "max-line-bytes", .kind = CLI_INT, .dest = &o.max_line_bytes, .min = 1, .max = 1e15},
@@ -644,6 +651,7 @@ static char *make_run_yaml(const nlp_model_config *mc)
     yaml_path(&b, "valid-tgt", o.valid_tgt);
     if (o.arch == ARCH_TRANSFORMER && o.objective == OBJ_TRANSLATE) yaml_int(&b, "valid-bleu", o.valid_bleu);
     if (o.objective != OBJ_TRANSLATE) yaml_kv(&b, "objective", objectives[o.objective]);
+    if (o.prefix && *o.prefix) yaml_kv(&b, "prefix", o.prefix);
     if (o.objective == OBJ_SPAN) {
         yaml_num(&b, "noise-density", o.noise_density);
         yaml_num(&b, "mean-span", o.mean_span);
@@ -841,7 +849,7 @@ static int read_mt_data(int threads, int dry)
 {
     int built = 0;
     nlp_pairs_opts po = {.src_tk = src_tok, .tgt_tk = tok, .max_len = (int)o.max_length, .threads = threads,
-                         .max_line = (size_t)o.max_line_bytes};
+                         .max_line = (size_t)o.max_line_bytes, .src_prefix = o.prefix};
     dist_before(dry);
     const char *src = o.src ? o.src : inputs[0];
     if (nlp_pairs_read_cached(&ptrain, src, o.src ? o.tgt : NULL, &po, cache_dir[0] ? cache_dir : NULL, dry, &built))
@@ -1196,6 +1204,26 @@ int main(int argc, char **argv)
             cli_usage_error("--objective %s: the run '%s' trains with --objective %s; continue it so, or start a new "
                             "run from it with --init", objectives[o.objective], o.resume, was);
     }
+    /* --prefix: the sources' task prefix, for parallel text; a resumed run
+     * keeps its own (its caches and checkpoints were made with it) */
+    if (cli_given("prefix") && (!mt || dn))
+        cli_usage_error("--prefix is for --arch transformer --objective translate: it goes before the sources of "
+                        "parallel text");
+    if (nlp_prefix_check(o.prefix)) {
+        const char *pf;
+        int pl;
+        if (cli_value_origin(o.prefix, &pf, &pl)) cli_die(NLP_EXIT_FORMAT, "'%s' line %d: prefix: %s", pf, pl, nlp_errmsg());
+        cli_usage_error("--prefix: %s", nlp_errmsg());
+    }
+    if (o.prefix && !*o.prefix) o.prefix = NULL; /* '' is none */
+    if (o.resume && resume_yaml && mt && !dn) {
+        const nlp_config_entry *e = nlp_config_get(&resume_cf, "prefix");
+        const char *was = e && e->value && *e->value ? e->value : NULL;
+        if (!was != !o.prefix || (was && strcmp(was, o.prefix) != 0))
+            cli_usage_error("--prefix '%s': the run '%s' trains with %s%s%s; continue it so, or start a new run from it "
+                            "with --init", o.prefix ? o.prefix : "", o.resume, was ? "--prefix '" : "no prefix",
+                            was ? was : "", was ? "'" : "");
+    }
     /* the objectives' options: each with its own */
     {
         static const struct {
@@ -1390,6 +1418,13 @@ int main(int argc, char **argv)
     } else if (o.init) {
         model = mio_load_model(o.init, o.arch);
         if (nlp_arch_is_lm(nlp_model_cfg(model)->arch)) o.arch = (int)nlp_model_cfg(model)->arch; /* gpt or llama */
+        /* the prefix the model was trained with goes on, unless --prefix says another (or '') */
+        const char *had = nlp_model_prefix(model);
+        if (mt && !dn && !cli_given("prefix") && had) {
+            if (!(o.prefix = nlp_strdup(had))) cli_fail(NLP_ENOMEM); /* the model's own copy is replaced below */
+            cli_info("'%s' was trained with --prefix '%s': its sources get it too (--prefix '' for none)", o.init, had);
+        }
+        if (dn && had) nlp_model_set_prefix(model, NULL); /* unlabelled text has no task prefix */
         const nlp_model_config *ic = nlp_model_cfg(model);
         if (dn && !ic->shared_vocab)
             cli_die(NLP_EXIT_FORMAT, "'%s' has a source and a target vocabulary: --objective %s needs one, shared",
@@ -1491,7 +1526,7 @@ int main(int argc, char **argv)
         pending_train = read_mt_data(threads, 1);
         if (o.valid_src || o.valid) {
             nlp_pairs_opts po = {.src_tk = src_tok, .tgt_tk = tok, .keep_text = 1, .threads = threads,
-                                 .max_line = (size_t)o.max_line_bytes};
+                                 .max_line = (size_t)o.max_line_bytes, .src_prefix = o.prefix};
             int rc = o.valid_src ? nlp_pairs_read(&pvalid, o.valid_src, o.valid_tgt, &po)
                              : nlp_pairs_read(&pvalid, o.valid, NULL, &po);
             if (rc) cli_fail(rc);
@@ -1611,6 +1646,10 @@ int main(int argc, char **argv)
         if (rc) cli_fail(rc);
         mc = nlp_model_cfg(model);
     }
+    if (mt && !dn && !o.resume) { /* recorded with every checkpoint; a resumed run's model has it already */
+        int rc = nlp_model_set_prefix(model, o.prefix);
+        if (rc) cli_fail(rc);
+    }
     nlp_task task;
     nlp_lm_task lm;
     nlp_mt_task mtt;
@@ -1686,6 +1725,7 @@ int main(int argc, char **argv)
         cli_info("transformer: %zu parameters, %zu training pairs, %zu batches per epoch of at most %ld tokens%s",
                  nlp_model_param_count(model), ptrain.n, nlp_mt_epoch_batches(&mtt), o.batch_tokens,
                  pvalid.n ? "" : "; no validation data");
+        if (o.prefix) cli_info("every source begins with the prefix '%s'", o.prefix);
     } else {
         if (tok) mio_check_vocab(tok, tk_name, model, mname);
         /* streams made by another tokenizer than the run's are refused */

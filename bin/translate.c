@@ -37,6 +37,10 @@ static const char usage[] =
     "                            beside the model)\n"
     "      --src-tokenizer FILE  source tokenizer (default: src-tokenizer.json beside the\n"
     "                            model, else the shared one)\n"
+    "      --prefix TEXT         put TEXT before each input line, as T5's task prefixes\n"
+    "                            ('translate English to German: '); default: the prefix\n"
+    "                            the model was trained with (pretrain --prefix), if any;\n"
+    "                            '' for none\n"
     "  -i, --input FILE          read FILE (also: FILE arguments)\n"
     "  -b, --beam-size N         hypotheses kept per sentence (default 4; 1 = greedy)\n"
     "      --length-penalty F    GNMT length penalty alpha: hypotheses are ranked by\n"
@@ -81,7 +85,7 @@ static const char usage[] =
 static const char *const formats[] = {"text", "id", NULL};
 
 static struct {
-    const char *model, *tokenizer, *src_tokenizer, *input, *attention;
+    const char *model, *tokenizer, *src_tokenizer, *input, *attention, *prefix;
     int in_fmt, out_fmt, scores, bf16, int8;
     long beam, max_length, len_b, nbest, batch, threads, max_line_bytes;
     double length_penalty, len_a;
@@ -100,6 +104,7 @@ static struct cli_opt opts[] = {
     {.name = "model", .key = 'm', .kind = CLI_STR, .dest = &o.model},
     {.name = "tokenizer", .kind = CLI_STR, .dest = &o.tokenizer},
     {.name = "src-tokenizer", .kind = CLI_STR, .dest = &o.src_tokenizer},
+    {.name = "prefix", .kind = CLI_STR, .dest = &o.prefix},
     {.name = "input", .key = 'i', .kind = CLI_STR, .dest = &o.input},
     {.name = "beam-size", .key = 'b', .kind = CLI_INT, .dest = &o.beam, .min = 1, .max = 256},
     {.name = "length-penalty", .kind = CLI_DOUBLE, .dest = &o.length_penalty, .min = -100, .max = 100},
@@ -122,6 +127,8 @@ static struct cli_opt opts[] = {
 static nlp_model *model;
 static nlp_tokenizer *tgt_tok, *src_tok;
 static nlp_tok_state *src_st;
+static const char *prefix; /* before each input line (NULL: none) */
+static size_t prefix_len;
 static nlp_writer *attw; /* --attention: atomic, in place at the end */
 static nlp_buf att;      /* one sentence's block */
 static uint64_t sentences, src_tokens, out_tokens;
@@ -197,6 +204,12 @@ static void encode_line(const char *s, size_t n, const char *name, uint64_t line
         if (nlp_utf8_repair(s, n, &fix, NULL)) cli_fail(NLP_ENOMEM);
         cli_warn("'%s' line %llu: invalid UTF-8 replaced by U+FFFD", name, (unsigned long long)line);
         s = fix.data, n = fix.len;
+    }
+    static nlp_buf cat; /* the prefix and the line, tokenized together as pretrain --prefix did */
+    if (prefix) {
+        nlp_buf_reset(&cat);
+        if (nlp_buf_append(&cat, prefix, prefix_len) || nlp_buf_append(&cat, s, n)) cli_fail(NLP_ENOMEM);
+        s = cat.data, n = cat.len;
     }
     int rc = nlp_tokenizer_encode_ids(src_tok, src_st, s, n, 0, out);
     nlp_buf_free(&fix);
@@ -354,6 +367,12 @@ int main(int argc, char **argv)
     struct cli c = {"translate", usage, opts, NULL};
     int first = cli_parse(&c, argc, argv);
     if (!o.model) cli_usage_error("no model: give -m MODEL");
+    if (nlp_prefix_check(o.prefix)) {
+        const char *pf;
+        int pl;
+        if (cli_value_origin(o.prefix, &pf, &pl)) cli_die(NLP_EXIT_FORMAT, "'%s' line %d: prefix: %s", pf, pl, nlp_errmsg());
+        cli_usage_error("--prefix: %s", nlp_errmsg());
+    }
     if (o.nbest > o.beam) cli_usage_error("--n-best %ld: at most --beam-size (%ld) hypotheses are kept", o.nbest, o.beam);
     if (o.nbest > 0 && o.scores) cli_usage_error("--n-best lines carry their scores already; drop --scores");
     if (o.bf16 && o.int8) cli_usage_error("--bf16 and --int8 exclude each other");
@@ -378,6 +397,17 @@ int main(int argc, char **argv)
         if (nlp_is_dir(ck) && nlp_file_exists(p)) src_tok = mio_load_tokenizer(p), sname = p;
     }
     const nlp_model_config *cfg = nlp_model_cfg(model);
+    /* the task prefix: --prefix, else the model's own */
+    prefix = cli_given("prefix") ? o.prefix : nlp_model_prefix(model);
+    if (prefix && !*prefix) prefix = NULL;
+    if (prefix && o.in_fmt == 1) {
+        if (cli_given("prefix")) cli_usage_error("--prefix is text: with --input-format id, put its ids in the input");
+        cli_warn("'%s' was trained with the prefix '%s', which ids are not given (--input-format id): put its ids in "
+                 "the input, or --prefix '' to say none", o.model, prefix);
+        prefix = NULL;
+    }
+    prefix_len = prefix ? strlen(prefix) : 0;
+    if (prefix) cli_debug("prefix '%s'%s", prefix, cli_given("prefix") ? "" : " (the model's)");
     if (!src_tok && tgt_tok && cfg->shared_vocab) src_tok = tgt_tok;
     if ((need_tgt && !tgt_tok) || (need_src && !src_tok))
         mio_no_tokenizer(o.model, need_src && !src_tok ? "source " : "target ",

@@ -11,6 +11,7 @@
 #include "model/net.h"
 #include "nn/gemv.h"
 #include "nn/embed.h"
+#include "text/utf8.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -133,6 +134,7 @@ void nlp_model_free(nlp_model *m)
     free(m->act);
     free(m->wbf);
     free(m->label_names);
+    free(m->prefix);
     free(m);
 }
 
@@ -325,6 +327,9 @@ int nlp_model_load(nlp_model **out, const char *path)
                                                      : "classify, choice or similarity");
         else m->ft_task = t;
     }
+    const char *prefix = nlp_st_meta(f[0], "prefix");
+    if (prefix && !rc && (rc = nlp_model_set_prefix(m, prefix)) == NLP_EINVAL)
+        rc = nlp_error_prefix(NLP_EFORMAT, "'%s': metadata 'prefix'", file);
     if (len && !rc) {
         char *end;
         long n = strtol(len, &end, 10);
@@ -391,6 +396,7 @@ int nlp_model_save_meta(const nlp_model *m, const char *path, enum nlp_dtype dty
         snprintf(texts, sizeof texts, "%d", m->input_texts);
         if (m->input_texts > 0) meta[k++] = "input_texts", meta[k++] = texts;
         if (m->ft_task > 0) meta[k++] = "task", meta[k++] = FT_TASKS[m->ft_task];
+        if (m->prefix) meta[k++] = "prefix", meta[k++] = m->prefix;
         for (int i = 0; extra && extra[i] && extra[i + 1] && k < 30; i += 2) meta[k++] = extra[i], meta[k++] = extra[i + 1];
         meta[k] = NULL;
         rc = nlp_params_save(m->params, file, meta, dtype);
@@ -776,6 +782,30 @@ int nlp_model_set_labels(nlp_model *m, const char *const *names, int n)
     return rc;
 }
 
+int nlp_prefix_check(const char *p)
+{
+    if (!p) return NLP_OK;
+    size_t n = strlen(p), at;
+    if (n > NLP_MAX_PREFIX) return nlp_error(NLP_EINVAL, "a prefix of %zu bytes, more than %d", n, NLP_MAX_PREFIX);
+    if (!nlp_utf8_valid(p, n, &at)) return nlp_error(NLP_EINVAL, "the prefix is not valid UTF-8 (byte %zu)", at + 1);
+    if (strpbrk(p, "\t\n\r"))
+        return nlp_error(NLP_EINVAL, "the prefix holds a tab or a line break: it goes before each line of input");
+    return NLP_OK;
+}
+
+int nlp_model_set_prefix(nlp_model *m, const char *p)
+{
+    int rc = nlp_prefix_check(p);
+    if (rc) return rc;
+    char *copy = NULL;
+    if (p && *p && !(copy = nlp_strdup(p))) return NLP_ENOMEM;
+    free(m->prefix);
+    m->prefix = copy;
+    return NLP_OK;
+}
+
+const char *nlp_model_prefix(const nlp_model *m) { return m->prefix; }
+
 int nlp_model_set_input_length(nlp_model *m, int n)
 {
     if (n < 1 || n > m->cfg.max_positions)
@@ -856,6 +886,7 @@ int nlp_model_extend(nlp_model **out, const nlp_model *src, const nlp_model_conf
         memcpy(dst, from, u->numel * sizeof(float)); /* the first rows; added rows keep their initialisation */
     }
     if (!rc && src->label_names && cfg->num_labels == src->cfg.num_labels) rc = nlp_model_set_labels_text(m, src->label_names, NULL);
+    if (!rc) rc = nlp_model_set_prefix(m, src->prefix);
     if (rc) {
         nlp_model_free(m);
         return rc;

@@ -292,6 +292,17 @@ int nlp_model_input_length(const nlp_model *m);
 #define NLP_MAX_INPUT_TEXTS 1024
 int nlp_model_set_input_texts(nlp_model *m, int n);
 int nlp_model_input_texts(const nlp_model *m);
+/* The task prefix of a text-to-text model (T5's "translate English to
+ * German: "): the text its training sources began with, saved with it
+ * ("prefix" in the metadata) so that translate puts it before each input.
+ * NULL or "" removes it; otherwise it must be valid UTF-8 without a
+ * newline, tab or NUL, at most NLP_MAX_PREFIX bytes (NLP_EINVAL). A model
+ * without one (one saved before prefixes were recorded) gives NULL. */
+#define NLP_MAX_PREFIX 4096
+int nlp_model_set_prefix(nlp_model *m, const char *prefix);
+const char *nlp_model_prefix(const nlp_model *m);
+/* The same check alone: 0, or NLP_EINVAL with a message. */
+int nlp_prefix_check(const char *prefix);
 /* The task a fine-tuned model was trained for, saved with it ("task" in the
  * metadata: classify, choice, similarity, span) so that using it reads its
  * kind of input; NLP_FT_NONE when not recorded (a classifier of before). */

@@ -176,6 +176,7 @@ struct nlp_model {
     int input_length;         /* positions per example it was trained on (0: not recorded) */
     int input_texts;          /* texts per example it was trained on: 1 or 2 (a pair; 0: not recorded) */
     int ft_task;              /* enum nlp_ft_task it was fine-tuned for (0: not recorded) */
+    char *prefix;             /* transformer: the task prefix of its sources (NULL: none) */
     int choices, pair_sum;    /* of the last forward (nlp_batch) */
     float *span_out;          /* bert span head: qa_outputs [N, 2] of the last forward */
     float *span_logits;       /* [2, B, T]: start, then end logits (masked), their gradient in backward */

@@ -26,8 +26,9 @@
 /* nlp_tokenize_lines, its messages' line numbers from first + 1. */
 static int tokenize_lines_at(const nlp_tokenizer *tk, const char *const *line, const size_t *len, size_t n,
                              const char *path, uint64_t first, int threads, int32_t **ids_out, size_t **off_out,
-                             uint64_t *repaired)
+                             uint64_t *repaired, const char *prefix)
 {
+    const size_t plen = prefix ? strlen(prefix) : 0;
     if (threads <= 0) threads = nlp_cpu_count();
     size_t nchunk = (size_t)threads * 8;
     if (nchunk > n) nchunk = n ? n : 1;
@@ -46,7 +47,7 @@ static int tokenize_lines_at(const nlp_tokenizer *tk, const char *const *line, c
 #pragma omp parallel num_threads(threads)
     {
         nlp_tok_state *st = nlp_tok_state_new(tk);
-        nlp_buf fix = {0};
+        nlp_buf fix = {0}, cat = {0};
 #pragma omp for schedule(dynamic, 1)
         for (size_t k = 0; k < nchunk; k++) {
             if (!st) {
@@ -67,6 +68,14 @@ static int tokenize_lines_at(const nlp_tokenizer *tk, const char *const *line, c
                     s = fix.data, m = fix.len;
                     fixed[k]++;
                 }
+                if (m && plen) { /* the task prefix, T5's way: text before the line, tokenized with it */
+                    nlp_buf_reset(&cat);
+                    if (nlp_buf_append(&cat, prefix, plen) || nlp_buf_append(&cat, s, m)) {
+                        err[k] = NLP_ENOMEM;
+                        break;
+                    }
+                    s = cat.data, m = cat.len;
+                }
                 int r = m ? nlp_tokenizer_encode_ids(tk, st, s, m, 0, &out[k]) : 0;
                 if (r) {
                     err[k] = r, bad[k] = i;
@@ -76,6 +85,7 @@ static int tokenize_lines_at(const nlp_tokenizer *tk, const char *const *line, c
             }
         }
         nlp_buf_free(&fix);
+        nlp_buf_free(&cat);
         nlp_tok_state_free(st);
     }
     size_t total = 0;
@@ -119,14 +129,14 @@ done:
 int nlp_tokenize_lines(const nlp_tokenizer *tk, const char *const *line, const size_t *len, size_t n,
                        const char *path, int threads, int32_t **ids_out, size_t **off_out, uint64_t *repaired)
 {
-    return tokenize_lines_at(tk, line, len, n, path, 0, threads, ids_out, off_out, repaired);
+    return tokenize_lines_at(tk, line, len, n, path, 0, threads, ids_out, off_out, repaired, NULL);
 }
 
 int nlp_tokenize_lines_at(const nlp_tokenizer *tk, const char *const *line, const size_t *len, size_t n,
                           const char *path, uint64_t first, int threads, int32_t **ids_out, size_t **off_out,
                           uint64_t *repaired)
 {
-    return tokenize_lines_at(tk, line, len, n, path, first, threads, ids_out, off_out, repaired);
+    return tokenize_lines_at(tk, line, len, n, path, first, threads, ids_out, off_out, repaired, NULL);
 }
 
 int nlp_pairs_read(nlp_pairs *p, const char *src_path, const char *tgt_path, const nlp_pairs_opts *o)
@@ -179,8 +189,8 @@ int nlp_pairs_read(nlp_pairs *p, const char *src_path, const char *tgt_path, con
             slen[i] = a;
         }
     }
-    if ((rc = nlp_tokenize_lines(o->src_tk, (const char *const *)sline, slen, ns, src_path, o->threads, &sids, &soff,
-                                 &p->repaired)) ||
+    if ((rc = tokenize_lines_at(o->src_tk, (const char *const *)sline, slen, ns, src_path, 0, o->threads, &sids, &soff,
+                                &p->repaired, o->src_prefix)) ||
         (rc = nlp_tokenize_lines(o->tgt_tk, (const char *const *)tline, tlen, nt, tname, o->threads, &tids, &toff,
                                  &p->repaired)))
         goto out;
@@ -365,11 +375,12 @@ static int write_all(int fd, const void *buf, size_t n, const char *dir)
 
 /* Lines line[0..k) of `path` (from line first + 1) tokenized onto s. */
 static int side_add(side *s, const nlp_tokenizer *tk, const char *const *line, const size_t *len, size_t k,
-                    const char *path, uint64_t first, int threads, uint64_t *repaired, const char *dir)
+                    const char *path, uint64_t first, int threads, uint64_t *repaired, const char *dir,
+                    const char *prefix)
 {
     int32_t *ids = NULL;
     size_t *off = NULL;
-    int rc = tokenize_lines_at(tk, line, len, k, path, first, threads, &ids, &off, repaired);
+    int rc = tokenize_lines_at(tk, line, len, k, path, first, threads, &ids, &off, repaired, prefix);
     if (rc) return rc;
     if (nlp_grow(&s->len, &s->cap, s->n + k + 1, sizeof *s->len)) rc = NLP_ENOMEM;
     for (size_t i = 0; i < k && !rc; i++) {
@@ -385,7 +396,7 @@ static int side_add(side *s, const nlp_tokenizer *tk, const char *const *line, c
 
 /* One text file onto s, a block of lines at a time. */
 static int side_file(side *s, const char *path, const nlp_tokenizer *tk, int threads, size_t max_line,
-                     uint64_t *repaired, const char *dir)
+                     uint64_t *repaired, const char *dir, const char *prefix)
 {
     nlp_text_blocks tb;
     const char *text;
@@ -398,7 +409,7 @@ static int side_file(side *s, const char *path, const nlp_tokenizer *tk, int thr
     tb.max_line = max_line;
     while ((rc = nlp_text_blocks_next(&tb, &text, &len, &line)) == 1) {
         if ((rc = nlp_split_lines((char *)text, len, &l, &ll, &n)) ||
-            (rc = side_add(s, tk, (const char *const *)l, ll, n, path, line, threads, repaired, dir)))
+            (rc = side_add(s, tk, (const char *const *)l, ll, n, path, line, threads, repaired, dir, prefix)))
             break;
         free(l), free(ll);
         l = NULL, ll = NULL;
@@ -443,8 +454,9 @@ static int sides_tsv(side *a, side *b, const char *path, const nlp_pairs_opts *o
             slen[i] = k;
         }
         if (rc || (rc = side_add(a, o->src_tk, (const char *const *)sl, slen, n, path, line, o->threads, repaired,
-                                 dir)) ||
-            (rc = side_add(b, o->tgt_tk, (const char *const *)tl, tlen, n, path, line, o->threads, repaired, dir)))
+                                 dir, o->src_prefix)) ||
+            (rc = side_add(b, o->tgt_tk, (const char *const *)tl, tlen, n, path, line, o->threads, repaired, dir,
+                           NULL)))
             break;
         free(sl), free(tl), free(slen), free(tlen);
         sl = tl = NULL, slen = tlen = NULL;
@@ -519,8 +531,8 @@ static int pairs_build(const char *src_path, const char *tgt_path, const nlp_pai
     a.fd = b.fd = -1, a.len = b.len = NULL;
     if ((rc = side_open(&a, dir)) || (rc = side_open(&b, dir))) goto out;
     if (tgt_path) {
-        if ((rc = side_file(&a, src_path, o->src_tk, o->threads, o->max_line, &repaired, dir)) ||
-            (rc = side_file(&b, tgt_path, o->tgt_tk, o->threads, o->max_line, &repaired, dir)))
+        if ((rc = side_file(&a, src_path, o->src_tk, o->threads, o->max_line, &repaired, dir, o->src_prefix)) ||
+            (rc = side_file(&b, tgt_path, o->tgt_tk, o->threads, o->max_line, &repaired, dir, NULL)))
             goto out;
         if (a.n != b.n) {
             rc = nlp_error(NLP_EDATA, "'%s' has %zu line%s and '%s' has %zu: the files of a parallel corpus must "
@@ -601,6 +613,8 @@ int nlp_pairs_read_cached(nlp_pairs *p, const char *src_path, const char *tgt_pa
     if (rc) return rc;
     const uint64_t sfp = nlp_tokbin_fingerprint(o->src_tk), tfp = nlp_tokbin_fingerprint(o->tgt_tk);
     key = ((key ^ k2) * 1099511628211ull ^ tfp) * 1099511628211ull;
+    if (o->src_prefix && *o->src_prefix) /* the sources' task prefix (none: the key of before) */
+        for (const unsigned char *c = (const unsigned char *)o->src_prefix; *c; c++) key = (key ^ *c) * 1099511628211ull;
     pk = (pk ^ p2) * 1099511628211ull;
     char name[4400];
     nlp_cache_name(name, sizeof name, dir, src_path, pk, key, "pairs");

@@ -92,6 +92,8 @@ typedef struct nlp_pairs_opts {
     int keep_text;        /* keep each target line in ref[] (BLEU references) */
     int threads;          /* <= 0: all CPUs */
     size_t max_line;      /* a longer line is NLP_EDATA naming file and line (0 = no limit) */
+    const char *src_prefix; /* text put before each non-empty source line, tokenized with it (T5's task
+                             * prefix; NULL or "" = none); the cache's key covers it */
 } nlp_pairs_opts;
 
 /* Reads src_path and tgt_path (aligned text files, "-" = standard input for
