@@ -27,14 +27,16 @@
 static const char usage[] =
     "Usage: bleu [OPTION]... REF... [-i HYP...]\n"
     "Score hypotheses (standard input, or the files after -i) against one or more\n"
-    "reference files with sacreBLEU 2.5's BLEU, chrF and TER.\n"
+    "reference files with sacreBLEU 2.5's BLEU, chrF and TER, or by exact match (the\n"
+    "accuracy of labels a text-to-text model writes, one per line).\n"
     "\n"
     "Input:\n"
     "  -i, --input FILE...         hypothesis file(s); every file after -i is one (several\n"
     "                              systems: paired tests); on standard input a tab separates systems\n"
     "      --max-line-bytes N      the longest line read (default 16777216 = 16 MiB); a longer\n"
     "                              one is an error\n"
-    "  -m, --metrics LIST          bleu, chrf, ter (comma- or space-separated; default bleu)\n"
+    "  -m, --metrics LIST          bleu, chrf, ter, exact (comma- or space-separated;\n"
+    "                              default bleu)\n"
     "      --sentence-level        one score per line (one metric, one system)\n"
     "  -l, --language-pair SRC-TRG the languages, as sacreBLEU takes them with your own\n"
     "                              references: a zh target makes zh BLEU's default tokenizer\n"
@@ -42,7 +44,7 @@ static const char usage[] =
     "BLEU:\n"
     "      --tokenize TOK          13a (default; zh for a zh target of -l), intl, zh, char\n"
     "                              or none (also -tok)\n"
-    "      --lowercase             case-insensitive BLEU (also -lc)\n"
+    "      --lowercase             case-insensitive BLEU and exact match (also -lc)\n"
     "  -s, --smooth-method M       exp (default), floor, add-k or none\n"
     "      --smooth-value V        floor's value (0.1) or add-k's k (1)\n"
     "      --max-ngram-order N     highest n-gram order (default 4)\n"
@@ -55,6 +57,8 @@ static const char usage[] =
     "      --chrf-whitespace       keep whitespace in character n-grams\n"
     "      --chrf-lowercase        case-insensitive chrF\n"
     "      --chrf-eps-smoothing    epsilon smoothing instead of effective order\n"
+    "Exact match: the percentage of hypothesis lines equal to their reference line (to\n"
+    "any of several), leading and trailing white space aside; --sentence-level: 100 or 0\n"
     "TER (at most 10000 words per hypothesis or reference line):\n"
     "      --ter-case-sensitive    do not lowercase\n"
     "      --ter-asian-support     split CJK characters, remove CJK punctuation\n"
@@ -202,10 +206,18 @@ static const char *const aliases[][2] = {
     {"-sh", "--short"}, {"-nc", "--no-color"},
 };
 
-static int is_metric_name(const char *s)
+static const char *const metric_names[] = {"bleu", "chrf", "ter", "exact", NULL};
+#define NMETRICS 4
+
+/* the index of a metric's name (any case), or -1 */
+static int metric_index(const char *s)
 {
-    return strcasecmp(s, "bleu") == 0 || strcasecmp(s, "chrf") == 0 || strcasecmp(s, "ter") == 0;
+    for (int k = 0; k < NMETRICS; k++)
+        if (strcasecmp(s, metric_names[k]) == 0) return k;
+    return -1;
 }
+
+static int is_metric_name(const char *s) { return metric_index(s) >= 0; }
 
 /* --metrics is checked as it is set, so that a bad value in a config file
  * is reported with the file and line, like any other option's */
@@ -217,7 +229,7 @@ static int set_metrics(const struct cli_opt *o, const char *arg, void *ctx)
     if (!list) return NLP_ENOMEM;
     int rc = NLP_OK, n = 0;
     for (char *t = strtok_r(list, ", ", &save); t && !rc; t = strtok_r(NULL, ", ", &save), n++)
-        if (!is_metric_name(t)) rc = nlp_error(NLP_EINVAL, "'%s' is not one of bleu, chrf or ter", t);
+        if (!is_metric_name(t)) rc = nlp_error(NLP_EINVAL, "'%s' is not one of bleu, chrf, ter or exact", t);
     if (!rc && n == 0) rc = nlp_error(NLP_EINVAL, "no metric given");
     free(list);
     if (!rc) op->metrics = arg;
@@ -418,14 +430,14 @@ int main(int argc, char **argv)
     int json = o.format == 0;
 
     // --- which metrics
-    int want[3] = {0, 0, 0}, order[3], nm = 0;
+    int want[NMETRICS] = {0}, order[NMETRICS], nm = 0;
     {
         /* metrics: ~ (or an empty value) in a config file leaves NULL */
         char *list = nlp_strdup(o.metrics ? o.metrics : ""), *save = NULL;
         if (!list) cli_fail(NLP_ENOMEM);
         for (char *t = strtok_r(list, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
-            int k = strcasecmp(t, "bleu") == 0 ? 0 : strcasecmp(t, "chrf") == 0 ? 1 : strcasecmp(t, "ter") == 0 ? 2 : -1;
-            if (k < 0) cli_usage_error("invalid value for --metrics: '%s' is not one of bleu, chrf or ter", t);
+            int k = metric_index(t);
+            if (k < 0) cli_usage_error("invalid value for --metrics: '%s' is not one of bleu, chrf, ter or exact", t);
             if (!want[k]) order[nm++] = k;
             want[k] = 1;
         }
@@ -517,8 +529,8 @@ int main(int argc, char **argv)
                         refs[k].name, refs[k].lines.n);
 
     // --- metrics
-    nlp_metric_params mp[3];
-    for (int k = 0; k < 3; k++) {
+    nlp_metric_params mp[NMETRICS];
+    for (int k = 0; k < NMETRICS; k++) {
         memset(&mp[k], 0, sizeof mp[k]);
         mp[k].kind = (nlp_metric_kind)k;
     }
@@ -527,14 +539,15 @@ int main(int argc, char **argv)
     mp[1].chrf = (nlp_chrf_params){(int)o.chrf_char_order, (int)o.chrf_word_order, (int)o.chrf_beta,
                                    o.chrf_lowercase, o.chrf_whitespace, o.chrf_eps};
     mp[2].ter = (nlp_ter_params){o.ter_norm, o.ter_nopunct, o.ter_asian, o.ter_case};
+    mp[3].exact = (nlp_exact_params){o.lowercase};
     /* single-system and plain multi-system output sort the metrics by name
-     * (BLEU, CHRF, TER); paired tests keep the order given */
-    int seq[3], nseq = 0;
-    for (int k = 0; k < 3; k++)
+     * (BLEU, CHRF, TER, then exact match); paired tests keep the order given */
+    int seq[NMETRICS], nseq = 0;
+    for (int k = 0; k < NMETRICS; k++)
         if (want[k]) seq[nseq++] = k;
     if (paired)
         for (int k = 0; k < nm; k++) seq[k] = order[k];
-    nlp_metric *m[3];
+    nlp_metric *m[NMETRICS];
     for (int k = 0; k < nm; k++)
         if (!(m[k] = nlp_metric_new(&mp[seq[k]]))) cli_fail(NLP_ENOMEM);
 
@@ -578,7 +591,7 @@ int main(int argc, char **argv)
 
     // --- one system
     if (nsys == 1) {
-        char *lines[3];
+        char *lines[NMETRICS];
         for (int k = 0; k < nm; k++) {
             int ns = nlp_metric_nstats(m[k]);
             double *st = segment_stats(m[k], &sys[0], refs, nrefs);
@@ -609,8 +622,8 @@ int main(int argc, char **argv)
     // --- several systems
     nlp_report_cell *cells = nlp_calloc((size_t)nsys * (size_t)nm, sizeof *cells);
     const char **names = nlp_calloc((size_t)nsys, sizeof *names);
-    const char *mnames[3];
-    char *sigs[3];
+    const char *mnames[NMETRICS];
+    char *sigs[NMETRICS];
     if (!cells || !names) cli_fail(NLP_ENOMEM);
     for (int s = 0; s < nsys; s++) names[s] = sys[s].name;
     char seed_int[32];

@@ -3,6 +3,7 @@
  */
 #include "eval/metric.h"
 #include "base/err.h"
+#include "eval/pystr.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -37,6 +38,7 @@ struct nlp_metric {
     nlp_bleu *bleu;
     nlp_chrf *chrf;
     nlp_ter *ter;
+    nlp_buf h, r; /* exact match: the lowercased hypothesis and reference */
 };
 
 nlp_metric *nlp_metric_new(const nlp_metric_params *p)
@@ -63,6 +65,10 @@ nlp_metric *nlp_metric_new(const nlp_metric_params *p)
         strcpy(m->name, "TER");
         if (!m->ter) goto fail;
         break;
+    case NLP_METRIC_EXACT:
+        m->nstats = NLP_EXACT_NSTATS;
+        strcpy(m->name, "Exact");
+        break;
     }
     return m;
 fail:
@@ -76,6 +82,8 @@ void nlp_metric_free(nlp_metric *m)
     nlp_bleu_free(m->bleu);
     nlp_chrf_free(m->chrf);
     nlp_ter_free(m->ter);
+    nlp_buf_free(&m->h);
+    nlp_buf_free(&m->r);
     free(m);
 }
 
@@ -83,10 +91,45 @@ const nlp_metric_params *nlp_metric_params_of(const nlp_metric *m) { return &m->
 int nlp_metric_nstats(const nlp_metric *m) { return m->nstats; }
 const char *nlp_metric_name(const nlp_metric *m) { return m->name; }
 
+/* s[0..n) stripped of Python whitespace on both sides, lowercased into b
+ * with `lower`: *out, *out_len */
+static int exact_norm(const char *s, size_t n, int lower, nlp_buf *b, const char **out, size_t *out_len)
+{
+    n = nlp_py_rstrip(s, n);
+    size_t a = nlp_py_lstrip(s, n);
+    s += a, n -= a;
+    if (lower) {
+        nlp_buf_reset(b);
+        if (nlp_py_lower(s, n, b) || nlp_buf_reserve(b, 1)) return NLP_ENOMEM;
+        s = b->data, n = b->len;
+    }
+    *out = s, *out_len = n;
+    return NLP_OK;
+}
+
+static int exact_segment(nlp_metric *m, const char *hyp, size_t hyp_len, const char *const *refs,
+                         const size_t *ref_lens, int nrefs, double *stats)
+{
+    const int lower = m->p.exact.lowercase;
+    const char *h, *r;
+    size_t hn, rn;
+    stats[0] = 0, stats[1] = 1;
+    if (exact_norm(hyp, hyp_len, lower, &m->h, &h, &hn)) return NLP_ENOMEM;
+    for (int k = 0; k < nrefs; k++) {
+        if (exact_norm(refs[k], ref_lens[k], lower, &m->r, &r, &rn)) return NLP_ENOMEM;
+        if (rn == hn && (hn == 0 || memcmp(r, h, hn) == 0)) {
+            stats[0] = 1;
+            break;
+        }
+    }
+    return NLP_OK;
+}
+
 int nlp_metric_segment(nlp_metric *m, const char *hyp, size_t hyp_len, const char *const *refs,
                        const size_t *ref_lens, int nrefs, double *stats)
 {
     switch (m->p.kind) {
+    case NLP_METRIC_EXACT: return exact_segment(m, hyp, hyp_len, refs, ref_lens, nrefs, stats);
     case NLP_METRIC_BLEU: return nlp_bleu_segment(m->bleu, hyp, hyp_len, refs, ref_lens, nrefs, stats);
     case NLP_METRIC_CHRF: return nlp_chrf_segment(m->chrf, hyp, hyp_len, refs, ref_lens, nrefs, stats);
     case NLP_METRIC_TER: return nlp_ter_segment(m->ter, hyp, hyp_len, refs, ref_lens, nrefs, stats);
@@ -118,6 +161,11 @@ void nlp_metric_score(const nlp_metric *m, const double *stats, nlp_score *out)
         break;
     case NLP_METRIC_CHRF: out->score = nlp_chrf_compute(&m->p.chrf, stats); break;
     case NLP_METRIC_TER: out->score = nlp_ter_compute(stats); break;
+    case NLP_METRIC_EXACT:
+        out->counted = 1, out->correct = stats[0], out->lines = stats[1];
+        out->score = stats[1] > 0 ? 100.0 * stats[0] / stats[1] : 0.0;
+        snprintf(out->verbose, sizeof out->verbose, "(correct = %.0f lines = %.0f)", stats[0], stats[1]);
+        break;
     }
 }
 
@@ -160,6 +208,9 @@ void nlp_metric_signature(const nlp_metric *m, int nrefs, const nlp_sig_test *te
         nlp_sig_add(s, "asian", "as", "%s", t->asian_support ? "yes" : "no");
         break;
     }
+    case NLP_METRIC_EXACT:
+        nlp_sig_add(s, "case", "c", "%s", p->exact.lowercase ? "lc" : "mixed");
+        break;
     }
     nlp_sig_add(s, "version", "v", "%s", NLP_SACREBLEU_VERSION);
 }

@@ -1,5 +1,5 @@
 /*
- * metric.h — BLEU, chrF and TER behind one interface: per-segment
+ * metric.h — BLEU, chrF, TER and exact match behind one interface: per-segment
  * sufficient statistics, a score from summed statistics, and sacreBLEU's
  * signature. Corpus scores, bootstrap intervals and paired tests
  * (eval/signif.h) are all sums of segment statistics fed to
@@ -26,13 +26,27 @@ typedef enum nlp_metric_kind {
     NLP_METRIC_BLEU,
     NLP_METRIC_CHRF,
     NLP_METRIC_TER,
+    NLP_METRIC_EXACT,
 } nlp_metric_kind;
+
+/* Exact match (the accuracy of text-to-text classifiers, T5's way): a
+ * hypothesis line is correct when it equals a reference line of the same
+ * segment (any of several), both with surrounding Python whitespace
+ * stripped (str.strip()), and with `lowercase` both lowercased as Python's
+ * str.lower() does. Two empty lines match. Statistics per segment:
+ * correct (0 or 1) and lines (1); the score is 100 * correct / lines, the
+ * percentage of lines matched. */
+typedef struct nlp_exact_params {
+    int lowercase;
+} nlp_exact_params;
+#define NLP_EXACT_NSTATS 2
 
 typedef struct nlp_metric_params {
     nlp_metric_kind kind;
     nlp_bleu_params bleu;
     nlp_chrf_params chrf;
     nlp_ter_params ter;
+    nlp_exact_params exact;
 } nlp_metric_params;
 
 /* A score as sacreBLEU's Score objects hold it. */
@@ -42,6 +56,8 @@ typedef struct nlp_score {
     char verbose[400];  /* BLEU's "p1/p2/p3/p4 (BP = ...)"; "" otherwise */
     double mean, ci;    /* bootstrap estimate; shown when mean > 0 (-1 = none) */
     nlp_bleu_result bleu; /* BLEU's details */
+    int counted;           /* exact match: 1, with the lines matched and scored */
+    double correct, lines;
 } nlp_score;
 
 /* A signature: ordered key/value pairs with short names. */
@@ -79,7 +95,7 @@ const nlp_metric_params *nlp_metric_params_of(const nlp_metric *m);
 /* Statistics per segment. */
 int nlp_metric_nstats(const nlp_metric *m);
 
-/* The metric's display name ("BLEU", "chrF2++", "TER"). */
+/* The metric's display name ("BLEU", "chrF2++", "TER", "Exact"). */
 const char *nlp_metric_name(const nlp_metric *m);
 
 /* Statistics of one segment into stats[0..nstats). Returns 0 or NLP_ENOMEM. */

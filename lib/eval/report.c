@@ -130,6 +130,8 @@ int nlp_report_score(const nlp_score *sc, const char *sig, int width, int score_
     }
     if (!rc && *sc->verbose)
         rc = nlp_buf_puts(out, ",\n \"verbose_score\": ") || nlp_json_string(out, sc->verbose, 0);
+    if (!rc && sc->counted) /* exact match: the counts, as numbers */
+        rc = nlp_buf_printf(out, ",\n \"correct\": %.0f,\n \"lines\": %.0f", sc->correct, sc->lines);
     /* the signature's pairs as keys */
     const char *p = sig;
     while (!rc && *p) {

@@ -219,6 +219,7 @@ double nlp_signif_score_f32(const nlp_metric *m, const float *st)
     case NLP_METRIC_TER:
         if (st[1] > 0) return 100 * (double)(st[0] / st[1]);
         return st[0] > 0 ? 100.0 : 0.0;
+    case NLP_METRIC_EXACT: return st[1] > 0 ? 100 * (double)(st[0] / st[1]) : 0.0;
     }
     return 0;
 }

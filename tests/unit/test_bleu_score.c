@@ -87,7 +87,7 @@ static void test_ngrams(void)
 
 static double score1(nlp_metric_kind kind, const char *hyp, const char *ref)
 {
-    nlp_metric_params p = {kind, nlp_bleu_defaults(), nlp_chrf_defaults(), {0, 0, 0, 0}};
+    nlp_metric_params p = {kind, nlp_bleu_defaults(), nlp_chrf_defaults(), {0, 0, 0, 0}, {0}};
     nlp_metric *m = nlp_metric_new(&p);
     double st[64];
     size_t rl = strlen(ref);
