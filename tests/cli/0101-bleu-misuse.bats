@@ -25,7 +25,7 @@ usage() { # status 2 with the message and the Try line
 
 @test "bleu misuse: bad option values" {
   run_split bleu ref.txt -i hyp.txt -m meteor
-  usage "'meteor' is not one of bleu, chrf or ter"
+  usage "'meteor' is not one of bleu, chrf, ter or exact"
   run_split bleu ref.txt -i hyp.txt --tokenize moses
   usage "invalid value for --tokenize: 'moses' is not one of"
   # sacreBLEU's test-set download: refused with the reason, not misread
@@ -201,7 +201,7 @@ bleu: 'short.txt' has 1 lines but 'ref.txt' has 2" ]
   printf 'width: 2\nmetrics: bleu meteor\n' >m.yaml
   run_split bleu -c m.yaml ref.txt -i hyp.txt
   [ "$status" -eq 3 ]
-  [ "$stderr" = "bleu: 'm.yaml' line 2: invalid value for 'metrics': 'meteor' is not one of bleu, chrf or ter" ]
+  [ "$stderr" = "bleu: 'm.yaml' line 2: invalid value for 'metrics': 'meteor' is not one of bleu, chrf, ter or exact" ]
   printf 'metrics: [chrf, bleu]\n' >l.yaml
   run bleu -c l.yaml ref.txt -i hyp.txt -f text
   [ "$status" -eq 0 ]

@@ -1,8 +1,8 @@
 /*
  * test_bleu_score.c — scores from counts (shared/vectors/bleu/_units/
  * compute_bleu.jsonl: every smoothing method, effective order, zero
- * precisions), n-gram statistics, chrF, TER with shifts, and Python's
- * float repr used in the JSON output.
+ * precisions), n-gram statistics, chrF, TER with shifts, exact match
+ * (hand cases), and Python's float repr used in the JSON output.
  */
 #include "test.h"
 
@@ -139,6 +139,84 @@ static void test_repr(void)
     CHECK_STR(nlp_py_repr(0.1 + 0.2, b), "0.30000000000000004");
 }
 
+/* exact match of hyp against refs (nrefs of them): the segment's correct count */
+static double exact1(int lowercase, const char *hyp, const char *const *refs, int nrefs)
+{
+    nlp_metric_params p;
+    memset(&p, 0, sizeof p);
+    p.kind = NLP_METRIC_EXACT;
+    p.exact.lowercase = lowercase;
+    nlp_metric *m = nlp_metric_new(&p);
+    size_t rl[4];
+    for (int k = 0; k < nrefs; k++) rl[k] = strlen(refs[k]);
+    double st[NLP_EXACT_NSTATS] = {-1, -1};
+    CHECK_EQ_INT(nlp_metric_segment(m, hyp, strlen(hyp), refs, rl, nrefs, st), 0);
+    CHECK(st[1] == 1);
+    nlp_metric_free(m);
+    return st[0];
+}
+
+static void test_exact(void)
+{
+    const char *pos[] = {"pos"}, *two[] = {"neg", "Pos"}, *empty[] = {""}, *sp[] = {" \t pos \r"};
+    CHECK(exact1(0, "pos", pos, 1) == 1);
+    CHECK(exact1(0, "neg", pos, 1) == 0);
+    CHECK(exact1(0, "po", pos, 1) == 0);       /* a prefix is not a match */
+    CHECK(exact1(0, "pos s", pos, 1) == 0);
+    CHECK(exact1(0, "  pos\t", pos, 1) == 1);  /* surrounding white space aside */
+    CHECK(exact1(0, "pos", sp, 1) == 1);
+    CHECK(exact1(0, "p os", pos, 1) == 0);     /* inner white space counts */
+    CHECK(exact1(0, "Pos", pos, 1) == 0);      /* case counts, */
+    CHECK(exact1(1, "Pos", pos, 1) == 1);      /* unless lowercased */
+    CHECK(exact1(1, "\xC3\x89T\xC3\x89", (const char *[]){"\xC3\xA9t\xC3\xA9"}, 1) == 1); /* ÉTÉ ~ été */
+    CHECK(exact1(0, "\xC3\x89T\xC3\x89", (const char *[]){"\xC3\xA9t\xC3\xA9"}, 1) == 0);
+    CHECK(exact1(0, "Pos", two, 2) == 1);      /* any reference */
+    CHECK(exact1(0, "neg", two, 2) == 1);
+    CHECK(exact1(0, "pos", two, 2) == 0);
+    CHECK(exact1(1, "pos", two, 2) == 1);
+    CHECK(exact1(0, "", empty, 1) == 1);       /* two empty lines match */
+    CHECK(exact1(0, "  ", empty, 1) == 1);
+    CHECK(exact1(0, "", pos, 1) == 0);
+    CHECK(exact1(0, "pos", empty, 1) == 0);
+    /* the score from summed statistics, its name, verbose part and signature */
+    nlp_metric_params p;
+    memset(&p, 0, sizeof p);
+    p.kind = NLP_METRIC_EXACT;
+    nlp_metric *m = nlp_metric_new(&p);
+    CHECK_EQ_INT(nlp_metric_nstats(m), 2);
+    CHECK_STR(nlp_metric_name(m), "Exact");
+    double sum[2] = {3, 8};
+    nlp_score sc;
+    nlp_metric_score(m, sum, &sc);
+    CHECK_NEAR(sc.score, 37.5, 1e-12);
+    CHECK(sc.counted && sc.correct == 3 && sc.lines == 8);
+    CHECK_STR(sc.verbose, "(correct = 3 lines = 8)");
+    nlp_sig sig;
+    nlp_buf b = {0};
+    nlp_metric_signature(m, 2, NULL, &sig);
+    CHECK_EQ_INT(nlp_sig_format(&sig, 0, &b), 0);
+    CHECK_STR(b.data, "nrefs:2|case:mixed|version:" NLP_SACREBLEU_VERSION);
+    nlp_buf_reset(&b);
+    CHECK_EQ_INT(nlp_report_score(&sc, "nrefs:1", 1, 0, 0, &b), 0);
+    CHECK_STR(b.data, "Exact|nrefs:1 = 37.5 (correct = 3 lines = 8)");
+    nlp_buf_reset(&b);
+    CHECK_EQ_INT(nlp_report_score(&sc, "nrefs:1", 1, 0, 1, &b), 0);
+    CHECK_STR(b.data, "{\n \"name\": \"Exact\",\n \"score\": 37.5,\n \"signature\": \"nrefs:1\",\n \"verbose_score\": "
+                      "\"(correct = 3 lines = 8)\",\n \"correct\": 3,\n \"lines\": 8,\n \"nrefs\": \"1\"\n}");
+    sum[0] = sum[1] = 0; /* no lines: 0, not NaN */
+    nlp_metric_score(m, sum, &sc);
+    CHECK(sc.score == 0);
+    nlp_buf_free(&b);
+    nlp_metric_free(m);
+    p.exact.lowercase = 1;
+    m = nlp_metric_new(&p);
+    nlp_metric_signature(m, 1, NULL, &sig);
+    CHECK_EQ_INT(nlp_sig_format(&sig, 1, &b), 0);
+    CHECK_STR(b.data, "#:1|c:lc|v:" NLP_SACREBLEU_VERSION);
+    nlp_buf_free(&b);
+    nlp_metric_free(m);
+}
+
 int main(int argc, char **argv)
 {
     TEST_INIT(argc, argv);
@@ -146,6 +224,7 @@ int main(int argc, char **argv)
     RUN(test_ngrams);
     RUN(test_ter);
     RUN(test_chrf);
+    RUN(test_exact);
     RUN(test_repr);
     return TEST_END();
 }

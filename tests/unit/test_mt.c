@@ -4,7 +4,7 @@
  * expects; the same sequence for the same seed, another for another seed; a
  * task restored from its saved state continues the same sequence; and
  * batched translation (lib/decode/translate) that does not depend on the
- * batch it ran in.
+ * batch it ran in; the task prefix a model carries (saved, loaded, checked).
  */
 #include "base/err.h"
 #include "base/rng.h"
@@ -197,10 +197,67 @@ static void test_translate_invariant(void)
     nlp_model_free(m);
 }
 
+/* The task prefix: kept through save and load byte for byte (quotes,
+ * backslashes, UTF-8, a trailing space), none when not set or set empty,
+ * copied by nlp_model_extend; bad ones refused, in memory and in a file. */
+static void test_prefix(void)
+{
+    nlp_model_config cfg;
+    CHECK(nlp_model_config_preset(&cfg, "tiny", NLP_ARCH_TRANSFORMER) == 0);
+    cfg.vocab_size = cfg.src_vocab_size = 40;
+    cfg.pad_id = 0, cfg.bos_id = 1, cfg.eos_id = 2;
+    nlp_model *m, *l;
+    CHECK(nlp_model_new(&m, &cfg, 1) == 0);
+    CHECK(nlp_model_prefix(m) == NULL);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/m.safetensors", test_tmpdir());
+    /* none: no key, and none back */
+    CHECK(nlp_model_save(m, path, NLP_DT_F32) == 0);
+    CHECK(nlp_model_load(&l, path) == 0);
+    CHECK(nlp_model_prefix(l) == NULL);
+    nlp_model_free(l);
+    const char *p = "say \"\xC3\xA9t\xC3\xA9\" \\ in French: ";
+    CHECK(nlp_model_set_prefix(m, p) == 0);
+    CHECK_STR(nlp_model_prefix(m), p);
+    CHECK(nlp_model_save(m, path, NLP_DT_F32) == 0);
+    CHECK(nlp_model_load(&l, path) == 0);
+    CHECK(nlp_model_prefix(l) && strcmp(nlp_model_prefix(l), p) == 0);
+    nlp_model_free(l);
+    nlp_model *x;
+    cfg.vocab_size = cfg.src_vocab_size = 44;
+    CHECK(nlp_model_extend(&x, m, &cfg, 2) == 0);
+    CHECK(nlp_model_prefix(x) && strcmp(nlp_model_prefix(x), p) == 0);
+    nlp_model_free(x);
+    /* refused: the old one stays */
+    CHECK(nlp_model_set_prefix(m, "a\tb") == NLP_EINVAL);
+    CHECK(strstr(nlp_errmsg(), "tab or a line break") != NULL);
+    CHECK(nlp_model_set_prefix(m, "a\nb") == NLP_EINVAL);
+    CHECK(nlp_model_set_prefix(m, "\xC3(") == NLP_EINVAL);
+    CHECK(strstr(nlp_errmsg(), "not valid UTF-8 (byte 1)") != NULL);
+    char *big = malloc(NLP_MAX_PREFIX + 2);
+    memset(big, 'a', NLP_MAX_PREFIX + 1);
+    big[NLP_MAX_PREFIX + 1] = 0;
+    CHECK(nlp_model_set_prefix(m, big) == NLP_EINVAL);
+    big[NLP_MAX_PREFIX] = 0;
+    CHECK(nlp_prefix_check(big) == 0);
+    free(big);
+    CHECK_STR(nlp_model_prefix(m), p);
+    /* "" removes it */
+    CHECK(nlp_model_set_prefix(m, "") == 0);
+    CHECK(nlp_model_prefix(m) == NULL);
+    /* a file whose prefix holds a newline: a bad model file (NLP_EFORMAT) naming it */
+    const char *meta[] = {"prefix", "a\nb", NULL};
+    CHECK(nlp_model_save_meta(m, path, NLP_DT_F32, meta) == 0);
+    CHECK(nlp_model_load(&l, path) == NLP_EFORMAT);
+    CHECK(strstr(nlp_errmsg(), "metadata 'prefix'") != NULL && strstr(nlp_errmsg(), "m.safetensors") != NULL);
+    nlp_model_free(m);
+}
+
 int main(int argc, char **argv)
 {
     TEST_INIT(argc, argv);
     RUN(test_batches);
     RUN(test_translate_invariant);
+    RUN(test_prefix);
     return TEST_END();
 }
