@@ -87,7 +87,7 @@ losses() { cut -f1,2,4,5,6,8- "$1"; }
   [ "$(wc -l <"$T/out")" -eq 3 ] && [ "$(sed -n 2p "$T/out")" = "" ]
   cmp "$T/out" "$T/out-2"
   cmp "$T/att.tsv" "$T/att-2.tsv"
-  [[ "$(sed -n 2p "$T/att.tsv" | tr -d '\t▁')" == "translateEnglishtoGerman:Hello." ]] || { sed -n 2p "$T/att.tsv"; false; }
+  [[ "$(sed -n 2p "$T/att.tsv" | tr -d '\t▁')" == "translateEnglishtoGerman:Hello.</s>" ]] || { sed -n 2p "$T/att.tsv"; false; }
   # a model file alone (no run directory) carries it
   translate -m "$W/pre/latest/model.safetensors" --tokenizer "$W/tok.json" -b 2 --scores <"$W/in.en" >"$T/file"
   cmp "$T/recorded" "$T/file"
