@@ -373,6 +373,8 @@ int main(int argc, char **argv)
         if (cli_value_origin(o.prefix, &pf, &pl)) cli_die(NLP_EXIT_FORMAT, "'%s' line %d: prefix: %s", pf, pl, nlp_errmsg());
         cli_usage_error("--prefix: %s", nlp_errmsg());
     }
+    if (o.prefix && *o.prefix && o.in_fmt == 1)
+        cli_usage_error("--prefix is text: with --input-format id, put its ids in the input");
     if (o.nbest > o.beam) cli_usage_error("--n-best %ld: at most --beam-size (%ld) hypotheses are kept", o.nbest, o.beam);
     if (o.nbest > 0 && o.scores) cli_usage_error("--n-best lines carry their scores already; drop --scores");
     if (o.bf16 && o.int8) cli_usage_error("--bf16 and --int8 exclude each other");
@@ -400,8 +402,7 @@ int main(int argc, char **argv)
     /* the task prefix: --prefix, else the model's own */
     prefix = cli_given("prefix") ? o.prefix : nlp_model_prefix(model);
     if (prefix && !*prefix) prefix = NULL;
-    if (prefix && o.in_fmt == 1) {
-        if (cli_given("prefix")) cli_usage_error("--prefix is text: with --input-format id, put its ids in the input");
+    if (prefix && o.in_fmt == 1) { /* the model's: --prefix was refused above */
         cli_warn("'%s' was trained with the prefix '%s', which ids are not given (--input-format id): put its ids in "
                  "the input, or --prefix '' to say none", o.model, prefix);
         prefix = NULL;
