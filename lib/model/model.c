@@ -5,13 +5,13 @@
 #include "base/err.h"
 #include "base/io.h"
 #include "base/mem.h"
+#include "base/utf8.h"
 #include "model/bert.h"
 #include "model/encdec.h"
 #include "model/gpt.h"
 #include "model/net.h"
 #include "nn/gemv.h"
 #include "nn/embed.h"
-#include "text/utf8.h"
 
 #include <jansson.h>
 #include <math.h>

@@ -17,21 +17,10 @@
 #include <stdint.h>
 
 #include "base/mem.h"
+#include "base/utf8.h"
 
 #define NLP_UTF8_REPLACEMENT 0xFFFD
 
-/* Decodes the code point at s[*i] (n = length of s) and advances *i.
- * Returns the code point, or -1 for an ill-formed sequence, in which case *i
- * advances past its maximal subpart (at least one byte). *i < n required. */
-int32_t nlp_utf8_next(const char *s, size_t n, size_t *i);
-
-/* Length in bytes of a well-formed sequence starting at s[i], or 0 if the
- * bytes there are ill-formed. */
-size_t nlp_utf8_seq_len(const char *s, size_t n, size_t i);
-
-/* 1 if all of s is well-formed; otherwise 0 and *bad = byte offset of the
- * first ill-formed sequence (if bad != NULL). Fast path for ASCII. */
-int nlp_utf8_valid(const char *s, size_t n, size_t *bad);
 
 /* Appends s to out with every maximal ill-formed subpart replaced by U+FFFD;
  * *replaced (if not NULL) gets the number of replacements. Returns 0 or NLP_ENOMEM. */
